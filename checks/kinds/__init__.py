@@ -14,7 +14,12 @@ from .registry import Kind, UnknownKind, all_kinds, get_kind, kind_choices, regi
 # One import per kind module; registration order is the order pickers show.
 from . import text_includes  # noqa: E402,F401
 from . import text_equals  # noqa: E402,F401
+from . import tool_usage  # noqa: E402,F401
+from . import trace  # noqa: E402,F401
 from . import text_matches  # noqa: E402,F401
+from . import json_schema  # noqa: E402,F401
+from . import latency  # noqa: E402,F401
+from . import tool_sequence  # noqa: E402,F401
 
 __all__ = [
     "ConfigError",

@@ -1,0 +1,153 @@
+"""Validation of the agent-reported ``toolCalls`` and ``trace`` (DESIGN.md "Calling an agent").
+
+The raw value is never trusted: ``None`` (key missing) means "unknown", ``[]`` means "captured, none
+happened", anything else must have the documented shape. A problem is reported as text naming the
+item index; kinds turn it into an INDETERMINATE verdict. Parsing happens once per Evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from ._common import json_type
+from .base import Evidence
+
+__all__ = [
+    "MISSING_TOOL_CALLS",
+    "MISSING_TRACE",
+    "TOOL_STATUSES",
+    "ParsedToolCalls",
+    "ParsedTrace",
+    "ToolCall",
+    "TraceEntry",
+    "parse_tool_calls",
+    "parse_trace",
+    "tool_calls_of",
+    "trace_of",
+]
+
+MISSING_TOOL_CALLS = "the agent did not report tool activity"
+MISSING_TRACE = "the agent did not report its API calls"
+TOOL_STATUSES = ("requested", "succeeded", "failed")
+_TOOL_STATUS_SET = frozenset(TOOL_STATUSES)
+
+
+class ToolCall(NamedTuple):
+    index: int
+    name: str
+    status: str
+    input: Any  # as reported (normally an object); missing -> None
+    node: str | None
+
+
+class TraceEntry(NamedTuple):
+    index: int
+    method: str  # upper-cased
+    path: str  # query string removed
+    status: int | None  # None: no HTTP response (timeout, connection error)
+    tool: str | None
+
+    @property
+    def worked(self) -> bool:
+        """A working call: an HTTP response with a status below 400."""
+        return self.status is not None and 100 <= self.status < 400
+
+
+class ParsedToolCalls(NamedTuple):
+    calls: tuple[ToolCall, ...]
+    problem: str  # "" when usable
+
+
+class ParsedTrace(NamedTuple):
+    entries: tuple[TraceEntry, ...]
+    problem: str
+
+
+def parse_tool_calls(raw: object) -> ParsedToolCalls:
+    if raw is None:
+        return ParsedToolCalls((), MISSING_TOOL_CALLS)
+    if not isinstance(raw, list | tuple):
+        return ParsedToolCalls((), f"the reported toolCalls is {json_type(raw)}, not a list")
+    calls: list[ToolCall] = []
+    append = calls.append
+    for index, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            return ParsedToolCalls((), f"toolCalls[{index}] is {json_type(item)}, not an object")
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            what = "has no name" if name is None else (
+                "has an empty name" if name == "" else f"has a name that is {json_type(name)}, not a string")
+            return ParsedToolCalls((), f"toolCalls[{index}] {what}")
+        status = item.get("status")
+        if status not in _TOOL_STATUS_SET:
+            if status is None:
+                what = "has no status"
+            elif isinstance(status, str):
+                what = f"has an unknown status {status!r}"
+            else:
+                what = f"has a status that is {json_type(status)}"
+            return ParsedToolCalls(
+                (), f"toolCalls[{index}] {what} (expected requested, succeeded or failed)")
+        node = item.get("node")
+        if node is not None and not isinstance(node, str):
+            return ParsedToolCalls((), f"toolCalls[{index}] has a node that is {json_type(node)}, not a string")
+        append(ToolCall(index, name, status, item.get("input"), node or None))
+    return ParsedToolCalls(tuple(calls), "")
+
+
+def parse_trace(raw: object) -> ParsedTrace:
+    if raw is None:
+        return ParsedTrace((), MISSING_TRACE)
+    if not isinstance(raw, list | tuple):
+        return ParsedTrace((), f"the reported trace is {json_type(raw)}, not a list")
+    entries: list[TraceEntry] = []
+    append = entries.append
+    for index, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            return ParsedTrace((), f"trace[{index}] is {json_type(item)}, not an object")
+        method = item.get("method")
+        if not isinstance(method, str) or not method.strip():
+            what = "has no method" if method is None or method == "" else (
+                f"has a method that is {json_type(method)}, not a string")
+            return ParsedTrace((), f"trace[{index}] {what}")
+        path = item.get("path")
+        if not isinstance(path, str):
+            what = "has no path" if path is None else f"has a path that is {json_type(path)}, not a string"
+            return ParsedTrace((), f"trace[{index}] {what}")
+        if "status" not in item:
+            return ParsedTrace((), f"trace[{index}] has no status")
+        status = item["status"]
+        if status is not None and (isinstance(status, bool) or not isinstance(status, int)
+                                   or not 0 <= status <= 999):
+            return ParsedTrace(
+                (), f"trace[{index}] has a status that is not an HTTP status code ({_short(status)})")
+        tool = item.get("tool")
+        if tool is not None and not isinstance(tool, str):
+            return ParsedTrace((), f"trace[{index}] has a tool that is {json_type(tool)}, not a string")
+        cut = path.find("?")
+        append(TraceEntry(index, method.strip().upper(), path if cut < 0 else path[:cut], status, tool))
+    return ParsedTrace(tuple(entries), "")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+def tool_calls_of(evidence: Evidence) -> ParsedToolCalls:
+    """Parsed ``evidence.tool_calls``, memoised on the Evidence."""
+    memo = evidence.memo()
+    parsed = memo.get("tool_calls")
+    if parsed is None:
+        parsed = memo["tool_calls"] = parse_tool_calls(evidence.tool_calls)
+    return parsed
+
+
+def trace_of(evidence: Evidence) -> ParsedTrace:
+    """Parsed ``evidence.trace``, memoised on the Evidence."""
+    memo = evidence.memo()
+    parsed = memo.get("trace")
+    if parsed is None:
+        parsed = memo["trace"] = parse_trace(evidence.trace)
+    return parsed

@@ -1,0 +1,56 @@
+"""latency: the sample's measured latency (the agent call, in ms) is at most ``max_ms``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ._common import indeterminate, judged
+from .base import Context, Evidence, FieldSpec, Verdict
+from .registry import Kind, register
+
+
+def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
+    if "max_ms" not in errors and config["max_ms"] is not None and config["max_ms"] <= 0:
+        errors["max_ms"] = "must be a whole number of milliseconds above 0"
+
+
+def milliseconds(value: float) -> str:
+    """``1,234 ms`` or ``1,234.5 ms``: never rounds a value up or down onto a limit silently."""
+    text = f"{value:,.3f}".rstrip("0").rstrip(".")
+    if float(text.replace(",", "")) != value:
+        text = repr(float(value))
+    return f"{text} ms"
+
+
+def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
+    limit: int = config["max_ms"]
+    expected = f"a latency of at most {milliseconds(limit)}"
+    latency = evidence.latency_ms
+    if latency is None:
+        return indeterminate(expected, "the sample has no latency measurement")
+    if isinstance(latency, bool) or not isinstance(latency, int | float) or not math.isfinite(latency) \
+            or latency < 0:
+        return indeterminate(expected, f"the recorded latency {latency!r:.40} is not a number of milliseconds")
+    return judged(latency <= limit, expected, f"it was {milliseconds(latency)}", details={"latency_ms": latency})
+
+
+KIND = register(Kind(
+    name="latency",
+    label="Latency",
+    description="The agent answered within a time limit.",
+    fields=(
+        FieldSpec("max_ms", "Maximum latency (ms)", "int", required=True,
+                  help="The sample passes when the agent's reply took at most this many milliseconds."),
+    ),
+    needs=frozenset({"latency"}),
+    json_schema={
+        "type": "object",
+        "properties": {"max_ms": {"type": "integer", "minimum": 1}},
+        "required": ["max_ms"],
+        "additionalProperties": False,
+    },
+    evaluator=_evaluate,
+    cleaner=_clean,
+))
