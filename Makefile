@@ -1,0 +1,50 @@
+# evalconsole — `make up` to run it, `make test` to test it.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+DEMO_AGENT_PORT ?= 8001
+PYTEST_ARGS ?=
+
+.PHONY: up test install migrate demo serve worker clean lint check-migrations
+
+# Pick an interpreter >= 3.12 (Django 6 needs it): the committed .python-version, then common names.
+PYTHON_FOR_VENV := $(shell for c in python3.13 python3.12 python3 python; do \
+	if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	echo $$c; break; fi; done)
+
+$(PY):
+	@if [ -z "$(PYTHON_FOR_VENV)" ]; then \
+	  echo "evalconsole needs Python 3.12 or newer (Django 6). Install it (e.g. pyenv install 3.12) and retry." >&2; exit 1; fi
+	$(PYTHON_FOR_VENV) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --no-input -v 0
+
+demo: migrate
+	$(PY) manage.py load_demo --agent-url http://127.0.0.1:$(DEMO_AGENT_PORT)/
+
+# Web server, worker and the demo agent in one foreground process group; Ctrl-C stops all three.
+up: demo
+	@$(PY) manage.py collectstatic --no-input -v 0 >/dev/null 2>&1 || true
+	@set -m; trap 'kill 0 2>/dev/null; wait' INT TERM EXIT; \
+	  $(PY) -m agents.demo_agent --port $(DEMO_AGENT_PORT) & \
+	  $(PY) manage.py qcluster & \
+	  $(PY) manage.py runserver --noreload 127.0.0.1:$(PORT) & \
+	  sleep 1; echo; echo "  evalconsole is running: http://127.0.0.1:$(PORT)/  (log in as admin; Ctrl-C stops it)"; echo; \
+	  wait
+
+test: install
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+check-migrations: install
+	$(PY) manage.py makemigrations --check --dry-run
+
+clean:
+	rm -rf $(VENV) var/test_*.sqlite3*

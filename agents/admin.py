@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from agents.models import Agent, Membership, Node, Task, Team
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "judge_monthly_token_budget", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "team", "role", "created_at"]
+    list_filter = ["role", "team"]
+    search_fields = ["user__username", "team__name"]
+    list_select_related = ["user", "team"]
+
+
+class NodeInline(admin.TabularInline):
+    model = Node
+    extra = 0
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["name", "team", "kind", "protocol", "endpoint_url", "max_concurrency", "archived_at"]
+    list_filter = ["team", "kind", "protocol"]
+    search_fields = ["name", "endpoint_url", "team__name"]
+    list_select_related = ["team"]
+    readonly_fields = ["header_names", "created_at", "updated_at"]
+    inlines = [NodeInline]
+
+    def save_model(self, request, obj, form, change):
+        from agents import services
+
+        fields = {f: form.cleaned_data[f] for f in form.changed_data if f in form.cleaned_data}
+        if change:
+            services.update_agent(agent=obj, by=None, **{k: v for k, v in fields.items() if k != "team"})
+        else:
+            created = services.create_agent(
+                team=obj.team, by=None, name=obj.name, endpoint_url=obj.endpoint_url, kind=obj.kind,
+                protocol=obj.protocol, timeout_s=obj.timeout_s, retries=obj.retries,
+                max_concurrency=obj.max_concurrency, model_name=obj.model_name, description=obj.description,
+            )
+            obj.pk = created.pk
+            obj._state.adding = False
+
+
+@admin.register(Node)
+class NodeAdmin(admin.ModelAdmin):
+    list_display = ["name", "agent", "kind"]
+    list_filter = ["kind", "agent__team"]
+    search_fields = ["name", "agent__name"]
+    list_select_related = ["agent"]
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "agent", "completed_at", "sampled", "has_failures"]
+    list_filter = ["sampled", "has_failures", "agent__team", "agent"]
+    search_fields = ["external_id", "output"]
+    list_select_related = ["agent"]
+    date_hierarchy = "completed_at"
+    readonly_fields = ["ingested_at"]

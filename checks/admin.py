@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count
+
+from checks import kinds, services
+from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from evalconsole.errors import DomainError
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Versions are frozen: admins can look, never change."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class UsageFilter(admin.SimpleListFilter):
+    title = "where used"
+    parameter_name = "used"
+
+    def lookups(self, request, model_admin):
+        return [("in_tests", "In tests"), ("in_monitors", "In dashboard"), ("unused", "Unused")]
+
+    def queryset(self, request, queryset):
+        return queryset.used(self.value()) if self.value() else queryset
+
+
+class CheckAdminForm(forms.ModelForm):
+    kind = forms.ChoiceField(choices=kinds.kind_choices)
+    config = forms.JSONField(initial=dict, required=False, help_text="The kind's settings as JSON.")
+
+    class Meta:
+        model = Check
+        fields = ["agent", "name", "kind"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.current_version_id:
+            self.fields["config"].initial = self.instance.current_version.config
+            self.fields["agent"].disabled = True
+
+
+class CheckVersionInline(admin.TabularInline):
+    model = CheckVersion
+    fields = ["number", "name", "kind", "config", "created_by", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ["-number"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Check)
+class CheckAdmin(admin.ModelAdmin):
+    form = CheckAdminForm
+    list_display = ["name", "kind", "agent", "version", "n_tests", "n_monitors", "archived_at", "updated_at"]
+    list_filter = ["kind", UsageFilter, ("archived_at", admin.EmptyFieldListFilter), "agent__team", "agent"]
+    search_fields = ["name", "agent__name"]
+    list_select_related = ["agent"]
+    inlines = [CheckVersionInline]
+    actions = ["archive", "restore"]
+
+    def get_queryset(self, request):
+        return (
+            super().get_queryset(request)
+            .annotate(n_tests=Count("test_attachments", distinct=True), n_monitors=Count("monitors", distinct=True))
+        )
+
+    @admin.display(ordering="n_tests", description="test versions")
+    def n_tests(self, obj):
+        return obj.n_tests
+
+    @admin.display(ordering="n_monitors", description="monitors")
+    def n_monitors(self, obj):
+        return obj.n_monitors
+
+    def save_model(self, request, obj, form, change):
+        # Every write goes through the service: an edit becomes version n+1.
+        data = form.cleaned_data
+        try:
+            if change:
+                saved = services.edit_check(check=obj, by=None, name=data["name"], kind=data["kind"],
+                                            config=data.get("config") or {})
+            else:
+                saved = services.create_check(agent=data["agent"], by=None, name=data["name"], kind=data["kind"],
+                                              config=data.get("config") or {})
+        except DomainError as exc:
+            self.message_user(request, f"Not saved: {exc}", level=messages.ERROR)
+            raise
+        obj.pk = saved.pk
+        obj._state.adding = False
+
+    def save_related(self, request, form, formsets, change):
+        pass  # versions are created by the service, never through the inline
+
+    @admin.action(description="Archive selected checks")
+    def archive(self, request, queryset):
+        for check in queryset:
+            services.archive_check(check=check, by=None)
+
+    @admin.action(description="Restore selected checks")
+    def restore(self, request, queryset):
+        for check in queryset:
+            services.archive_check(check=check, by=None, archived=False)
+
+
+@admin.register(CheckVersion)
+class CheckVersionAdmin(ReadOnlyAdmin):
+    list_display = ["name", "number", "kind", "parent", "created_by", "created_at"]
+    list_filter = ["kind", "parent__agent__team"]
+    search_fields = ["name", "parent__name"]
+    list_select_related = ["parent", "created_by"]
+
+
+@admin.register(TestSet)
+class TestSetAdmin(admin.ModelAdmin):
+    list_display = ["name", "agent", "created_at", "archived_at"]
+    list_filter = ["agent__team", "agent"]
+    search_fields = ["name", "agent__name"]
+    list_select_related = ["agent"]
+
+
+class TestCheckInline(admin.TabularInline):
+    model = TestCheck
+    fields = ["library_check", "required", "position"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Test)
+class TestAdmin(admin.ModelAdmin):
+    list_display = ["name", "test_set", "version", "updated_at", "archived_at"]
+    list_filter = ["test_set__agent__team", "test_set"]
+    search_fields = ["name", "test_set__name"]
+    list_select_related = ["test_set"]
+    readonly_fields = ["current_version", "version", "created_by"]
+
+    def has_add_permission(self, request):
+        return False  # tests are built in the test builder or over the API (scenarios, checks, limits)
+
+    def save_model(self, request, obj, form, change):
+        services.edit_test(test=obj, by=None, name=form.cleaned_data["name"])
+
+
+@admin.register(TestVersion)
+class TestVersionAdmin(ReadOnlyAdmin):
+    list_display = ["name", "number", "test", "samples_per_scenario", "required_pass_rate", "created_at"]
+    list_filter = ["test__test_set__agent__team"]
+    search_fields = ["name", "test__name"]
+    list_select_related = ["test"]
+    inlines = [TestCheckInline]

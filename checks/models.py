@@ -1,0 +1,226 @@
+"""The check library (Check + immutable CheckVersion) and tests (TestSet, Test + immutable TestVersion)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from agents.models import Agent, TeamScopedQuerySet
+from evalconsole.immutable import ImmutableModel, ImmutableQuerySet
+
+
+class CheckQuerySet(TeamScopedQuerySet):
+    team_path = "agent__team"
+
+    def active(self):
+        return self.filter(archived_at__isnull=True)
+
+    # "In tests" = attached to the current version of a test that is not archived.
+    def _in_tests_q(self) -> models.Q:
+        return models.Q(
+            test_attachments__test_version__test__current_version=models.F("test_attachments__test_version"),
+            test_attachments__test_version__test__archived_at__isnull=True,
+        )
+
+    def used(self, where: str):
+        """Filter by usage: in_tests, in_monitors, unused (DESIGN.md checks list filters)."""
+        in_tests = self.filter(self._in_tests_q()).values("pk")
+        in_monitors = self.filter(monitors__active=True).values("pk")
+        if where == "in_tests":
+            return self.filter(pk__in=in_tests)
+        if where == "in_monitors":
+            return self.filter(pk__in=in_monitors)
+        if where == "unused":
+            return self.exclude(pk__in=in_tests).exclude(pk__in=in_monitors)
+        return self
+
+    def usage_counts(self) -> dict[str, int]:
+        """Counts for the filter buttons (All / In tests / In dashboard / Unused) in one query each."""
+        return {
+            "all": self.count(),
+            "in_tests": self.used("in_tests").count(),
+            "in_monitors": self.used("in_monitors").count(),
+            "unused": self.used("unused").count(),
+        }
+
+
+class Check(models.Model):
+    """A stable identity in an agent's library; its content lives in versions."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="checks")
+    # Denormalised from the current version for lists and filters; the service keeps them in sync.
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=50)  # no choices=: kinds come from the registry (STYLE.md 2)
+    current_version = models.ForeignKey(
+        "CheckVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    version = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    objects = CheckQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["kind", "name", "id"]
+        indexes = [models.Index(fields=["agent", "kind", "name"], name="check_agent_kind_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} (v{self.version})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("checks:check-detail", args=[self.pk])
+
+
+class CheckVersion(ImmutableModel):
+    # Not called `check`: that name is Django's Model.check() (system checks).
+    parent = models.ForeignKey(Check, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=50)
+    config = models.JSONField(default=dict)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["parent", "-number"]
+        constraints = [models.UniqueConstraint(fields=["parent", "number"], name="checkversion_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.number}"
+
+    def in_use(self) -> bool:
+        return self.run_checks.exists() or self.results.exists()
+
+
+class TestSetQuerySet(TeamScopedQuerySet):
+    team_path = "agent__team"
+
+
+class TestSet(models.Model):
+    __test__ = False  # not a pytest class
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="test_sets")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TestSetQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [models.UniqueConstraint(fields=["agent", "name"], name="testset_unique_agent_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("checks:testset-detail", args=[self.pk])
+
+
+class TestQuerySet(TeamScopedQuerySet):
+    team_path = "test_set__agent__team"
+
+    def active(self):
+        return self.filter(archived_at__isnull=True)
+
+
+class Test(models.Model):
+    __test__ = False
+
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="tests")
+    name = models.CharField(max_length=200)
+    current_version = models.ForeignKey(
+        "TestVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    version = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("checks:test-detail", args=[self.pk])
+
+    @property
+    def agent(self) -> Agent:
+        return self.test_set.agent
+
+
+class TestVersion(ImmutableModel):
+    """Frozen scenarios, thresholds and attached check identities of one test."""
+
+    __test__ = False
+
+    test = models.ForeignKey(Test, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    # [{"name", "input", "messages": [{"role","content"}], "metadata": {}}]
+    scenarios = models.JSONField(default=list)
+    samples_per_scenario = models.PositiveSmallIntegerField(default=1)
+    min_valid_per_scenario = models.PositiveSmallIntegerField(default=1)
+    required_pass_rate = models.PositiveSmallIntegerField(default=100)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["test", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["test", "number"], name="testversion_unique_number"),
+            models.CheckConstraint(
+                condition=models.Q(required_pass_rate__gte=1, required_pass_rate__lte=100),
+                name="testversion_pass_rate_1_100",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(min_valid_per_scenario__gte=1)
+                & models.Q(min_valid_per_scenario__lte=models.F("samples_per_scenario")),
+                name="testversion_min_valid_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.number}"
+
+    def in_use(self) -> bool:
+        return self.runs.exists()
+
+    @property
+    def total_samples(self) -> int:
+        return len(self.scenarios) * self.samples_per_scenario
+
+
+class TestCheck(ImmutableModel):
+    """A check identity attached to a test version; runs resolve it to the check's current version."""
+
+    __test__ = False
+
+    test_version = models.ForeignKey(TestVersion, on_delete=models.CASCADE, related_name="attached_checks")
+    library_check = models.ForeignKey(Check, on_delete=models.PROTECT, related_name="test_attachments")
+    required = models.BooleanField(default=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["test_version", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["test_version", "library_check"], name="testcheck_unique_check"),
+        ]
+
+    def in_use(self) -> bool:
+        return self.test_version.in_use()

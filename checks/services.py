@@ -1,0 +1,370 @@
+"""Every write to the check library and to tests. Versions are created here and nowhere else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import Agent, Role
+from checks import kinds
+from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from evalconsole.access import require_role
+from evalconsole.errors import ValidationFailed
+
+MESSAGE_ROLES = ("system", "user", "assistant", "tool")
+
+
+@dataclass(frozen=True)
+class Limits:
+    scenarios: int
+    checks: int
+    additional_checks: int
+    samples_per_run: int
+
+    @classmethod
+    def current(cls) -> Limits:
+        return cls(
+            scenarios=settings.EVALCONSOLE_MAX_SCENARIOS,
+            checks=settings.EVALCONSOLE_MAX_CHECKS,
+            additional_checks=settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS,
+            samples_per_run=settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN,
+        )
+
+
+# ---------------------------------------------------------------- checks
+
+
+def validate_check(*, name: str, kind: str, config: Mapping | None) -> tuple[str, str, dict]:
+    """Return (name, kind, normalised config) or raise ValidationFailed naming `name`, `kind` or `config.*`."""
+    errors: dict[str, str] = {}
+    name = (name or "").strip()
+    if not name:
+        errors["name"] = "a check needs a name"
+    elif len(name) > 200:
+        errors["name"] = "at most 200 characters"
+    try:
+        kind_obj = kinds.get_kind(kind)
+    except KeyError:
+        choices = ", ".join(k.name for k in kinds.all_kinds())
+        errors["kind"] = f"unknown kind {kind!r}; choose one of {choices}"
+        raise ValidationFailed(errors) from None
+    if config is not None and not isinstance(config, Mapping):
+        errors["config"] = "must be an object"
+        raise ValidationFailed(errors)
+    try:
+        normalised = kind_obj.validate_config(dict(config or {}))
+    except kinds.ConfigError as exc:
+        errors.update({f"config.{field}" if field else "config": msg for field, msg in exc.errors.items()})
+    if errors:
+        raise ValidationFailed(errors)
+    return name, kind, normalised
+
+
+def create_check(*, agent: Agent, by, name: str, kind: str, config: Mapping | None = None) -> Check:
+    """Add a check to an agent's library with version 1."""
+    require_role(by, agent.team, Role.MEMBER)
+    name, kind, config = validate_check(name=name, kind=kind, config=config)
+    with transaction.atomic():
+        check = Check.objects.create(agent=agent, name=name, kind=kind, created_by=by, version=1)
+        version = CheckVersion.objects.create(
+            parent=check, number=1, name=name, kind=kind, config=config, created_by=by
+        )
+        Check.objects.filter(pk=check.pk).update(current_version=version)
+        check.current_version = version
+    return check
+
+
+def edit_check(
+    *, check: Check, by, name: str | None = None, kind: str | None = None, config: Mapping | None = None
+) -> Check:
+    """Save version n+1 and move the current pointer. An edit that changes nothing makes no version."""
+    require_role(by, check.agent.team, Role.MEMBER)
+    if check.archived_at is not None:
+        raise ValidationFailed("this check is archived; restore it before editing", field="__all__")
+    with transaction.atomic():
+        locked = Check.objects.select_for_update().select_related("current_version").get(pk=check.pk)
+        current = locked.current_version
+        new_kind = kind if kind is not None else current.kind
+        if config is None:
+            config = current.config if new_kind == current.kind else {}
+        name, new_kind, config = validate_check(
+            name=name if name is not None else current.name, kind=new_kind, config=config
+        )
+        if (name, new_kind, config) == (current.name, current.kind, current.config):
+            return locked
+        number = locked.version + 1
+        version = CheckVersion.objects.create(
+            parent=locked, number=number, name=name, kind=new_kind, config=config, created_by=by
+        )
+        locked.current_version = version
+        locked.version = number
+        locked.name = name
+        locked.kind = new_kind
+        locked.save(update_fields=["current_version", "version", "name", "kind", "updated_at"])
+    return locked
+
+
+def archive_check(*, check: Check, by, archived: bool = True) -> Check:
+    """Hide a check from pickers; its versions and every run that used them stay."""
+    require_role(by, check.agent.team, Role.ADMIN)
+    check.archived_at = timezone.now() if archived else None
+    check.save(update_fields=["archived_at", "updated_at"])
+    return check
+
+
+def version_diff(old: CheckVersion | None, new: CheckVersion) -> list[tuple[str, object, object]]:
+    """What changed between two versions, as (field, before, after), config keys flattened."""
+    if old is None:
+        return []
+    changes: list[tuple[str, object, object]] = []
+    for field in ("name", "kind"):
+        if getattr(old, field) != getattr(new, field):
+            changes.append((field, getattr(old, field), getattr(new, field)))
+    keys = sorted(set(old.config) | set(new.config))
+    for key in keys:
+        before, after = old.config.get(key), new.config.get(key)
+        if before != after:
+            changes.append((f"config.{key}", before, after))
+    return changes
+
+
+# ---------------------------------------------------------------- test sets and tests
+
+
+def create_test_set(*, agent: Agent, by, name: str, description: str = "") -> TestSet:
+    require_role(by, agent.team, Role.MEMBER)
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed("a test set needs a name", field="name")
+    if len(name) > 200:
+        raise ValidationFailed("at most 200 characters", field="name")
+    if TestSet.objects.filter(agent=agent, name=name).exists():
+        raise ValidationFailed(f"{agent} already has a test set called {name!r}", field="name")
+    return TestSet.objects.create(agent=agent, name=name, description=description or "")
+
+
+def normalise_scenarios(scenarios: object, limits: Limits) -> list[dict]:
+    if not isinstance(scenarios, Sequence) or isinstance(scenarios, str | bytes):
+        raise ValidationFailed("must be a list of scenarios", field="scenarios")
+    if not scenarios:
+        raise ValidationFailed("add at least one scenario", field="scenarios")
+    if len(scenarios) > limits.scenarios:
+        raise ValidationFailed(
+            f"{len(scenarios)} scenarios is over the limit of {limits.scenarios} per test", field="scenarios"
+        )
+    result = []
+    for index, raw in enumerate(scenarios):
+        where = f"scenarios.{index}"
+        if isinstance(raw, str):
+            raw = {"input": raw}
+        if not isinstance(raw, Mapping):
+            raise ValidationFailed("must be an object with input or messages", field=where)
+        unknown = set(raw) - {"name", "input", "messages", "metadata"}
+        if unknown:
+            raise ValidationFailed(f"unknown field {sorted(unknown)[0]!r}", field=where)
+        text = raw.get("input")
+        messages = raw.get("messages")
+        metadata = raw.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise ValidationFailed("must be an object", field=f"{where}.metadata")
+        if messages:
+            if not isinstance(messages, Sequence) or isinstance(messages, str):
+                raise ValidationFailed("must be a list of {role, content}", field=f"{where}.messages")
+            clean = []
+            for m_index, message in enumerate(messages):
+                m_where = f"{where}.messages.{m_index}"
+                if not isinstance(message, Mapping):
+                    raise ValidationFailed("must be an object with role and content", field=m_where)
+                if message.get("role") not in MESSAGE_ROLES:
+                    raise ValidationFailed(f"role must be one of {', '.join(MESSAGE_ROLES)}", field=f"{m_where}.role")
+                if not isinstance(message.get("content"), str):
+                    raise ValidationFailed("content must be text", field=f"{m_where}.content")
+                clean.append({"role": message["role"], "content": message["content"]})
+            if not any(m["role"] == "user" for m in clean):
+                raise ValidationFailed("a chat transcript needs at least one user message", field=f"{where}.messages")
+            last_user = next(m["content"] for m in reversed(clean) if m["role"] == "user")
+            text = text if isinstance(text, str) and text.strip() else last_user
+            messages = clean
+        else:
+            if not isinstance(text, str) or not text.strip():
+                raise ValidationFailed("a scenario needs an input message", field=f"{where}.input")
+            messages = [{"role": "user", "content": text}]
+        name = raw.get("name") or f"Scenario {index + 1}"
+        if not isinstance(name, str) or len(name) > 200:
+            raise ValidationFailed("must be text of at most 200 characters", field=f"{where}.name")
+        result.append({"name": name.strip(), "input": text, "messages": messages, "metadata": dict(metadata)})
+    return result
+
+
+def _as_int(value: object, field: str) -> int:
+    if isinstance(value, bool):
+        raise ValidationFailed("must be a whole number", field=field)
+    try:
+        number = int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValidationFailed("must be a whole number", field=field) from None
+    if str(number) != str(value).strip() and not isinstance(value, int):
+        raise ValidationFailed("must be a whole number", field=field)
+    return number
+
+
+def validate_thresholds(
+    *, scenario_count: int, samples_per_scenario: object, min_valid_per_scenario: object,
+    required_pass_rate: object, limits: Limits,
+) -> tuple[int, int, int]:
+    samples = _as_int(samples_per_scenario, "samples_per_scenario")
+    if samples < 1:
+        raise ValidationFailed("must be at least 1", field="samples_per_scenario")
+    total = scenario_count * samples
+    if total > limits.samples_per_run:
+        raise ValidationFailed(
+            f"{scenario_count} scenarios × {samples} samples = {total} is over the limit of "
+            f"{limits.samples_per_run} samples per run",
+            field="samples_per_scenario",
+        )
+    min_valid = _as_int(min_valid_per_scenario, "min_valid_per_scenario")
+    if not 1 <= min_valid <= samples:
+        raise ValidationFailed(
+            f"must be between 1 and the samples per scenario ({samples})", field="min_valid_per_scenario"
+        )
+    rate = _as_int(required_pass_rate, "required_pass_rate")
+    if not 1 <= rate <= 100:
+        raise ValidationFailed("must be between 1 and 100 (%)", field="required_pass_rate")
+    return samples, min_valid, rate
+
+
+def resolve_checks(*, agent: Agent, checks: object, limit: int, field: str = "checks") -> list[tuple[Check, bool]]:
+    """[{check: id|Check, required: bool}] → [(Check, required)], all of `agent`, active, no duplicates."""
+    if checks is None:
+        checks = []
+    if not isinstance(checks, Sequence) or isinstance(checks, str):
+        raise ValidationFailed("must be a list of checks", field=field)
+    if len(checks) > limit:
+        raise ValidationFailed(f"{len(checks)} checks is over the limit of {limit}", field=field)
+    wanted: list[tuple[object, bool]] = []
+    for index, item in enumerate(checks):
+        if isinstance(item, Mapping):
+            ref, required = item.get("check"), item.get("required", True)
+        else:
+            ref, required = item, True
+        if not isinstance(required, bool):
+            raise ValidationFailed("required must be true or false", field=f"{field}.{index}.required")
+        wanted.append((ref.pk if isinstance(ref, Check) else ref, required))
+    ids = []
+    for index, (ref, _) in enumerate(wanted):
+        try:
+            ids.append(int(ref))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ValidationFailed("must be a check id", field=f"{field}.{index}.check") from None
+    found = {c.pk: c for c in Check.objects.filter(pk__in=ids, agent=agent).select_related("current_version")}
+    result = []
+    seen = set()
+    for index, (check_id, (_, required)) in enumerate(zip(ids, wanted, strict=True)):
+        check = found.get(check_id)
+        if check is None:
+            raise ValidationFailed(f"check {check_id} is not in {agent}'s library", field=f"{field}.{index}.check")
+        if check.archived_at is not None:
+            raise ValidationFailed(f"check {check.name!r} is archived", field=f"{field}.{index}.check")
+        if check_id in seen:
+            raise ValidationFailed(f"check {check.name!r} is attached twice", field=f"{field}.{index}.check")
+        seen.add(check_id)
+        result.append((check, required))
+    return result
+
+
+def _save_version(*, test: Test, by, number: int, name: str, spec: dict, attached) -> TestVersion:
+    version = TestVersion.objects.create(test=test, number=number, name=name, created_by=by, **spec)
+    TestCheck.objects.bulk_create(
+        [
+            TestCheck(test_version=version, library_check=check, required=required, position=position)
+            for position, (check, required) in enumerate(attached)
+        ]
+    )
+    return version
+
+
+def _validate_test(*, agent: Agent, name, scenarios, checks, samples_per_scenario, min_valid_per_scenario,
+                   required_pass_rate) -> tuple[str, dict, list]:
+    limits = Limits.current()
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed("a test needs a name", field="name")
+    if len(name) > 200:
+        raise ValidationFailed("at most 200 characters", field="name")
+    clean = normalise_scenarios(scenarios, limits)
+    samples, min_valid, rate = validate_thresholds(
+        scenario_count=len(clean), samples_per_scenario=samples_per_scenario,
+        min_valid_per_scenario=min_valid_per_scenario, required_pass_rate=required_pass_rate, limits=limits,
+    )
+    attached = resolve_checks(agent=agent, checks=checks, limit=limits.checks)
+    spec = dict(scenarios=clean, samples_per_scenario=samples, min_valid_per_scenario=min_valid,
+                required_pass_rate=rate)
+    return name, spec, attached
+
+
+def create_test(
+    *, test_set: TestSet, by, name: str, scenarios, checks=(), samples_per_scenario=1,
+    min_valid_per_scenario=1, required_pass_rate=100,
+) -> Test:
+    """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field."""
+    require_role(by, test_set.agent.team, Role.MEMBER)
+    name, spec, attached = _validate_test(
+        agent=test_set.agent, name=name, scenarios=scenarios, checks=checks,
+        samples_per_scenario=samples_per_scenario, min_valid_per_scenario=min_valid_per_scenario,
+        required_pass_rate=required_pass_rate,
+    )
+    with transaction.atomic():
+        test = Test.objects.create(test_set=test_set, name=name, created_by=by, version=1)
+        version = _save_version(test=test, by=by, number=1, name=name, spec=spec, attached=attached)
+        Test.objects.filter(pk=test.pk).update(current_version=version)
+        test.current_version = version
+    return test
+
+
+def edit_test(*, test: Test, by, **changes) -> Test:
+    """Save test version n+1 from the current one plus `changes`; unchanged input makes no version."""
+    require_role(by, test.test_set.agent.team, Role.MEMBER)
+    allowed = {"name", "scenarios", "checks", "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValidationFailed({field: "unknown field" for field in sorted(unknown)})
+    with transaction.atomic():
+        locked = Test.objects.select_for_update().get(pk=test.pk)
+        current = TestVersion.objects.get(pk=locked.current_version_id)
+        base = {
+            "name": current.name,
+            "scenarios": current.scenarios,
+            "checks": [
+                {"check": tc.library_check_id, "required": tc.required} for tc in current.attached_checks.all()
+            ],
+            "samples_per_scenario": current.samples_per_scenario,
+            "min_valid_per_scenario": current.min_valid_per_scenario,
+            "required_pass_rate": current.required_pass_rate,
+        }
+        merged = {**base, **changes}
+        name, spec, attached = _validate_test(agent=test.test_set.agent, **merged)
+        same = (
+            name == current.name
+            and all(spec[k] == getattr(current, k) for k in spec)
+            and [(c.pk, r) for c, r in attached] == [(c["check"], c["required"]) for c in base["checks"]]
+        )
+        if same:
+            return locked
+        number = locked.version + 1
+        version = _save_version(test=locked, by=by, number=number, name=name, spec=spec, attached=attached)
+        locked.current_version = version
+        locked.version = number
+        locked.name = name
+        locked.save(update_fields=["current_version", "version", "name", "updated_at"])
+    return locked
+
+
+def archive_test(*, test: Test, by, archived: bool = True) -> Test:
+    require_role(by, test.test_set.agent.team, Role.ADMIN)
+    test.archived_at = timezone.now() if archived else None
+    test.save(update_fields=["archived_at", "updated_at"])
+    return test

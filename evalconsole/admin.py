@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from evalconsole import services
+from evalconsole.models import ApiToken
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "user", "display", "can_write", "expires_at", "last_used_at", "revoked_at"]
+    list_filter = ["can_write", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "user__username", "key_id"]
+    list_select_related = ["user"]
+    readonly_fields = ["key_id", "last_used_at", "created_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False  # secrets are issued on the Tokens page or with `manage.py create_api_token`
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request, queryset):
+        for token in queryset:
+            services.revoke_token(token=token, by=None)

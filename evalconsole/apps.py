@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EvalconsoleConfig(AppConfig):
+    name = "evalconsole"
+    verbose_name = "Console and API tokens"

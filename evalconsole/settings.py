@@ -1,0 +1,273 @@
+"""evalconsole settings: every deployment knob is an environment variable (see .env.example)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("EVALCONSOLE_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}: expected true or false, got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}: expected an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}: must be at least {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_secret(name: str) -> str:
+    """Read X from X_FILE first (Docker/Kubernetes secrets), then from X."""
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        try:
+            return Path(path).read_text().strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{name}_FILE: cannot read {path}: {exc}") from exc
+    return os.environ.get(name, "")
+
+
+def database_from_url(url: str) -> dict:
+    """Parse DATABASE_URL (postgresql://user:pw@host:port/name or sqlite:///path)."""
+    if not url:
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{VAR_DIR / 'evalconsole.sqlite3'}"
+    parsed = urlparse(url)
+    options = dict(parse_qsl(parsed.query))
+    if parsed.scheme in {"postgres", "postgresql", "pgsql"}:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parsed.path.lstrip("/")),
+            "USER": unquote(parsed.username or ""),
+            "PASSWORD": unquote(parsed.password or ""),
+            "HOST": parsed.hostname or "",
+            "PORT": str(parsed.port or ""),
+            "CONN_MAX_AGE": env_int("EVALCONSOLE_CONN_MAX_AGE", 60, minimum=0),
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": options,
+        }
+    if parsed.scheme == "sqlite":
+        path = unquote(parsed.path)
+        if path.startswith("//"):  # sqlite:////abs/path
+            path = path[1:]
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": path or ":memory:",
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    raise ImproperlyConfigured(f"DATABASE_URL: unsupported scheme {parsed.scheme!r} (use postgresql:// or sqlite://)")
+
+
+DEBUG = env_bool("DEBUG", False)
+PRODUCTION = env_bool("EVALCONSOLE_PRODUCTION", False)
+
+SECRET_KEY = env_secret("SECRET_KEY")
+if not SECRET_KEY:
+    if PRODUCTION:
+        raise ImproperlyConfigured("SECRET_KEY: required when EVALCONSOLE_PRODUCTION is on")
+    # Local use: generate once and keep it under var/ so sessions and encrypted headers survive restarts.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    key_file = VAR_DIR / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(64))
+        key_file.chmod(0o600)
+    SECRET_KEY = key_file.read_text().strip()
+
+# Key for encrypting agent headers at rest; defaults to one derived from SECRET_KEY.
+EVALCONSOLE_ENCRYPTION_KEY = env_secret("EVALCONSOLE_ENCRYPTION_KEY")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if not PRODUCTION else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "django_q",
+    "evalconsole",
+    "agents",
+    "checks",
+    "runs",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "evalconsole.middleware.CurrentTeamMiddleware",
+]
+
+ROOT_URLCONF = "evalconsole.urls"
+WSGI_APPLICATION = "evalconsole.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "evalconsole.context_processors.console",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_from_url(env_str("DATABASE_URL"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "evalconsole" / "static"]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# --- Security (production settings pass `manage.py check --deploy`) ---
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
+# --- REST framework ---
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "evalconsole.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "evalconsole.permissions.TokenCanWrite",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": env_int("EVALCONSOLE_API_PAGE_SIZE", 50, minimum=1),
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": ["evalconsole.throttling.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"token": env_str("EVALCONSOLE_API_THROTTLE", "600/min")},
+    "EXCEPTION_HANDLER": "evalconsole.api.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "evalconsole API",
+    "DESCRIPTION": "Evaluate AI agents: agents, checks, tests, runs, tasks, monitors, evaluations.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Background work (django-q2; ORM broker by default, Redis optional) ---
+Q_CLUSTER = {
+    "name": "evalconsole",
+    "orm": "default",
+    "workers": env_int("EVALCONSOLE_WORKERS", 2, minimum=1),
+    "timeout": env_int("EVALCONSOLE_TASK_TIMEOUT", 600, minimum=1),
+    "retry": env_int("EVALCONSOLE_TASK_RETRY", 660, minimum=2),
+    "max_attempts": 3,
+    "ack_failures": True,
+    "poll": 0.05,
+    "save_limit": 100,
+    "catch_up": False,
+}
+if env_str("REDIS_URL"):
+    Q_CLUSTER.pop("orm")
+    Q_CLUSTER["redis"] = env_str("REDIS_URL")
+
+# --- Product limits (DESIGN.md "Limits") ---
+EVALCONSOLE_MAX_SCENARIOS = env_int("EVALCONSOLE_MAX_SCENARIOS", 10, minimum=1)
+EVALCONSOLE_MAX_CHECKS = env_int("EVALCONSOLE_MAX_CHECKS", 10, minimum=1)
+EVALCONSOLE_MAX_ADDITIONAL_CHECKS = env_int("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10, minimum=0)
+EVALCONSOLE_MAX_SAMPLES_PER_RUN = env_int("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10, minimum=1)
+EVALCONSOLE_MAX_TASK_BATCH = env_int("EVALCONSOLE_MAX_TASK_BATCH", 1000, minimum=1)
+
+# --- Outbound calls to agents ---
+EVALCONSOLE_ALLOW_PRIVATE_URLS = env_bool("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)
+EVALCONSOLE_MAX_RESPONSE_BYTES = env_int("EVALCONSOLE_MAX_RESPONSE_BYTES", 5_000_000, minimum=1024)
+
+# --- AI judge ---
+EVALCONSOLE_JUDGE_BASE_URL = env_str("EVALCONSOLE_JUDGE_BASE_URL", "https://api.openai.com/v1")
+EVALCONSOLE_JUDGE_API_KEY = env_secret("EVALCONSOLE_JUDGE_API_KEY")
+EVALCONSOLE_JUDGE_MODEL = env_str("EVALCONSOLE_JUDGE_MODEL", "gpt-4o-mini")
+
+# --- Tasks ---
+EVALCONSOLE_TASK_RETENTION_DAYS = env_int("EVALCONSOLE_TASK_RETENTION_DAYS", 90, minimum=1)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "loggers": {"django_q": {"handlers": ["console"], "level": env_str("Q_LOG_LEVEL", "WARNING"), "propagate": False}},
+}

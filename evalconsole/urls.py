@@ -1,0 +1,19 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from evalconsole import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("teams/switch/", views.switch_team, name="team-switch"),
+    path("tokens/", views.token_list, name="token-list"),
+    path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+    path("admin/", admin.site.urls),
+    path("agents/", include("agents.urls")),
+    path("checks/", include("checks.urls")),
+    path("runs/", include("runs.urls")),
+    path("api/", include("evalconsole.api_urls")),
+]

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from runs import views
+
+app_name = "runs"
+
+urlpatterns: list = []

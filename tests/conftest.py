@@ -1,0 +1,82 @@
+"""Personas and helpers shared by every test folder."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+
+
+@pytest.fixture
+def make_user(db, django_user_model):
+    def make(username: str, **extra):
+        return django_user_model.objects.create_user(username=username, password="pw-" + username, **extra)
+
+    return make
+
+
+@pytest.fixture
+def team(db):
+    from evalconsole.services import create_team
+
+    return create_team(name="Acme")
+
+
+@pytest.fixture
+def other_team(db):
+    from evalconsole.services import create_team
+
+    return create_team(name="Globex")
+
+
+@pytest.fixture
+def admin_user(make_user, team):
+    from evalconsole.services import add_member
+
+    user = make_user("ada")
+    add_member(team=team, user=user, role="admin")
+    return user
+
+
+@pytest.fixture
+def member(make_user, team):
+    from evalconsole.services import add_member
+
+    user = make_user("alice")
+    add_member(team=team, user=user, role="member")
+    return user
+
+
+@pytest.fixture
+def viewer(make_user, team):
+    from evalconsole.services import add_member
+
+    user = make_user("victor")
+    add_member(team=team, user=user, role="viewer")
+    return user
+
+
+@pytest.fixture
+def outsider(make_user, other_team):
+    """Admin of another team: must see none of `team`'s objects."""
+    from evalconsole.services import add_member
+
+    user = make_user("bob")
+    add_member(team=other_team, user=user, role="admin")
+    return user
+
+
+@pytest.fixture
+def agent(team, admin_user):
+    from agents.services import create_agent
+
+    return create_agent(team=team, by=admin_user, name="Support bot", endpoint_url="http://127.0.0.1:9/agent")
+
+
+@pytest.fixture
+def test_set(agent, member):
+    from checks.services import create_test_set
+
+    return create_test_set(agent=agent, by=member, name="Orders")

@@ -1,0 +1,24 @@
+"""Test settings: the real settings plus fast hashing, synchronous tasks and per-process test databases."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production-use-0123456789abcdefghij")
+
+from evalconsole.settings import *  # noqa: F401,F403,E402
+from evalconsole.settings import DATABASES, Q_CLUSTER, VAR_DIR  # noqa: E402
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}
+EVALCONSOLE_JUDGE_API_KEY = ""
+EVALCONSOLE_JUDGE_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens there; judge tests start their own server
+
+# Each pytest process (xdist worker, or a developer's parallel run) gets its own test database, and the
+# SQLite one is a file so that a real qcluster subprocess can open it.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+_suffix = f"{_worker}_{os.getpid()}"
+_db = DATABASES["default"]
+if _db["ENGINE"].endswith("sqlite3"):
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    _db["TEST"] = {"NAME": str(VAR_DIR / f"test_{_suffix}.sqlite3")}
+else:
+    _db["TEST"] = {"NAME": f"test_evalconsole_{_suffix}"}
