@@ -1,0 +1,398 @@
+"""Outbound URL policy for calls to URLs that members type (agent endpoints).
+
+The guarantee is made at connect time, on the resolved address: our httpcore network backend
+resolves the hostname itself, checks every candidate address, and connects to the vetted IP.
+httpcore then does TLS on that socket with the original hostname (``start_tls(server_hostname=
+origin host)``), and the Host header comes from the URL, so HTTPS and virtual hosts keep working
+while DNS rebinding between check and connect is impossible (we never resolve twice).
+
+- always refused: link-local (169.254.0.0/16, fe80::/10; this covers 169.254.169.254, the AWS/GCP/
+  Azure/OCI metadata address), other cloud metadata addresses (fd00:ec2::254, 100.100.100.200),
+  and addresses that are not unicast (multicast, broadcast, reserved);
+- refused only when ``allow_private=False``: loopback, unspecified, RFC 1918, CGNAT (100.64/10),
+  unique-local (fc00::/7) and the other special-purpose ranges Python calls private;
+- IPv4 embedded in IPv6 (``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4) is judged as the IPv4.
+
+``check_url_syntax`` is a form-time convenience only. Standard library, httpx and httpcore; no Django.
+"""
+
+from __future__ import annotations
+
+import inspect
+import ipaddress
+import socket
+import ssl
+import typing
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from urllib.parse import urlsplit
+
+import anyio
+import httpcore
+import httpx
+
+__all__ = [
+    "AddressRefused",
+    "AsyncPolicyBackend",
+    "PolicyBackend",
+    "Resolver",
+    "check_address",
+    "check_url_syntax",
+    "client_allows_private",
+    "make_policy_async_client",
+    "make_policy_client",
+    "system_resolve",
+]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# (host, port) -> addresses (strings); may be async. Injectable so tests can map names to addresses.
+Resolver = Callable[[str, int], Sequence[str] | Awaitable[Sequence[str]]]
+
+_METADATA = {
+    ipaddress.ip_address("169.254.169.254"): "cloud metadata",  # AWS, GCP, Azure, OCI, DigitalOcean
+    ipaddress.ip_address("fd00:ec2::254"): "cloud metadata",  # AWS IMDS over IPv6
+    ipaddress.ip_address("100.100.100.200"): "cloud metadata",  # Alibaba Cloud
+    ipaddress.ip_address("192.0.0.192"): "cloud metadata",  # Oracle Cloud (legacy)
+}
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+
+class AddressRefused(httpcore.ConnectError):
+    """The URL policy refused to connect. ``reason`` is a human sentence starting with "refused:".
+
+    Subclasses httpcore.ConnectError so generic httpx users see an ``httpx.ConnectError`` whose
+    ``__cause__`` is this exception; ``agents.protocols`` looks for it and never retries it.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
+    if isinstance(ip, ipaddress.IPv4Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def _parse_ip(text: str) -> IPAddress | None:
+    text = text.strip("[]")
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def check_address(address: str | IPAddress, *, allow_private: bool = True) -> str | None:
+    """Return why connecting to this IP address is refused, or None when it is allowed.
+
+    The reason reads "refused: 169.254.169.254 is a link-local address (cloud metadata)".
+    A string that is not an IP address is refused (resolve first).
+    """
+    ip = address if not isinstance(address, str) else _parse_ip(address)
+    if ip is None:
+        return f"refused: {address!r} is not an IP address"
+    shown = str(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id:
+        ip = ipaddress.IPv6Address(str(ip).split("%", 1)[0])
+    inner = _embedded_ipv4(ip)
+    if inner is not None:
+        why = check_address(inner, allow_private=allow_private)
+        return None if why is None else why.replace(f"refused: {inner} ", f"refused: {shown} (= {inner}) ", 1)
+    label = _METADATA.get(ip)
+    if ip.is_link_local:
+        suffix = f" ({label})" if label else ""
+        return f"refused: {shown} is a link-local address{suffix}"
+    if label:
+        return f"refused: {shown} is a {label} address"
+    if ip.is_multicast:
+        return f"refused: {shown} is a multicast address"
+    if isinstance(ip, ipaddress.IPv4Address) and ip == ipaddress.IPv4Address("255.255.255.255"):
+        return f"refused: {shown} is a broadcast address"
+    if ip.is_loopback:
+        kind = "a loopback"
+    elif ip.is_unspecified:
+        kind = "an unspecified"
+    elif ip.is_reserved:
+        return f"refused: {shown} is a reserved address"
+    elif isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT:
+        kind = "a shared (CGNAT)"
+    elif ip.is_private or getattr(ip, "is_site_local", False):
+        kind = "a private"
+    else:
+        return None
+    if allow_private:
+        return None
+    return f"refused: {shown} is {kind} address and this agent may not call private addresses"
+
+
+def check_url_syntax(url: str) -> str | None:
+    """Form-time check of an endpoint URL: return a message, or None when it looks usable.
+
+    Only a convenience for forms and serializers; the guarantee is the connect-time check. An IP
+    literal that is always refused (link-local, metadata) is reported here too.
+    """
+    if not isinstance(url, str) or not url.strip():
+        return "Enter a URL."
+    if url != url.strip() or any(c.isspace() for c in url):
+        return "The URL must not contain spaces."
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"The URL is not valid: {exc}."
+    if parts.scheme.lower() not in ("http", "https"):
+        return "The URL must start with http:// or https://."
+    if not parts.hostname:
+        return "The URL must include a host name."
+    if parts.username or parts.password:
+        return "Put credentials in the agent's headers, not in the URL."
+    if port == 0:
+        return "The URL's port must be between 1 and 65535."
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        return f"The URL is not valid: {exc}."
+    ip = _parse_ip(parts.hostname)
+    if ip is not None:
+        why = check_address(ip, allow_private=True)
+        if why is not None:
+            return why[0].upper() + why[1:] + "."
+    return None
+
+
+def system_resolve(host: str, port: int) -> list[str]:
+    """Resolve with the system resolver (blocking): every TCP address, in the resolver's order."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return _unique(str(info[4][0]) for info in infos)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _vet(host: str, addresses: Sequence[str], allow_private: bool) -> list[str]:
+    """Return the addresses to try, or raise AddressRefused when any candidate is refused.
+
+    Refusing the whole name when one candidate is bad is deliberate: a name that resolves to both a
+    public address and the metadata address is an attack, not a fallback.
+    """
+    if not addresses:
+        raise httpcore.ConnectError(f"could not resolve {host}: no addresses")
+    literal = _parse_ip(host) is not None
+    for address in addresses:
+        why = check_address(address, allow_private=allow_private)
+        if why is not None:
+            if not literal:
+                why = why.replace(f"refused: {address} is", f"refused: {host} resolves to {address}, which is", 1)
+                why = why.replace(f"refused: {address} (=", f"refused: {host} resolves to {address} (=", 1)
+            raise AddressRefused(why)
+    return [a.strip("[]") for a in addresses]
+
+
+class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
+    """httpcore network backend: resolve, vet every address, connect to a vetted IP.
+
+    DNS resolution counts against the connect timeout. TLS is started later by httpcore on the
+    returned stream with ``server_hostname`` = the URL's host, so certificates are checked against
+    the name, not the IP.
+    """
+
+    def __init__(
+        self,
+        *,
+        allow_private: bool = True,
+        resolver: Resolver | None = None,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self.allow_private = allow_private
+        self._resolver = resolver
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def _resolve(self, host: str, port: int) -> list[str]:
+        if _parse_ip(host) is not None:
+            return [host.strip("[]")]
+        try:
+            if self._resolver is None:
+                infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                return _unique(str(info[4][0]) for info in infos)
+            result = self._resolver(host, port)
+            if inspect.isawaitable(result):
+                result = await result
+            return _unique(str(a) for a in typing.cast(Sequence[str], result))
+        except (OSError, UnicodeError) as exc:
+            raise httpcore.ConnectError(f"could not resolve {host}: {exc}") from exc
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        start = anyio.current_time()
+        try:
+            with anyio.fail_after(timeout):
+                addresses = await self._resolve(host, port)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"timed out resolving {host}") from exc
+        candidates = _vet(host, addresses, self.allow_private)
+        last: Exception | None = None
+        for address in candidates:
+            left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - start))
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout=left, local_address=local_address, socket_options=socket_options
+                )
+            except httpcore.ConnectTimeout:
+                raise
+            except httpcore.ConnectError as exc:  # try the next vetted address (e.g. ::1 then 127.0.0.1)
+                last = exc
+        assert last is not None
+        raise last
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise AddressRefused("refused: unix sockets are not allowed")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class PolicyBackend(httpcore.NetworkBackend):
+    """Blocking twin of AsyncPolicyBackend (for httpx.Client, e.g. the ping button or the openai SDK)."""
+
+    def __init__(
+        self,
+        *,
+        allow_private: bool = True,
+        resolver: Callable[[str, int], Sequence[str]] | None = None,
+        inner: httpcore.NetworkBackend | None = None,
+    ) -> None:
+        self.allow_private = allow_private
+        self._resolver = resolver or system_resolve
+        self._inner = inner or httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        import time
+
+        start = time.monotonic()
+        if _parse_ip(host) is not None:
+            addresses = [host.strip("[]")]
+        else:
+            try:
+                addresses = _unique(str(a) for a in self._resolver(host, port))
+            except (OSError, UnicodeError) as exc:
+                raise httpcore.ConnectError(f"could not resolve {host}: {exc}") from exc
+        candidates = _vet(host, addresses, self.allow_private)
+        last: Exception | None = None
+        for address in candidates:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+            if left is not None and left <= 0:
+                raise httpcore.ConnectTimeout(f"timed out connecting to {host}")
+            try:
+                return self._inner.connect_tcp(
+                    address, port, timeout=left, local_address=local_address, socket_options=socket_options
+                )
+            except httpcore.ConnectTimeout:
+                raise
+            except httpcore.ConnectError as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        raise AddressRefused("refused: unix sockets are not allowed")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+# Which clients enforce the policy, and with which allow_private. Weak so closed clients go away.
+_POLICY_CLIENTS: weakref.WeakKeyDictionary[httpx.AsyncClient | httpx.Client, bool] = weakref.WeakKeyDictionary()
+
+
+def client_allows_private(client: httpx.AsyncClient | httpx.Client) -> bool | None:
+    """True/False for clients made here (their allow_private), None for any other client."""
+    return _POLICY_CLIENTS.get(client)
+
+
+def _install_backend(transport: httpx.AsyncHTTPTransport | httpx.HTTPTransport, backend: object) -> None:
+    # httpx 0.28 has no network_backend argument; its transport owns an httpcore pool that passes
+    # pool._network_backend to every connection it opens. Tests prove the swap takes effect
+    # (tests/protocols/test_netpolicy.py), so an httpx upgrade that changes this fails loudly.
+    pool = getattr(transport, "_pool", None)
+    if not isinstance(pool, httpcore.AsyncConnectionPool | httpcore.ConnectionPool) or not hasattr(
+        pool, "_network_backend"
+    ):
+        raise RuntimeError("cannot install the URL policy on this httpx/httpcore version")
+    pool._network_backend = backend
+
+
+def _limits(max_connections: int) -> httpx.Limits:
+    return httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=30.0
+    )
+
+
+def make_policy_async_client(
+    *,
+    allow_private: bool = True,
+    max_connections: int = 100,
+    resolver: Resolver | None = None,
+    verify: ssl.SSLContext | bool = True,
+    timeout: float = 30.0,
+) -> httpx.AsyncClient:
+    """An httpx.AsyncClient that enforces the URL policy at connect time.
+
+    No proxies from the environment (a proxy would connect on our behalf, past the check), no
+    redirects followed, no .netrc.
+    """
+    transport = httpx.AsyncHTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
+    _install_backend(transport, AsyncPolicyBackend(allow_private=allow_private, resolver=resolver))
+    client = httpx.AsyncClient(
+        transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
+    )
+    _POLICY_CLIENTS[client] = allow_private
+    return client
+
+
+def make_policy_client(
+    *,
+    allow_private: bool = True,
+    max_connections: int = 20,
+    resolver: Callable[[str, int], Sequence[str]] | None = None,
+    verify: ssl.SSLContext | bool = True,
+    timeout: float = 30.0,
+) -> httpx.Client:
+    """Blocking twin of make_policy_async_client."""
+    transport = httpx.HTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
+    _install_backend(transport, PolicyBackend(allow_private=allow_private, resolver=resolver))
+    client = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, timeout=timeout)
+    _POLICY_CLIENTS[client] = allow_private
+    return client

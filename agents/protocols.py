@@ -1,0 +1,733 @@
+"""Calling an agent over HTTP: the ``evalconsole`` and ``openai-chat`` protocols of DESIGN.md.
+
+No Django imports: usable from a django-q2 worker, the ping button, the CLI and benchmarks.
+
+    client = make_async_client()                    # share one per process/event loop
+    reply = await call_agent(target, scenario=..., run_id="12", sample_id="345", client=client)
+    # -> AgentReply, or raises AgentCallError (message, attempts, request, rate_limited)
+
+Time limits. ``timeout_s`` bounds each attempt end to end (connect, send, every byte of the reply).
+The whole call, backoff sleeps included, is bounded by ``total_timeout_s`` (default
+``timeout_s * (retries + 1) + 2 s * retries``): a Retry-After or backoff that would not leave room for another attempt
+ends the call instead of sleeping.
+
+Retries (``retries`` extra attempts, exponential backoff with full jitter, or the agent's
+Retry-After for 429/503, capped at RETRY_AFTER_CAP_S): connect errors, timeouts, dropped
+connections, 429 and 5xx. Never retried: other statuses, replies that are not the protocol's shape,
+oversize replies, URLs refused by the URL policy (agents.netpolicy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import email.utils
+import json
+import math
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from agents import netpolicy
+
+__all__ = [
+    "PROTOCOLS",
+    "AgentCallError",
+    "AgentReply",
+    "AgentTarget",
+    "Attempt",
+    "PingResult",
+    "build_request",
+    "call_agent",
+    "call_agent_sync",
+    "endpoint_for",
+    "make_async_client",
+    "make_sync_client",
+    "parse_reply",
+    "ping",
+    "ping_sync",
+]
+
+PROTOCOLS = ("evalconsole", "openai-chat")
+WIRE_PROTOCOL = "evalconsole/1"
+USER_AGENT = "evalconsole/1 (+agent-evaluation)"
+RETRY_AFTER_CAP_S = 30.0
+BACKOFF_BASE_S = 0.25
+BACKOFF_CAP_S = 8.0
+ERROR_BODY_SNIPPET = 300  # characters of a non-2xx body kept in the error message
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class AgentTarget:
+    """Everything needed to call one agent; build it from the Agent row (headers decrypted)."""
+
+    protocol: str
+    endpoint_url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0
+    retries: int = 2
+    max_response_bytes: int = 5_000_000
+    model: str = ""
+    allow_private: bool = True
+    total_timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
+        if not (isinstance(self.timeout_s, int | float) and self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+            raise ValueError("timeout_s must be a positive number")
+        if not isinstance(self.retries, int) or self.retries < 0:
+            raise ValueError("retries must be an integer >= 0")
+        if not isinstance(self.max_response_bytes, int) or self.max_response_bytes <= 0:
+            raise ValueError("max_response_bytes must be a positive integer")
+        if self.total_timeout_s is not None and not self.total_timeout_s > 0:
+            raise ValueError("total_timeout_s must be positive")
+        object.__setattr__(self, "headers", dict(self.headers or {}))
+
+    @property
+    def budget_s(self) -> float:
+        """Wall-clock limit of a whole call: every attempt's timeout plus room for the backoffs."""
+        return self.total_timeout_s or self.timeout_s * (self.retries + 1) + 2.0 * self.retries
+
+    def __repr__(self) -> str:  # headers are secrets: never in logs or tracebacks
+        return (
+            f"AgentTarget(protocol={self.protocol!r}, endpoint_url={self.endpoint_url!r}, "
+            f"headers=<{len(self.headers)} hidden>, timeout_s={self.timeout_s}, retries={self.retries})"
+        )
+
+
+@dataclass
+class Attempt:
+    number: int
+    status_code: int | None
+    latency_ms: float
+    error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class AgentReply:
+    output: str
+    messages: list | None
+    tool_calls: object  # raw toolCalls value; None when the key was missing (the engine validates)
+    trace: object  # raw trace value; None when missing
+    raw: dict
+    attempts: list[Attempt]
+    latency_ms: float  # of the successful attempt
+    request: dict  # the JSON body sent (never the headers)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["attempts"] = [a.as_dict() for a in self.attempts]
+        return d
+
+
+class AgentCallError(Exception):
+    """The agent could not be called, or its reply is unusable. ``str(exc) == exc.message``.
+
+    ``kind`` is one of: refused, invalid_url, connect, timeout, dropped, http_status, not_json,
+    bad_shape, too_large, transport.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: list[Attempt] | None = None,
+        request: dict | None = None,
+        rate_limited: bool = False,
+        retry_after_s: float | None = None,
+        kind: str = "transport",
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.attempts = list(attempts or [])
+        self.request = request if request is not None else {}
+        self.rate_limited = rate_limited
+        self.retry_after_s = retry_after_s
+        self.kind = kind
+        self.status_code = status_code
+
+
+@dataclass
+class PingResult:
+    ok: bool
+    status_code: int | None
+    latency_ms: float
+    output: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------- clients
+
+
+def make_async_client(
+    *,
+    allow_private: bool = True,
+    max_connections: int = 100,
+    resolver: netpolicy.Resolver | None = None,
+    verify: Any = True,
+) -> httpx.AsyncClient:
+    """Shared httpx.AsyncClient with the URL policy enforced at connect time (see agents.netpolicy).
+
+    One client per event loop; pass it to call_agent. A client may be used for targets whose
+    allow_private is the same or more permissive; call_agent handles a stricter target itself.
+    """
+    return netpolicy.make_policy_async_client(
+        allow_private=allow_private, max_connections=max_connections, resolver=resolver, verify=verify
+    )
+
+
+def make_sync_client(
+    *,
+    allow_private: bool = True,
+    max_connections: int = 20,
+    resolver: Callable[[str, int], Any] | None = None,
+    verify: Any = True,
+) -> httpx.Client:
+    """Blocking twin of make_async_client, for call_agent_sync (thread-safe, share it)."""
+    return netpolicy.make_policy_client(
+        allow_private=allow_private, max_connections=max_connections, resolver=resolver, verify=verify
+    )
+
+
+def _client_fits(client: httpx.AsyncClient | httpx.Client, target: AgentTarget) -> bool:
+    allows = netpolicy.client_allows_private(client)
+    if allows is None:
+        raise TypeError(
+            "call_agent needs a client from agents.protocols.make_async_client/make_sync_client "
+            "(they enforce the outbound URL policy)"
+        )
+    return target.allow_private or not allows
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def endpoint_for(target: AgentTarget) -> str:
+    if target.protocol == "openai-chat":
+        base = target.endpoint_url.rstrip("/")
+        return base if base.endswith("/chat/completions") else base + "/chat/completions"
+    return target.endpoint_url
+
+
+def _scenario_messages(scenario: Mapping[str, Any]) -> list:
+    messages = scenario.get("messages")
+    if isinstance(messages, list) and messages:
+        return [dict(m) if isinstance(m, Mapping) else m for m in messages]
+    text = scenario.get("input")
+    return [{"role": "user", "content": text if isinstance(text, str) else ""}]
+
+
+def _scenario_input(scenario: Mapping[str, Any], messages: list) -> str:
+    text = scenario.get("input")
+    if isinstance(text, str):
+        return text
+    for m in reversed(messages):
+        if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            return m["content"]
+    return ""
+
+
+def build_request(
+    target: AgentTarget, *, scenario: Mapping[str, Any], run_id: str, sample_id: str, attempt: int
+) -> dict:
+    """The JSON body for one attempt (the headers are added by the caller and never stored)."""
+    messages = _scenario_messages(scenario)
+    if target.protocol == "openai-chat":
+        return {"model": target.model, "messages": messages}
+    metadata = scenario.get("metadata")
+    return {
+        "protocol": WIRE_PROTOCOL,
+        "run": str(run_id),
+        "sample": str(sample_id),
+        "attempt": attempt,
+        "scenario": {
+            "name": str(scenario.get("name") or ""),
+            "input": _scenario_input(scenario, messages),
+            "messages": messages,
+            "metadata": dict(metadata) if isinstance(metadata, Mapping) else {},
+        },
+    }
+
+
+def _headers(target: AgentTarget) -> dict[str, str]:
+    headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+    headers.update(target.headers)
+    headers["Content-Type"] = "application/json"
+    return headers
+
+
+# --------------------------------------------------------------------------- replies
+
+
+class _ShapeError(Exception):
+    def __init__(self, message: str, kind: str = "bad_shape") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _type_name(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
+    )
+
+
+def _decode_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        detail = str(exc)
+        if not body.strip():
+            detail = "the body is empty"
+        raise _ShapeError(f"the reply is not valid JSON: {detail}", "not_json") from None
+
+
+def _openai_tool_call(item: object) -> object:
+    if not isinstance(item, Mapping):
+        return item  # left for the engine to call malformed
+    fn = item.get("function") if isinstance(item.get("function"), Mapping) else item
+    arguments = fn.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            parsed: object = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            parsed = arguments
+    else:
+        parsed = arguments if arguments is not None else {}
+    return {"name": fn.get("name"), "status": "requested", "input": parsed}
+
+
+def _openai_content(content: object) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        parts = [p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        return "".join(parts)
+    raise _ShapeError(f"choices[0].message.content is {_type_name(content)}, not a string")
+
+
+def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, list | None, object, object]:
+    """(output, messages, tool_calls, trace) from a decoded reply, or raise _ShapeError."""
+    if not isinstance(data, dict):
+        raise _ShapeError(f"the reply is {_type_name(data)}, not a JSON object")
+    if target.protocol == "openai-chat":
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise _ShapeError("the reply is missing 'choices'" if choices is None else "the reply has no choices")
+        message = choices[0].get("message") if isinstance(choices[0], Mapping) else None
+        if not isinstance(message, Mapping):
+            raise _ShapeError("the reply is missing 'choices[0].message'")
+        output = _openai_content(message.get("content"))
+        raw_calls = message.get("tool_calls")
+        if raw_calls is None and isinstance(message.get("function_call"), Mapping):  # legacy functions API
+            raw_calls = [message["function_call"]]
+        # One completion reports all the calls it makes, so a missing or null key means "none".
+        tool_calls: object = (
+            [_openai_tool_call(c) for c in raw_calls] if isinstance(raw_calls, list)
+            else [] if raw_calls is None else raw_calls
+        )
+        transcript = list(request.get("messages", [])) + [dict(message)]
+        return output, transcript, tool_calls, None
+    if "output" not in data:
+        raise _ShapeError("the reply is missing 'output'")
+    output = data["output"]
+    if not isinstance(output, str):
+        raise _ShapeError(f"'output' is {_type_name(output)}, not a string")
+    messages = data.get("messages")
+    return output, messages if isinstance(messages, list) else None, data.get("toolCalls"), data.get("trace")
+
+
+# --------------------------------------------------------------------------- retry policy (shared)
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _plural(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+@dataclass
+class _Failure:
+    reason: str
+    kind: str
+    retryable: bool
+    status_code: int | None = None
+    retry_after_s: float | None = None
+
+
+class _Call:
+    """The protocol-independent state of one call: attempts, budget, retry decisions."""
+
+    def __init__(self, target: AgentTarget, scenario: Mapping[str, Any], run_id: str, sample_id: str):
+        self.target = target
+        self.scenario = scenario
+        self.run_id = str(run_id)
+        self.sample_id = str(sample_id)
+        self.url = endpoint_for(target)
+        self.headers = _headers(target)
+        self.attempts: list[Attempt] = []
+        self.request: dict = {}
+        self.started = time.monotonic()
+        self.deadline = self.started + target.budget_s
+
+    def next_request(self) -> tuple[dict, bytes, float]:
+        number = len(self.attempts) + 1
+        self.request = build_request(
+            self.target, scenario=self.scenario, run_id=self.run_id, sample_id=self.sample_id, attempt=number
+        )
+        body = json.dumps(self.request, ensure_ascii=False, separators=(",", ":")).encode()
+        limit = min(self.target.timeout_s, max(0.001, self.deadline - time.monotonic()))
+        return self.request, body, limit
+
+    def record(self, status: int | None, started: float, error: str | None) -> float:
+        latency = round((time.monotonic() - started) * 1000, 3)
+        self.attempts.append(Attempt(len(self.attempts) + 1, status, latency, error))
+        return latency
+
+    def delay_before_retry(self, failure: _Failure) -> float | None:
+        """Seconds to sleep before the next attempt, or None to give up now."""
+        if not failure.retryable or len(self.attempts) > self.target.retries:
+            return None
+        if failure.retry_after_s is not None:
+            delay = min(failure.retry_after_s, RETRY_AFTER_CAP_S)
+        else:
+            n = len(self.attempts)
+            delay = random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (n - 1)))
+        remaining = self.deadline - time.monotonic()
+        # Leave the next attempt at least a little time; otherwise stop now rather than sleep in vain.
+        if delay + min(0.05, self.target.timeout_s) >= remaining:
+            return None
+        return delay
+
+    def error(self, failure: _Failure) -> AgentCallError:
+        n = len(self.attempts)
+        if failure.kind == "http_status" and failure.status_code is not None:
+            message = f"the agent answered HTTP {failure.status_code}"
+            if failure.status_code == 429:
+                message += " (rate limited)"
+            message += f" after {_plural(n)}" if n > 1 else ""
+            if failure.reason:
+                message += f": {failure.reason}"
+        else:
+            message = failure.reason if n == 1 else f"{failure.reason} ({_plural(n)})"
+        return AgentCallError(
+            message,
+            attempts=self.attempts,
+            request=self.request,
+            rate_limited=failure.status_code == 429,
+            retry_after_s=failure.retry_after_s,
+            kind=failure.kind,
+            status_code=failure.status_code,
+        )
+
+
+def _snippet(body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    text = " ".join(text.split())
+    return text[:ERROR_BODY_SNIPPET] + ("…" if len(text) > ERROR_BODY_SNIPPET else "")
+
+
+def _status_failure(status: int, headers: httpx.Headers, body: bytes) -> _Failure:
+    retryable = status == 429 or status >= 500
+    retry_after = parse_retry_after(headers.get("retry-after")) if status in (429, 503) else None
+    reason = _snippet(body)
+    if 300 <= status < 400:
+        reason = f"redirects are not followed (Location: {headers.get('location', '?')})"
+    return _Failure(reason, "http_status", retryable, status, retry_after)
+
+
+def _exception_failure(exc: BaseException, limit: float, target: AgentTarget) -> _Failure:
+    refused = _find_cause(exc, netpolicy.AddressRefused)
+    if refused is not None:
+        return _Failure(refused.reason, "refused", False)
+    seconds = f"{round(limit, 3):g}"
+    if "." not in seconds:
+        seconds += ".0"
+    if isinstance(exc, TimeoutError | httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
+        if limit < target.timeout_s - 1e-6:
+            return _Failure(f"timed out after {seconds} s (the call's {target.budget_s:g} s budget ran out)",
+                            "timeout", True)
+        return _Failure(f"timed out after {seconds} s", "timeout", True)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return _Failure(f"timed out connecting after {seconds} s", "timeout", True)
+    if isinstance(exc, httpx.ConnectError):
+        if _find_cause(exc, ConnectionRefusedError) is not None or "refused" in str(exc).lower():
+            return _Failure("connection refused", "connect", True)
+        return _Failure(f"could not connect: {exc}", "connect", True)
+    if isinstance(exc, httpx.RemoteProtocolError):
+        text = str(exc)
+        if "disconnected without sending a response" in text or "without sending" in text:
+            return _Failure("the agent closed the connection without answering", "dropped", True)
+        return _Failure(f"the agent broke the HTTP protocol: {text}", "dropped", True)
+    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
+        return _Failure(f"the connection failed: {exc or type(exc).__name__}", "dropped", True)
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return _Failure(f"the endpoint URL is not usable: {exc}", "invalid_url", False)
+    return _Failure(f"{type(exc).__name__}: {exc}", "transport", False)
+
+
+def _find_cause(exc: BaseException | None, kind: type) -> Any:
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, kind):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _check_declared_length(response: httpx.Response, cap: int) -> None:
+    declared = response.headers.get("content-length")
+    if declared and declared.strip().isdigit() and int(declared) > cap:
+        raise _TooLarge()
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def _attempt_async(client: httpx.AsyncClient, call: _Call) -> tuple[int, httpx.Headers, bytes]:
+    request, body, limit = call.next_request()
+    cap = call.target.max_response_bytes
+    async with asyncio.timeout(limit):
+        async with client.stream(
+            "POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)
+        ) as response:
+            if response.is_success:
+                _check_declared_length(response, cap)
+                buf = bytearray()
+                async for chunk in response.aiter_bytes():
+                    buf += chunk
+                    if len(buf) > cap:
+                        raise _TooLarge()
+                return response.status_code, response.headers, bytes(buf)
+            # Not a success: keep the start of the body for the error message, drop the rest.
+            buf = bytearray()
+            async for chunk in response.aiter_bytes():
+                buf += chunk
+                if len(buf) >= 4096:
+                    break
+            return response.status_code, response.headers, bytes(buf)
+
+
+async def call_agent(
+    target: AgentTarget,
+    *,
+    scenario: Mapping[str, Any],
+    run_id: str,
+    sample_id: str,
+    client: httpx.AsyncClient | None = None,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> AgentReply:
+    """Call the agent once for one sample (with retries). Raises AgentCallError.
+
+    ``client`` should be a shared client from make_async_client; without one (or when it allows
+    private addresses and the target does not) a one-off client is used and closed.
+    """
+    own = None
+    if client is None or not _client_fits(client, target):
+        own = client = make_async_client(allow_private=target.allow_private, max_connections=4)
+    try:
+        return await _call_async(client, _Call(target, scenario, run_id, sample_id), sleep)
+    finally:
+        if own is not None:
+            await own.aclose()
+
+
+async def _call_async(client: httpx.AsyncClient, call: _Call, sleep: Callable[[float], Awaitable[Any]]) -> AgentReply:
+    while True:
+        started = time.monotonic()
+        limit = 0.0
+        try:
+            limit = min(call.target.timeout_s, max(0.001, call.deadline - started))
+            status, headers, body = await _attempt_async(client, call)
+        except _TooLarge:
+            call.record(200, started, f"the reply is larger than {call.target.max_response_bytes} bytes")
+            raise call.error(
+                _Failure(f"the reply is larger than {call.target.max_response_bytes} bytes", "too_large", False)
+            ) from None
+        except (httpx.HTTPError, TimeoutError, OSError) as exc:
+            failure = _exception_failure(exc, limit, call.target)
+            call.record(None, started, failure.reason)
+        else:
+            outcome = _finish(call, status, headers, body, started)
+            if isinstance(outcome, AgentReply):
+                return outcome
+            failure = outcome
+        delay = call.delay_before_retry(failure)
+        if delay is None:
+            raise call.error(failure)
+        await sleep(delay)
+
+
+def _finish(call: _Call, status: int, headers: httpx.Headers, body: bytes, started: float) -> AgentReply | _Failure:
+    if not 200 <= status < 300:
+        failure = _status_failure(status, headers, body)
+        call.record(status, started, f"HTTP {status}")
+        return failure
+    try:
+        data = _decode_json(body)
+        output, messages, tool_calls, trace = parse_reply(call.target, data, call.request)
+    except _ShapeError as exc:
+        call.record(status, started, str(exc))
+        failure = _Failure(str(exc), exc.kind, False)
+        raise call.error(failure) from None
+    latency = call.record(status, started, None)
+    return AgentReply(
+        output=output,
+        messages=messages,
+        tool_calls=tool_calls,
+        trace=trace,
+        raw=data,
+        attempts=call.attempts,
+        latency_ms=latency,
+        request=call.request,
+    )
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def _attempt_sync(client: httpx.Client, call: _Call) -> tuple[int, httpx.Headers, bytes]:
+    request, body, limit = call.next_request()
+    cap = call.target.max_response_bytes
+    deadline = time.monotonic() + limit
+    with client.stream("POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)) as response:
+        buf = bytearray()
+        if response.is_success:
+            _check_declared_length(response, cap)
+        for chunk in response.iter_bytes():
+            buf += chunk
+            if time.monotonic() > deadline:  # a trickling agent: httpx's timeout is per read
+                raise TimeoutError()
+            if response.is_success and len(buf) > cap:
+                raise _TooLarge()
+            if not response.is_success and len(buf) >= 4096:
+                break
+        return response.status_code, response.headers, bytes(buf)
+
+
+def call_agent_sync(
+    target: AgentTarget,
+    *,
+    scenario: Mapping[str, Any],
+    run_id: str,
+    sample_id: str,
+    client: httpx.Client | None = None,
+    sleep: Callable[[float], Any] = time.sleep,
+) -> AgentReply:
+    """Blocking call_agent (ping button, CLI, sync workers). Same rules, same errors."""
+    own = None
+    if client is None or not _client_fits(client, target):
+        own = client = make_sync_client(allow_private=target.allow_private, max_connections=2)
+    try:
+        call = _Call(target, scenario, run_id, sample_id)
+        while True:
+            started = time.monotonic()
+            limit = min(call.target.timeout_s, max(0.001, call.deadline - started))
+            try:
+                status, headers, body = _attempt_sync(client, call)
+            except _TooLarge:
+                reason = f"the reply is larger than {target.max_response_bytes} bytes"
+                call.record(200, started, reason)
+                raise call.error(_Failure(reason, "too_large", False)) from None
+            except (httpx.HTTPError, TimeoutError, OSError) as exc:
+                failure = _exception_failure(exc, limit, call.target)
+                call.record(None, started, failure.reason)
+            else:
+                outcome = _finish(call, status, headers, body, started)
+                if isinstance(outcome, AgentReply):
+                    return outcome
+                failure = outcome
+            delay = call.delay_before_retry(failure)
+            if delay is None:
+                raise call.error(failure)
+            sleep(delay)
+    finally:
+        if own is not None:
+            own.close()
+
+
+# --------------------------------------------------------------------------- ping
+
+PING_SCENARIO: Mapping[str, Any] = {"name": "ping", "input": "ping", "metadata": {"ping": True}}
+
+
+def _ping_target(target: AgentTarget) -> AgentTarget:
+    return dataclasses.replace(target, retries=0, total_timeout_s=None)
+
+
+def _ping_failed(exc: AgentCallError) -> PingResult:
+    last = exc.attempts[-1] if exc.attempts else None
+    return PingResult(
+        ok=False,
+        status_code=last.status_code if last else None,
+        latency_ms=last.latency_ms if last else 0.0,
+        error=exc.message,
+    )
+
+
+def _ping_ok(reply: AgentReply) -> PingResult:
+    return PingResult(ok=True, status_code=reply.attempts[-1].status_code, latency_ms=reply.latency_ms, output=reply.output)
+
+
+async def ping(target: AgentTarget, *, client: httpx.AsyncClient | None = None) -> PingResult:
+    """One attempt with a "ping" scenario; agent faults are reported, never raised."""
+    sample = f"ping-{uuid.uuid4().hex[:12]}"
+    try:
+        reply = await call_agent(
+            _ping_target(target), scenario=PING_SCENARIO, run_id="ping", sample_id=sample, client=client
+        )
+    except AgentCallError as exc:
+        return _ping_failed(exc)
+    return _ping_ok(reply)
+
+
+def ping_sync(target: AgentTarget, *, client: httpx.Client | None = None) -> PingResult:
+    """Blocking ping (for a sync Django view)."""
+    sample = f"ping-{uuid.uuid4().hex[:12]}"
+    try:
+        reply = call_agent_sync(
+            _ping_target(target), scenario=PING_SCENARIO, run_id="ping", sample_id=sample, client=client
+        )
+    except AgentCallError as exc:
+        return _ping_failed(exc)
+    return _ping_ok(reply)
