@@ -152,7 +152,7 @@ class Monitor(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("runs:monitor-detail", args=[self.pk])
+        return reverse("monitors:monitor-detail", args=[self.pk])
 
 
 class EvaluationQuerySet(TeamScopedQuerySet):
@@ -185,7 +185,7 @@ class Evaluation(models.Model):
         return self.name or f"Evaluation {self.pk}"
 
     def get_absolute_url(self) -> str:
-        return reverse("runs:evaluation-detail", args=[self.pk])
+        return reverse("monitors:evaluation-detail", args=[self.pk])
 
 
 class CheckResultQuerySet(models.QuerySet):
