@@ -15,5 +15,6 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("checks/", include("checks.urls")),
     path("runs/", include("runs.urls")),
+    path("", include("runs.monitor_urls")),
     path("api/", include("evalconsole.api_urls")),
 ]
