@@ -19,6 +19,7 @@ export {
   scenarioToMessages,
   ProtocolError,
   PROTOCOL,
+  TOOL_MESSAGE_PREFIX,
   type EvalconsoleReply,
   type EvalconsoleRequest,
   type Scenario,

@@ -6,7 +6,7 @@ import type { ModelMessage } from 'ai';
 
 export const PROTOCOL = 'evalconsole/1';
 
-export type ScenarioRole = 'system' | 'user' | 'assistant';
+export type ScenarioRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export interface ScenarioMessage {
   role: ScenarioRole;
@@ -60,7 +60,7 @@ export class ProtocolError extends Error {
   }
 }
 
-const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant']);
+const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool']);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -114,7 +114,7 @@ export function parseEvalconsoleRequest(body: unknown): EvalconsoleRequest {
     const field = `scenario.messages[${i}]`;
     if (!isPlainObject(m)) throw new ProtocolError(`${field} must be an object`, field);
     if (typeof m.role !== 'string' || !ROLES.has(m.role)) {
-      throw new ProtocolError(`${field}.role must be one of system, user, assistant`, `${field}.role`);
+      throw new ProtocolError(`${field}.role must be one of system, user, assistant, tool`, `${field}.role`);
     }
     if (typeof m.content !== 'string') {
       throw new ProtocolError(`${field}.content must be a string`, `${field}.content`);
@@ -134,13 +134,22 @@ export function parseEvalconsoleRequest(body: unknown): EvalconsoleRequest {
   };
 }
 
+/** Prefix of a scenario `tool` message sent to the model as a user message. */
+export const TOOL_MESSAGE_PREFIX = 'Tool result:\n';
+
 /**
  * The conversation to send to the model: the scenario's messages when it has any,
- * otherwise its input as a single user message.
+ * otherwise its input as a single user message. A scenario `tool` message carries plain text
+ * without a tool call id, which AI SDK tool messages need, so it is sent as a user message
+ * starting with {@link TOOL_MESSAGE_PREFIX} (the raw messages are in `ctx.scenario.messages`).
  */
 export function scenarioToMessages(scenario: Pick<Scenario, 'input' | 'messages'>): ModelMessage[] {
   if (scenario.messages.length > 0) {
-    return scenario.messages.map((m) => ({ role: m.role, content: m.content }) as ModelMessage);
+    return scenario.messages.map((m): ModelMessage =>
+      m.role === 'tool'
+        ? { role: 'user', content: TOOL_MESSAGE_PREFIX + m.content }
+        : ({ role: m.role, content: m.content } as ModelMessage),
+    );
   }
   return [{ role: 'user', content: scenario.input ?? '' }];
 }

@@ -213,6 +213,26 @@ describe('ways to plug an agent in', () => {
     );
   });
 
+  it('sends a scenario tool message as a user message', async () => {
+    const model = scriptedModel(says('ok'));
+    const handler = createEvalconsoleHandler({ model });
+    const messages = [
+      { role: 'user', content: 'Where is EC-1042?' },
+      { role: 'tool', content: '{"status": "shipped"}' },
+    ];
+
+    const res = await handler(post(evalRequest({}, { messages })));
+
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      model.doGenerateCalls[0]!.prompt.map((m) => ({ role: m.role, content: m.content })),
+      [
+        { role: 'user', content: [{ type: 'text', text: 'Where is EC-1042?' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Tool result:\n{"status": "shipped"}' }] },
+      ],
+    );
+  });
+
   it('sends the scenario input as one user message when there are no messages', async () => {
     const model = scriptedModel(says('ok'));
     const handler = createEvalconsoleHandler({ model });
@@ -322,7 +342,7 @@ describe('HTTP contract', () => {
     ['no scenario', { protocol: 'evalconsole/1' }, /scenario must be an object/],
     ['another protocol', evalRequest({ protocol: 'evalconsole/2' }), /unsupported protocol/],
     ['neither input nor messages', evalRequest({}, { input: undefined, messages: [] }), /needs input or messages/],
-    ['a bad role', evalRequest({}, { messages: [{ role: 'tool', content: 'x' }] }), /role must be one of/],
+    ['a bad role', evalRequest({}, { messages: [{ role: 'robot', content: 'x' }] }), /role must be one of/],
     ['non-string content', evalRequest({}, { messages: [{ role: 'user', content: 5 }] }), /content must be a string/],
     ['a bad attempt', evalRequest({ attempt: 0 }), /attempt must be a positive integer/],
   ];
@@ -337,7 +357,7 @@ describe('HTTP contract', () => {
   it('names the field in a 400', async () => {
     const res = await handler(post(evalRequest({}, { messages: [{ role: 'user', content: 'a' }, { role: 'x', content: 'b' }] }), auth));
     assert.deepEqual(await readJson(res), {
-      error: 'scenario.messages[1].role must be one of system, user, assistant',
+      error: 'scenario.messages[1].role must be one of system, user, assistant, tool',
       field: 'scenario.messages[1].role',
     });
   });
