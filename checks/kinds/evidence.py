@@ -80,7 +80,7 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
                 "has an empty name" if name == "" else f"has a name that is {json_type(name)}, not a string")
             return ParsedToolCalls((), f"toolCalls[{index}] {what}")
         status = item.get("status")
-        if status not in _TOOL_STATUS_SET:
+        if not isinstance(status, str) or status not in _TOOL_STATUS_SET:
             if status is None:
                 what = "has no status"
             elif isinstance(status, str):

@@ -1,0 +1,270 @@
+"""Outcome rules (DESIGN.md "Outcomes"). Pure Python: no Django imports.
+
+Sample outcome: the worst of its REQUIRED checks' outcomes, in the order
+fail > error > indeterminate > pass (a known failure stays a failure even when another check could
+not complete). Advisory checks are shown, never counted. A sample with no required check results
+is PASS: nothing it was required to do failed. (A sample whose agent call failed never reaches this
+function: the caller records it as ERROR.)
+
+Run result, per scenario determinate = passed + failed samples:
+1. every finished sample errored (and at least one finished) -> ERROR;
+2. any scenario with determinate > 0 and ``passed * 100 < rate * determinate`` -> FAIL;
+3. otherwise any scenario with determinate < its minimum valid results -> INDETERMINATE;
+4. otherwise PASS.
+Rates are compared in integers, never floats. Samples whose outcome is still ``None`` are pending:
+they count in ``total`` but in no outcome, so the summary of a running run is "the result so far".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks.kinds.base import Outcome
+
+__all__ = [
+    "CheckSummary",
+    "RunSummary",
+    "SampleRecord",
+    "ScenarioSpec",
+    "ScenarioSummary",
+    "run_result",
+    "sample_outcome",
+    "summarise_run",
+    "worst",
+]
+
+# Higher is worse.
+_SEVERITY = {Outcome.PASS: 0, Outcome.INDETERMINATE: 1, Outcome.ERROR: 2, Outcome.FAIL: 3}
+
+
+def _outcome(value: Outcome | str) -> Outcome:
+    return value if isinstance(value, Outcome) else Outcome(value)
+
+
+def worst(outcomes: Iterable[Outcome | str]) -> Outcome:
+    """The worst outcome (fail > error > indeterminate > pass); PASS for none."""
+    result = Outcome.PASS
+    for value in outcomes:
+        outcome = _outcome(value)
+        if _SEVERITY[outcome] > _SEVERITY[result]:
+            result = outcome
+            if result is Outcome.FAIL:
+                break
+    return result
+
+
+def sample_outcome(results: Iterable[tuple[Outcome | str, bool]]) -> Outcome:
+    """Outcome of one sample from ``(check outcome, required)`` pairs. Advisory results are ignored.
+
+    No required results -> PASS. Raises ValueError for a value that is not an outcome.
+    """
+    outcomes = []
+    for outcome, required in results:
+        checked = _outcome(outcome)  # validate advisory values too: a typo should not pass silently
+        if required:
+            outcomes.append(checked)
+    return worst(outcomes)
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """Thresholds of one scenario: minimum determinate samples and required pass rate (percent)."""
+
+    min_valid: int = 1
+    required_pass_rate: int = 100
+
+
+@dataclass(frozen=True)
+class SampleRecord:
+    """One sample as the summary needs it.
+
+    ``outcome`` is the sample outcome, or None while the sample is pending. ``checks`` optionally maps
+    a check id (e.g. a CheckVersion pk) to that check's outcome on this sample, for per-check rates
+    (advisory checks included: they are shown, not counted in the run result).
+    """
+
+    scenario_index: int
+    outcome: Outcome | str | None
+    checks: Mapping[Any, Outcome | str] = field(default_factory=dict)
+
+
+@dataclass
+class ScenarioSummary:
+    index: int
+    min_valid: int
+    required_pass_rate: int
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    indeterminate: int = 0
+    pending: int = 0
+
+    @property
+    def done(self) -> int:
+        return self.total - self.pending
+
+    @property
+    def determinate(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Percent of determinate samples that passed (for display; None when none is determinate)."""
+        return None if not self.determinate else round(100 * self.passed / self.determinate, 2)
+
+    @property
+    def below_rate(self) -> bool:
+        """Rule 2: determinate > 0 and passed * 100 < rate * determinate (integers only)."""
+        return self.determinate > 0 and self.passed * 100 < self.required_pass_rate * self.determinate
+
+    @property
+    def meets_threshold(self) -> bool | None:
+        """Whether the pass rate reaches the required rate; None when no sample is determinate."""
+        return None if not self.determinate else not self.below_rate
+
+    @property
+    def enough_valid(self) -> bool:
+        return self.determinate >= self.min_valid
+
+    @property
+    def consistent(self) -> bool:
+        """pass^k: at least one determinate sample and every determinate sample passed."""
+        return self.determinate > 0 and self.failed == 0
+
+    @property
+    def flaky(self) -> bool:
+        """Some samples passed and some failed."""
+        return self.passed > 0 and self.failed > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "total": self.total,
+            "done": self.done,
+            "pending": self.pending,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errored": self.errored,
+            "indeterminate": self.indeterminate,
+            "determinate": self.determinate,
+            "pass_rate": self.pass_rate,
+            "min_valid": self.min_valid,
+            "required_pass_rate": self.required_pass_rate,
+            "meets_threshold": self.meets_threshold,
+            "enough_valid": self.enough_valid,
+            "consistent": self.consistent,
+            "flaky": self.flaky,
+        }
+
+
+@dataclass
+class CheckSummary:
+    """One check's outcomes across the run's samples."""
+
+    check: Any
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    indeterminate: int = 0
+
+    @property
+    def determinate(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def pass_rate(self) -> float | None:
+        return None if not self.determinate else round(100 * self.passed / self.determinate, 2)
+
+    @property
+    def flaky(self) -> bool:
+        return self.passed > 0 and self.failed > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "failed": self.failed,
+            "errored": self.errored,
+            "indeterminate": self.indeterminate,
+            "determinate": self.determinate,
+            "pass_rate": self.pass_rate,
+            "flaky": self.flaky,
+        }
+
+
+_COUNTER = {
+    Outcome.PASS: "passed",
+    Outcome.FAIL: "failed",
+    Outcome.ERROR: "errored",
+    Outcome.INDETERMINATE: "indeterminate",
+}
+
+
+@dataclass
+class RunSummary:
+    result: Outcome
+    scenarios: list[ScenarioSummary]
+    checks: dict[Any, CheckSummary]
+    done: int
+    total: int
+
+    @property
+    def complete(self) -> bool:
+        return self.done == self.total
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form. Check ids become strings (JSON object keys)."""
+        return {
+            "result": str(self.result),
+            "done": self.done,
+            "total": self.total,
+            "complete": self.complete,
+            "scenarios": [s.as_dict() for s in self.scenarios],
+            "checks": {str(check_id): c.as_dict() for check_id, c in self.checks.items()},
+        }
+
+
+def run_result(scenarios: Sequence[ScenarioSummary]) -> Outcome:
+    """Rules 1-4 of DESIGN.md "Outcomes" over per-scenario counts."""
+    done = sum(s.done for s in scenarios)
+    if done and all(s.errored == s.done for s in scenarios):
+        return Outcome.ERROR
+    if any(s.below_rate for s in scenarios):
+        return Outcome.FAIL
+    if any(not s.enough_valid for s in scenarios):
+        return Outcome.INDETERMINATE
+    return Outcome.PASS
+
+
+def summarise_run(samples: Iterable[SampleRecord], scenarios: Sequence[ScenarioSpec]) -> RunSummary:
+    """Counts per scenario and per check, and the run result.
+
+    ``scenarios[i]`` holds the thresholds of scenario index ``i``; every sample's ``scenario_index``
+    must be one of them (ValueError otherwise). A scenario with no samples counts as having 0
+    determinate samples (so it is INDETERMINATE unless something failed).
+    """
+    summaries = [ScenarioSummary(index=i, min_valid=spec.min_valid, required_pass_rate=spec.required_pass_rate)
+                 for i, spec in enumerate(scenarios)]
+    checks: dict[Any, CheckSummary] = {}
+    for sample in samples:
+        index = sample.scenario_index
+        if not isinstance(index, int) or not 0 <= index < len(summaries):
+            raise ValueError(f"sample scenario_index {index!r} is not one of the {len(summaries)} scenarios")
+        summary = summaries[index]
+        summary.total += 1
+        if sample.outcome is None:
+            summary.pending += 1
+            continue
+        counter = _COUNTER[_outcome(sample.outcome)]
+        setattr(summary, counter, getattr(summary, counter) + 1)
+        for check_id, outcome in sample.checks.items():
+            check = checks.get(check_id)
+            if check is None:
+                check = checks[check_id] = CheckSummary(check_id)
+            counter = _COUNTER[_outcome(outcome)]
+            setattr(check, counter, getattr(check, counter) + 1)
+    total = sum(s.total for s in summaries)
+    done = total - sum(s.pending for s in summaries)
+    return RunSummary(result=run_result(summaries), scenarios=summaries, checks=checks, done=done, total=total)
