@@ -67,11 +67,6 @@ def test_edit_test_makes_new_version_and_keeps_old(test_set, member, check):
     assert [tc.library_check_id for tc in edited.current_version.attached_checks.all()] == [check.pk]
 
 
-def test_unused_version_can_be_deleted_but_not_updated(check):
-    v1 = check.current_version
-    assert not v1.in_use()
-
-
 @pytest.mark.parametrize(
     ("changes", "field", "message"),
     [
@@ -127,3 +122,29 @@ def test_bad_check_config_names_the_field(agent, member):
     with pytest.raises(ValidationFailed) as exc:
         services.create_check(agent=agent, by=member, name="x", kind="nope", config={})
     assert "unknown kind" in exc.value.errors["kind"]
+
+
+def test_used_versions_cannot_be_deleted(test_set, member, check):
+    from runs.models import Run, RunCheck
+
+    test = services.create_test(test_set=test_set, by=member, name="Order", scenarios=["Where is EC-1042?"],
+                                checks=[{"check": check.pk, "required": True}])
+    run = Run.objects.create(agent=test_set.agent, test=test, test_version=test.current_version)
+    RunCheck.objects.create(run=run, check_version=check.current_version)
+    with pytest.raises(ImmutableError):
+        check.current_version.delete()
+    with pytest.raises(ImmutableError):
+        CheckVersion.objects.filter(pk=check.current_version_id).delete()
+    with pytest.raises(ImmutableError):
+        test.current_version.delete()
+    assert CheckVersion.objects.filter(pk=check.current_version_id).exists()
+    assert TestVersion.objects.filter(pk=test.current_version_id).exists()
+
+
+def test_unused_version_of_a_check_can_be_deleted_with_its_check(check):
+    from checks.models import Check
+
+    Check.objects.filter(pk=check.pk).update(current_version=None)
+    check.refresh_from_db()
+    check.delete()
+    assert not CheckVersion.objects.filter(parent_id=check.pk).exists()
