@@ -60,3 +60,29 @@ class ApiToken(models.Model):
     @property
     def display(self) -> str:
         return f"{self.PREFIX}_{self.key_id}_…"
+
+
+class JudgeUsage(models.Model):
+    """AI judge spend of one team in one calendar month (UTC): the budget is checked against this row.
+
+    Updated with F() expressions after each judge call (evalconsole.judge.record_judge_usage), so
+    concurrent workers never lose an increment.
+    """
+
+    team = models.ForeignKey("agents.Team", on_delete=models.CASCADE, related_name="judge_usage")
+    month = models.DateField(help_text="First day of the calendar month (UTC).")
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    calls = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-month", "team"]
+        constraints = [models.UniqueConstraint(fields=["team", "month"], name="judgeusage_unique_team_month")]
+
+    def __str__(self) -> str:
+        return f"{self.team} judge usage {self.month:%Y-%m}"
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
