@@ -109,6 +109,10 @@ class Agent(models.Model):
     timeout_s = models.FloatField(default=30.0)
     retries = models.PositiveSmallIntegerField(default=2)
     max_concurrency = models.PositiveSmallIntegerField(default=10, help_text="Agent calls in flight at once.")
+    # Adaptive limit (AIMD, runs/limiter.py): halved when the agent answers 429, grown back by successes.
+    # Empty = max_concurrency. Shared by every worker process through the database.
+    concurrency_window = models.FloatField(null=True, blank=True, editable=False)
+    window_decreased_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     archived_at = models.DateTimeField(null=True, blank=True)
