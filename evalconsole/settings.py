@@ -260,6 +260,32 @@ EVALCONSOLE_MAX_RESPONSE_BYTES = env_int("EVALCONSOLE_MAX_RESPONSE_BYTES", 5_000
 EVALCONSOLE_JUDGE_BASE_URL = env_str("EVALCONSOLE_JUDGE_BASE_URL", "https://api.openai.com/v1")
 EVALCONSOLE_JUDGE_API_KEY = env_secret("EVALCONSOLE_JUDGE_API_KEY")
 EVALCONSOLE_JUDGE_MODEL = env_str("EVALCONSOLE_JUDGE_MODEL", "gpt-4o-mini")
+EVALCONSOLE_JUDGE_TIMEOUT_S = env_int("EVALCONSOLE_JUDGE_TIMEOUT_S", 60, minimum=1)
+EVALCONSOLE_JUDGE_RETRIES = env_int("EVALCONSOLE_JUDGE_RETRIES", 2, minimum=0)  # after the first attempt
+EVALCONSOLE_JUDGE_BACKOFF_MS = env_int("EVALCONSOLE_JUDGE_BACKOFF_MS", 500, minimum=0)  # doubles per retry
+EVALCONSOLE_JUDGE_MAX_RETRY_AFTER_S = env_int("EVALCONSOLE_JUDGE_MAX_RETRY_AFTER_S", 30, minimum=0)
+
+
+def _judge_context_tokens(name: str) -> dict[str, int]:
+    """`model=tokens,model=tokens`: entries added to (or overriding) checks.kinds.judging.DEFAULT_CONTEXT_TABLE."""
+    table: dict[str, int] = {}
+    for item in env_list(name, []):
+        model, _, tokens = item.partition("=")
+        try:
+            table[model.strip()] = int(tokens)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: expected model=tokens, got {item!r}") from None
+        if not model.strip() or table[model.strip()] < 256:
+            raise ImproperlyConfigured(f"{name}: {item!r} needs a model name and at least 256 tokens")
+    return table
+
+
+# Context window per judge model (longest prefix match); unknown models get the default below.
+EVALCONSOLE_JUDGE_CONTEXT_TOKENS = _judge_context_tokens("EVALCONSOLE_JUDGE_CONTEXT_TOKENS")
+EVALCONSOLE_JUDGE_DEFAULT_CONTEXT_TOKENS = env_int("EVALCONSOLE_JUDGE_DEFAULT_CONTEXT_TOKENS", 8192, minimum=256)
+EVALCONSOLE_JUDGE_REPLY_TOKENS = env_int("EVALCONSOLE_JUDGE_REPLY_TOKENS", 512, minimum=16)
+# Judge tokens (in + out) a team may spend per calendar month unless the team sets its own budget.
+EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET = env_int("EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET", 2_000_000, minimum=0)
 
 # --- Tasks ---
 EVALCONSOLE_TASK_RETENTION_DAYS = env_int("EVALCONSOLE_TASK_RETENTION_DAYS", 90, minimum=1)
