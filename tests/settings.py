@@ -8,7 +8,8 @@ from evalconsole.settings import *  # noqa: F401,F403,E402
 from evalconsole.settings import DATABASES, Q_CLUSTER, VAR_DIR  # noqa: E402
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-Q_CLUSTER = {**Q_CLUSTER, "sync": True}
+# A real worker started by tests/support/workers.py runs these settings with EVALCONSOLE_TEST_Q_SYNC=0.
+Q_CLUSTER = {**Q_CLUSTER, "sync": os.environ.get("EVALCONSOLE_TEST_Q_SYNC", "1") != "0"}
 EVALCONSOLE_JUDGE_API_KEY = ""
 EVALCONSOLE_JUDGE_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens there; judge tests start their own server
 
