@@ -14,8 +14,16 @@ from checks.kinds import Context, Evidence, Outcome, Verdict
 
 
 def make_context(*, team_id: int | None = None, cache: dict | None = None) -> Context:
-    """The evaluation context for checks of `team_id` (the AI judge issue plugs its client in here)."""
-    return Context(judge=None, cache={} if cache is None else cache, settings={})
+    """The evaluation context for checks of `team_id`.
+
+    `judge` is the team's budgeted judge client (None when no EVALCONSOLE_JUDGE_API_KEY is configured:
+    ai_judge checks are then indeterminate, "skipped: no judge key"); `settings` carries the default judge
+    model and the context-size table. Pass the same `cache` dict to every evaluation of one run or batch:
+    identical judge calls (same model, rubric and conversation) are then made once.
+    """
+    from evalconsole.judge import judge_for_team, judge_settings
+
+    return Context(judge=judge_for_team(team_id), cache={} if cache is None else cache, settings=judge_settings())
 
 
 def evidence_from(
