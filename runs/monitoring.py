@@ -1,0 +1,793 @@
+"""Live tasks, monitors and one-off evaluations: every write, and the reads pages and API share.
+
+Ingestion is the hot path (a production service posts batches of up to EVALCONSOLE_MAX_TASK_BATCH
+tasks): it validates in Python, reads the already-known external ids in one query, samples in Python
+and inserts the new rows with one bulk insert. Evaluation of the sampled tasks is enqueued after
+commit as ONE background job per ingested batch (`runs.monitor_tasks.evaluate_monitor_batch`), so
+ingestion never waits for a check to run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q, QuerySet, TextField
+from django.db.models.functions import Cast, TruncDay, TruncHour
+from django.utils import timezone
+
+from agents.models import Agent, Role, Task
+from checks.models import Check, CheckVersion
+from checks.services import resolve_checks
+from evalconsole.access import require_role
+from evalconsole.errors import ValidationFailed
+from runs.evaluation import evaluate_version, evidence_from, make_context, result_fields
+from runs.models import CheckResult, Evaluation, Monitor, Outcome
+
+log = logging.getLogger(__name__)
+
+MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
+TASK_FIELDS = ("external_id", "messages", "output", "tool_calls", "trace", "metadata", "latency_ms", "completed_at")
+_FIELD_HINTS = {
+    "toolCalls": "tool_calls", "externalId": "external_id", "completedAt": "completed_at",
+    "latencyMs": "latency_ms", "id": "external_id", "transcript": "messages",
+}
+MAX_REPORTED_ERRORS = 20
+SAMPLE_BUCKETS = 10_000  # a sample rate in percent with 2 decimals is a whole number of buckets
+BUCKETS = {"hour": TruncHour, "day": TruncDay}
+
+
+# ---------------------------------------------------------------- sampling
+
+
+def sample_bucket(monitor_id: int, external_id: str) -> int:
+    """A stable number in 0..9999 for (monitor, task): the same task always gets the same decision.
+
+    Hashing the monitor id too keeps two monitors of one agent from picking the very same tasks.
+    """
+    digest = hashlib.blake2b(f"{monitor_id}:{external_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % SAMPLE_BUCKETS
+
+
+def rate_threshold(sample_rate: Decimal | float | int | str) -> int:
+    """Buckets below this number are sampled: 10 % -> 1000, 0.25 % -> 25, 100 % -> 10000."""
+    return int(Decimal(str(sample_rate)) * 100)
+
+
+def is_sampled(monitor_id: int, external_id: str, sample_rate: Decimal | float | int | str) -> bool:
+    return sample_bucket(monitor_id, external_id) < rate_threshold(sample_rate)
+
+
+# ---------------------------------------------------------------- ingestion
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    created: int
+    existing: int
+    ids: list[int]  # one task id per posted item, in the posted order
+    sampled: int = 0  # new tasks picked by at least one monitor
+
+
+class _Errors:
+    """Collects `items.<i>.<field>` messages; stops collecting after MAX_REPORTED_ERRORS."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, str] = {}
+
+    def add(self, index: int, field_name: str | None, message: str) -> None:
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            key = f"items.{index}" + (f".{field_name}" if field_name else "")
+            self.errors.setdefault(key, message)
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ValidationFailed(self.errors)
+
+
+def _parse_completed_at(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str) and value.strip():
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    # A time without an offset is read as UTC (documented in the API schema).
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+
+
+def _clean_messages(raw: object, index: int, errors: _Errors) -> list[dict] | None:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        errors.add(index, "messages", "must be a list of {role, content} objects")
+        return None
+    clean = []
+    for m_index, message in enumerate(raw):
+        where = f"messages.{m_index}"
+        if not isinstance(message, dict):
+            errors.add(index, where, "must be an object with role and content")
+            return None
+        role = message.get("role")
+        if role not in MESSAGE_ROLES:
+            errors.add(index, f"{where}.role", f"must be one of {', '.join(sorted(MESSAGE_ROLES))}")
+            return None
+        content = message.get("content")
+        if content is None:
+            message = {**message, "content": ""}
+        elif not isinstance(content, str):
+            errors.add(index, f"{where}.content", "must be text")
+            return None
+        clean.append(message)
+    return clean
+
+
+def validate_task_items(items: object, *, max_batch: int | None = None) -> list[dict[str, Any]]:
+    """Check a posted batch in plain Python; return clean field dicts or raise ValidationFailed.
+
+    Error keys name the item and the field, e.g. ``items.3.completed_at``; at most
+    MAX_REPORTED_ERRORS are reported so a bad batch of 1,000 gives a readable answer.
+    """
+    limit = max_batch or settings.EVALCONSOLE_MAX_TASK_BATCH
+    if isinstance(items, Mapping):
+        items = [items]
+    if not isinstance(items, list | tuple):
+        raise ValidationFailed("send one task object or a list of task objects", field="items")
+    if not items:
+        raise ValidationFailed("the batch is empty", field="items")
+    if len(items) > limit:
+        raise ValidationFailed(f"{len(items)} tasks is over the limit of {limit} per request", field="items")
+    errors = _Errors()
+    seen: dict[str, int] = {}
+    clean: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            errors.add(index, None, "must be a task object")
+            continue
+        unknown = [key for key in item if key not in TASK_FIELDS]
+        if unknown:
+            key = unknown[0]
+            hint = f" (did you mean {_FIELD_HINTS[key]!r}?)" if key in _FIELD_HINTS else ""
+            errors.add(index, str(key), f"unknown field{hint}")
+        external_id = item.get("external_id")
+        if isinstance(external_id, int) and not isinstance(external_id, bool):
+            external_id = str(external_id)
+        if not isinstance(external_id, str) or not external_id.strip():
+            errors.add(index, "external_id", "required: a non-empty string that identifies the task")
+        elif len(external_id) > 200:
+            errors.add(index, "external_id", "at most 200 characters")
+        elif external_id in seen:
+            errors.add(index, "external_id", f"{external_id!r} also appears in item {seen[external_id]}")
+        else:
+            seen[external_id] = index
+        completed_at = _parse_completed_at(item.get("completed_at"))
+        if completed_at is None:
+            errors.add(index, "completed_at", "required: an ISO 8601 date-time, e.g. 2025-01-31T12:00:00Z")
+        messages = _clean_messages(item.get("messages"), index, errors)
+        output = item.get("output", "")
+        if output is None:
+            output = ""
+        elif not isinstance(output, str):
+            errors.add(index, "output", "must be text")
+        # toolCalls/trace are stored exactly as reported (null = unknown, [] = none); the check kinds
+        # validate their items and answer `indeterminate` for malformed ones. Only the outer shape
+        # is checked here, because anything but a list or null is certainly a client mistake.
+        tool_calls, trace = item.get("tool_calls"), item.get("trace")
+        if tool_calls is not None and not isinstance(tool_calls, list):
+            errors.add(index, "tool_calls", "must be a list of tool calls or null")
+        if trace is not None and not isinstance(trace, list):
+            errors.add(index, "trace", "must be a list of trace entries or null")
+        metadata = item.get("metadata")
+        if metadata is None:
+            metadata = {}
+        elif not isinstance(metadata, dict):
+            errors.add(index, "metadata", "must be an object")
+        latency = item.get("latency_ms")
+        if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0):
+            errors.add(index, "latency_ms", "must be a number of milliseconds (0 or more) or null")
+        if errors.errors:
+            continue
+        clean.append({
+            "external_id": external_id, "messages": messages, "output": output, "tool_calls": tool_calls,
+            "trace": trace, "metadata": metadata, "latency_ms": latency, "completed_at": completed_at,
+        })
+    errors.raise_if_any()
+    return clean
+
+
+def ingest_tasks(*, agent: Agent, by, items: object) -> IngestResult:
+    """Store completed tasks of `agent`, idempotent by external_id, and sample them for its monitors.
+
+    `items` is one task object or a list of up to EVALCONSOLE_MAX_TASK_BATCH. Tasks whose external id
+    is already stored are left unchanged and counted in `existing`. New tasks picked by an active
+    monitor are evaluated in the background after commit. Raises PermissionDenied (below member) or
+    ValidationFailed naming `items.<index>.<field>`.
+    """
+    require_role(by, agent.team, Role.MEMBER)
+    if agent.archived_at is not None:
+        raise ValidationFailed(f"{agent} is archived; tasks are no longer accepted", field="agent")
+    clean = validate_task_items(items)
+    external_ids = [c["external_id"] for c in clean]
+    known = dict(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", "id"))
+    monitors = [(pk, rate_threshold(rate)) for pk, rate in
+                Monitor.objects.filter(agent=agent, active=True).values_list("id", "sample_rate")]
+    rows: list[Task] = []
+    picked_by: list[list[int]] = []
+    for c in clean:
+        if c["external_id"] in known:
+            continue
+        picks = [pk for pk, threshold in monitors if sample_bucket(pk, c["external_id"]) < threshold]
+        rows.append(Task(agent=agent, sampled=bool(picks), **c))
+        picked_by.append(picks)
+    if rows:
+        try:
+            with transaction.atomic():
+                Task.objects.bulk_create(rows)
+        except IntegrityError:
+            # Another request stored some of these ids meanwhile: insert what is still missing and
+            # read every id back (sampling happened before, so no evaluation is lost or doubled for
+            # the rows this request really created).
+            return _ingest_after_race(agent=agent, rows=rows, picked_by=picked_by, external_ids=external_ids)
+        created_ids = {row.external_id: row.pk for row in rows}
+        _enqueue_monitor_evaluations(agent, [(row.pk, picks) for row, picks in zip(rows, picked_by, strict=True)])
+    else:
+        created_ids = {}
+    ids = [known.get(x) or created_ids[x] for x in external_ids]
+    return IngestResult(
+        created=len(rows), existing=len(clean) - len(rows), ids=ids, sampled=sum(1 for p in picked_by if p)
+    )
+
+
+def _ingest_after_race(*, agent: Agent, rows: list[Task], picked_by: list[list[int]], external_ids: list[str]):
+    before = set(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", flat=True))
+    todo = [(row, picks) for row, picks in zip(rows, picked_by, strict=True) if row.external_id not in before]
+    with transaction.atomic():
+        Task.objects.bulk_create([row for row, _ in todo], ignore_conflicts=True)
+    stored = dict(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", "id"))
+    # Only evaluate rows this request inserted: ids above the ones seen before the retry.
+    mine = [(stored[row.external_id], picks) for row, picks in todo]
+    _enqueue_monitor_evaluations(agent, mine)
+    return IngestResult(
+        created=len(todo), existing=len(external_ids) - len(todo), ids=[stored[x] for x in external_ids],
+        sampled=sum(1 for _, p in todo if p),
+    )
+
+
+def _enqueue_monitor_evaluations(agent: Agent, picked: Iterable[tuple[int, list[int]]]) -> None:
+    """One background job per ingested batch: [(monitor_id, [task ids])], sent after commit."""
+    by_monitor: dict[int, list[int]] = {}
+    for task_id, picks in picked:
+        for monitor_id in picks:
+            by_monitor.setdefault(monitor_id, []).append(task_id)
+    if by_monitor:
+        payload = sorted(by_monitor.items())
+        transaction.on_commit(partial(_send_monitor_batch, agent.pk, payload))
+
+
+def _send_monitor_batch(agent_id: int, payload: list[tuple[int, list[int]]]) -> None:
+    from django_q.tasks import async_task
+
+    async_task("runs.monitor_tasks.evaluate_monitor_batch", payload, group=f"monitor-agent-{agent_id}")
+
+
+# ---------------------------------------------------------------- evaluating tasks
+
+
+_EVIDENCE_FIELDS = ("id", "agent_id", "messages", "output", "tool_calls", "trace", "metadata", "latency_ms",
+                    "completed_at")
+
+
+def _evaluate_tasks(
+    tasks: Iterable[Task], versions: Sequence[CheckVersion], *, team_id: int, **owner: object
+) -> list[CheckResult]:
+    """One CheckResult per (task, version); `owner` is monitor=... or evaluation=..."""
+    ctx = make_context(team_id=team_id, cache={})
+    results = []
+    for task in tasks:
+        evidence = evidence_from(
+            output=task.output, messages=task.messages or (), tool_calls=task.tool_calls, trace=task.trace,
+            latency_ms=task.latency_ms, metadata=task.metadata,
+        )
+        for version in versions:
+            verdict = evaluate_version(version.kind, version.config, evidence, ctx)
+            results.append(CheckResult(
+                check_version=version, task_id=task.pk, observed_at=task.completed_at, required=True,
+                **owner, **result_fields(verdict),
+            ))
+    return results
+
+
+def _save_results(results: list[CheckResult]) -> int:
+    # ignore_conflicts + the unique (monitor|evaluation, task, version) constraints make redelivered
+    # background jobs harmless: a result already recorded stays as it is and is not counted twice.
+    CheckResult.objects.bulk_create(results, ignore_conflicts=True, batch_size=500)
+    failed = {r.task_id for r in results if r.outcome == Outcome.FAIL}
+    if failed:
+        Task.objects.filter(pk__in=failed, has_failures=False).update(has_failures=True)
+    return len(results)
+
+
+def monitor_versions(monitor: Monitor) -> list[CheckVersion]:
+    """The current versions of a monitor's (non-archived) checks, in check order."""
+    checks = (Check.objects.filter(monitors=monitor, archived_at__isnull=True, current_version__isnull=False)
+              .select_related("current_version").order_by("name", "id"))
+    return [c.current_version for c in checks]
+
+
+def evaluate_monitor_tasks(*, monitor_id: int, task_ids: Sequence[int]) -> int:
+    """Evaluate tasks a monitor sampled with its checks' current versions; return results written."""
+    monitor = Monitor.objects.select_related("agent").filter(pk=monitor_id, active=True).first()
+    if monitor is None:
+        return 0
+    versions = monitor_versions(monitor)
+    if not versions:
+        return 0
+    tasks = Task.objects.filter(pk__in=list(task_ids), agent_id=monitor.agent_id).only(*_EVIDENCE_FIELDS)
+    results = _evaluate_tasks(tasks, versions, team_id=monitor.agent.team_id, monitor=monitor)
+    return _save_results(results)
+
+
+# ---------------------------------------------------------------- monitors
+
+
+def _clean_rate(value: object) -> Decimal:
+    if isinstance(value, bool):
+        raise ValidationFailed("must be a percentage between 0 and 100", field="sample_rate")
+    try:
+        rate = Decimal(str(value).strip().rstrip("%"))
+    except (InvalidOperation, ValueError):
+        raise ValidationFailed("must be a percentage between 0 and 100", field="sample_rate") from None
+    if not rate.is_finite() or not Decimal(0) <= rate <= Decimal(100):
+        raise ValidationFailed("must be a percentage between 0 and 100", field="sample_rate")
+    if rate != rate.quantize(Decimal("0.01")):
+        raise ValidationFailed("at most two decimal places (e.g. 12.5 or 0.25)", field="sample_rate")
+    return rate.quantize(Decimal("0.01"))
+
+
+def _clean_monitor_name(name: object) -> str:
+    name = (name or "").strip() if isinstance(name, str | type(None)) else ""
+    if not name:
+        raise ValidationFailed("a monitor needs a name", field="name")
+    if len(name) > 200:
+        raise ValidationFailed("at most 200 characters", field="name")
+    return name
+
+
+def _resolve_monitor_checks(agent: Agent, checks: object) -> list[Check]:
+    return [c for c, _ in resolve_checks(agent=agent, checks=list(checks or []), limit=settings.EVALCONSOLE_MAX_CHECKS)]
+
+
+def create_monitor(
+    *, agent: Agent, by, name: str, checks: Sequence = (), sample_rate: object = 10, active: bool = True
+) -> Monitor:
+    """A dashboard of `agent` running `checks` on `sample_rate` percent of its new tasks. Members and up."""
+    require_role(by, agent.team, Role.MEMBER)
+    name = _clean_monitor_name(name)
+    rate = _clean_rate(sample_rate)
+    attached = _resolve_monitor_checks(agent, checks)
+    with transaction.atomic():
+        monitor = Monitor.objects.create(
+            agent=agent, name=name, sample_rate=rate, active=bool(active), created_by=by
+        )
+        monitor.checks.set(attached)
+    return monitor
+
+
+def update_monitor(*, monitor: Monitor, by, **changes: object) -> Monitor:
+    """Change name, checks, sample_rate or active. Only tasks ingested afterwards see a new rate."""
+    require_role(by, monitor.agent.team, Role.MEMBER)
+    unknown = set(changes) - {"name", "checks", "sample_rate", "active"}
+    if unknown:
+        raise ValidationFailed({key: "unknown field" for key in sorted(unknown)})
+    fields = []
+    if "name" in changes:
+        monitor.name = _clean_monitor_name(changes["name"])
+        fields.append("name")
+    if "sample_rate" in changes:
+        monitor.sample_rate = _clean_rate(changes["sample_rate"])
+        fields.append("sample_rate")
+    if "active" in changes:
+        monitor.active = bool(changes["active"])
+        fields.append("active")
+    attached = _resolve_monitor_checks(monitor.agent, changes["checks"]) if "checks" in changes else None
+    with transaction.atomic():
+        if fields:
+            monitor.save(update_fields=fields)
+        if attached is not None:
+            monitor.checks.set(attached)
+    return monitor
+
+
+def delete_monitor(*, monitor: Monitor, by) -> None:
+    """Delete a dashboard and its results (tasks stay). Admins only, like every deletion."""
+    require_role(by, monitor.agent.team, Role.ADMIN)
+    monitor.delete()
+
+
+# ---------------------------------------------------------------- task filters (pages, API, evaluations)
+
+
+@dataclass(frozen=True)
+class TaskFilters:
+    agent: int | None = None
+    completed_after: datetime | None = None
+    completed_before: datetime | None = None
+    q: str = ""
+    has_failures: bool | None = None
+
+    def as_params(self) -> dict[str, str]:
+        """Query-string form (for links and the 'select all matching' form)."""
+        params = {}
+        if self.agent:
+            params["agent"] = str(self.agent)
+        if self.completed_after:
+            params["completed_after"] = self.completed_after.isoformat()
+        if self.completed_before:
+            params["completed_before"] = self.completed_before.isoformat()
+        if self.q:
+            params["q"] = self.q
+        if self.has_failures is not None:
+            params["has_failures"] = "true" if self.has_failures else "false"
+        return params
+
+
+def parse_task_filters(params: Mapping[str, object]) -> TaskFilters:
+    """Read filters from query parameters or a JSON object; raise ValidationFailed naming the field."""
+    errors: dict[str, str] = {}
+    agent = params.get("agent") or None
+    if agent is not None:
+        try:
+            agent = int(str(agent))
+        except ValueError:
+            errors["agent"] = "must be an agent id"
+    dates = {}
+    for name in ("completed_after", "completed_before"):
+        raw = params.get(name) or None
+        dates[name] = None
+        if raw is not None:
+            parsed = _parse_completed_at(raw)
+            if parsed is None:
+                errors[name] = "must be an ISO 8601 date or date-time"
+            dates[name] = parsed
+    q = params.get("q") or ""
+    if not isinstance(q, str) or len(q) > 200:
+        errors["q"] = "must be text of at most 200 characters"
+    raw_failures = params.get("has_failures")
+    has_failures = None
+    if raw_failures not in (None, ""):
+        text = str(raw_failures).strip().lower()
+        if text in {"1", "true", "yes", "on"}:
+            has_failures = True
+        elif text in {"0", "false", "no", "off"}:
+            has_failures = False
+        else:
+            errors["has_failures"] = "must be true or false"
+    if errors:
+        raise ValidationFailed(errors)
+    return TaskFilters(agent=agent, q=q.strip() if isinstance(q, str) else "", has_failures=has_failures, **dates)
+
+
+def filter_tasks(qs: QuerySet[Task], filters: TaskFilters) -> QuerySet[Task]:
+    if filters.agent:
+        qs = qs.filter(agent_id=filters.agent)
+    if filters.completed_after:
+        qs = qs.filter(completed_at__gte=filters.completed_after)
+    if filters.completed_before:
+        qs = qs.filter(completed_at__lt=filters.completed_before)
+    if filters.has_failures is not None:
+        qs = qs.filter(has_failures=filters.has_failures)
+    if filters.q:
+        # Substring of the metadata's JSON text (keys and values), case-insensitive.
+        qs = qs.annotate(metadata_text=Cast("metadata", TextField())).filter(metadata_text__icontains=filters.q)
+    return qs
+
+
+# ---------------------------------------------------------------- one-off evaluations
+
+
+def _max_evaluation_tasks() -> int:
+    return getattr(settings, "EVALCONSOLE_MAX_EVALUATION_TASKS", 5000)
+
+
+def launch_evaluation(
+    *, agent: Agent, by, check_ids: Sequence, task_ids: Sequence | None = None,
+    filters: TaskFilters | Mapping | None = None, name: str = "",
+) -> Evaluation:
+    """Evaluate the current versions of `check_ids` (frozen now) on completed tasks of `agent`.
+
+    Tasks are `task_ids`, or every task matching `filters` ("select all matching"). Raises
+    ValidationFailed naming `tasks`, `tasks.<i>`, `checks`, `checks.<i>.check` or `name`.
+    """
+    require_role(by, agent.team, Role.MEMBER)
+    name = (name or "").strip()
+    if len(name) > 200:
+        raise ValidationFailed("at most 200 characters", field="name")
+    if not check_ids:
+        raise ValidationFailed("choose at least one check", field="checks")
+    attached = [c for c, _ in resolve_checks(agent=agent, checks=list(check_ids), limit=settings.EVALCONSOLE_MAX_CHECKS)]
+    limit = _max_evaluation_tasks()
+    if task_ids is not None:
+        ids: list[int] = []
+        for index, raw in enumerate(task_ids):
+            try:
+                ids.append(int(raw))
+            except (TypeError, ValueError):
+                raise ValidationFailed("must be a task id", field=f"tasks.{index}") from None
+        ids = list(dict.fromkeys(ids))
+        if len(ids) > limit:
+            raise ValidationFailed(f"{len(ids)} tasks is over the limit of {limit} per evaluation", field="tasks")
+        found = set(Task.objects.filter(agent=agent, pk__in=ids).values_list("pk", flat=True))
+        for index, task_id in enumerate(ids):
+            if task_id not in found:
+                raise ValidationFailed(f"task {task_id} is not a task of {agent}", field=f"tasks.{index}")
+    elif filters is not None:
+        if not isinstance(filters, TaskFilters):
+            filters = parse_task_filters(filters)
+        ids = list(filter_tasks(Task.objects.filter(agent=agent), filters).values_list("pk", flat=True)[: limit + 1])
+        if len(ids) > limit:
+            raise ValidationFailed(
+                f"more than {limit} tasks match; narrow the filters (limit per evaluation)", field="tasks"
+            )
+    else:
+        ids = []
+    if not ids:
+        raise ValidationFailed("choose at least one task", field="tasks")
+    versions = [c.current_version for c in attached]
+    with transaction.atomic():
+        evaluation = Evaluation.objects.create(agent=agent, name=name, created_by=by)
+        evaluation.check_versions.set(versions)
+        through = Evaluation.tasks.through
+        through.objects.bulk_create([through(evaluation_id=evaluation.pk, task_id=t) for t in ids], batch_size=1000)
+        transaction.on_commit(partial(_send_evaluation, evaluation.pk))
+    return evaluation
+
+
+def _send_evaluation(evaluation_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("runs.monitor_tasks.run_evaluation", evaluation_id, group=f"evaluation-{evaluation_id}")
+
+
+EVALUATION_CHUNK = 200
+
+
+def run_evaluation(*, evaluation_id: int) -> int:
+    """Evaluate every (task, frozen version) of an evaluation; safe to run again after a crash."""
+    claimed = (Evaluation.objects.filter(pk=evaluation_id)
+               .exclude(status=Evaluation.Status.COMPLETED).update(status=Evaluation.Status.RUNNING))
+    if not claimed:
+        return 0
+    evaluation = Evaluation.objects.select_related("agent").get(pk=evaluation_id)
+    versions = list(evaluation.check_versions.order_by("parent__name", "parent_id"))
+    # Tasks already fully evaluated (a redelivered job) are skipped: no judge call is made twice.
+    done = set(
+        CheckResult.objects.filter(evaluation=evaluation).values("task_id").annotate(n=Count("id"))
+        .filter(n__gte=len(versions)).values_list("task_id", flat=True)
+    )
+    task_ids = [t for t in evaluation.tasks.order_by("pk").values_list("pk", flat=True) if t not in done]
+    written = 0
+    for start in range(0, len(task_ids), EVALUATION_CHUNK):
+        chunk = task_ids[start:start + EVALUATION_CHUNK]
+        tasks = Task.objects.filter(pk__in=chunk).only(*_EVIDENCE_FIELDS)
+        written += _save_results(
+            _evaluate_tasks(tasks, versions, team_id=evaluation.agent.team_id, evaluation=evaluation)
+        )
+    Evaluation.objects.filter(pk=evaluation_id).update(status=Evaluation.Status.COMPLETED, finished_at=timezone.now())
+    return written
+
+
+@dataclass
+class GridRow:
+    task: Task
+    cells: list[CheckResult | None]
+
+
+@dataclass
+class EvaluationGrid:
+    versions: list[CheckVersion]
+    rows: list[GridRow]
+    counts: dict[int, dict[str, int]] = field(default_factory=dict)  # version id -> outcome -> n
+    done: int = 0  # results recorded so far
+    total: int = 0  # tasks x versions
+
+
+def evaluation_grid(evaluation: Evaluation, task_ids: Sequence[int] | None = None) -> EvaluationGrid:
+    """The task x check grid for `task_ids` (a page of the evaluation's tasks), plus totals per check.
+
+    Four queries whatever the size: versions, tasks of the page, their results, counts per version.
+    """
+    versions = list(evaluation.check_versions.select_related("parent").order_by("parent__name", "parent_id"))
+    tasks_qs = evaluation.tasks.only("id", "external_id", "completed_at", "agent_id").order_by("-completed_at", "-id")
+    if task_ids is not None:
+        tasks_qs = tasks_qs.filter(pk__in=list(task_ids))
+    tasks = list(tasks_qs)
+    results = CheckResult.objects.filter(evaluation=evaluation, task_id__in=[t.pk for t in tasks]).only(
+        "id", "task_id", "check_version_id", "outcome", "expected", "actual", "explanation"
+    )
+    by_cell = {(r.task_id, r.check_version_id): r for r in results}
+    rows = [GridRow(task=t, cells=[by_cell.get((t.pk, v.pk)) for v in versions]) for t in tasks]
+    counts: dict[int, dict[str, int]] = {v.pk: {o.value: 0 for o in Outcome} for v in versions}
+    for row in (CheckResult.objects.filter(evaluation=evaluation).values("check_version_id", "outcome")
+                .annotate(n=Count("id")).order_by()):
+        counts.setdefault(row["check_version_id"], {o.value: 0 for o in Outcome})[row["outcome"]] = row["n"]
+    done = sum(sum(c.values()) for c in counts.values())
+    return EvaluationGrid(versions=versions, rows=rows, counts=counts, done=done)
+
+
+# ---------------------------------------------------------------- monitor dashboards
+
+
+@dataclass
+class Series:
+    version_id: int
+    check_id: int
+    name: str
+    number: int
+    current: bool
+    points: dict[datetime, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} v{self.number}"
+
+    @property
+    def totals(self) -> dict[str, int]:
+        out = {o.value: 0 for o in Outcome}
+        for counts in self.points.values():
+            for key in out:
+                out[key] += counts[key]
+        return out
+
+
+@dataclass
+class Dashboard:
+    bucket: str
+    since: datetime
+    until: datetime
+    buckets: list[datetime]
+    series: list[Series]
+    volume: dict[datetime, dict[str, int]]  # bucket -> {"tasks": ingested, "evaluated": sampled+evaluated}
+
+    @property
+    def total_tasks(self) -> int:
+        return sum(v["tasks"] for v in self.volume.values())
+
+    @property
+    def total_evaluated(self) -> int:
+        return sum(v["evaluated"] for v in self.volume.values())
+
+    def chart_data(self) -> dict[str, Any]:
+        """uPlot's columnar data: x in epoch seconds, one pass-rate % series per check version."""
+        xs = [int(b.timestamp()) for b in self.buckets]
+        series = []
+        for s in self.series:
+            values = []
+            for b in self.buckets:
+                c = s.points.get(b)
+                determinate = (c["pass"] + c["fail"]) if c else 0
+                values.append(round(c["pass"] * 100 / determinate, 1) if determinate else None)
+            series.append({"label": s.label, "values": values, "current": s.current})
+        return {"x": xs, "series": series, "bucket": self.bucket}
+
+
+def _bucket_key(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    # SQLite returns naive datetimes for Trunc* in some configurations; normalise to aware UTC.
+    return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value.astimezone(UTC)
+
+
+def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
+                      now: datetime | None = None) -> Dashboard:
+    """Counts per bucket and check version from DB aggregates (TruncHour/TruncDay + Count(filter)).
+
+    Five queries whatever the number of tasks: results per (bucket, version), the monitor's current
+    versions, the versions seen, tasks ingested per bucket and tasks evaluated per bucket. Only bucket rows reach Python, never result or task rows.
+    """
+    trunc = BUCKETS.get(bucket)
+    if trunc is None:
+        raise ValidationFailed("must be hour or day", field="bucket")
+    until = now or timezone.now()
+    since = until - timedelta(days=days)
+    rows = list(
+        CheckResult.objects.filter(monitor=monitor, observed_at__gte=since, observed_at__lte=until)
+        .annotate(bucket=trunc("observed_at"))
+        .values("bucket", "check_version_id")
+        .annotate(
+            n_pass=Count("id", filter=Q(outcome=Outcome.PASS)),
+            n_fail=Count("id", filter=Q(outcome=Outcome.FAIL)),
+            n_indeterminate=Count("id", filter=Q(outcome=Outcome.INDETERMINATE)),
+            n_error=Count("id", filter=Q(outcome=Outcome.ERROR)),
+        )
+        .order_by("bucket", "check_version_id")
+    )
+    version_ids = {r["check_version_id"] for r in rows}
+    current_ids = set(Check.objects.filter(monitors=monitor).values_list("current_version_id", flat=True))
+    # The monitor's current versions appear even before they have results.
+    versions = CheckVersion.objects.filter(Q(pk__in=version_ids) | Q(pk__in=current_ids)).only(
+        "id", "parent_id", "name", "number"
+    ).order_by("parent_id", "number") if (version_ids or current_ids) else []
+    series = {
+        v.pk: Series(version_id=v.pk, check_id=v.parent_id, name=v.name, number=v.number, current=v.pk in current_ids)
+        for v in versions
+    }
+    buckets: set[datetime] = set()
+    for r in rows:
+        key = _bucket_key(r["bucket"])
+        buckets.add(key)
+        series[r["check_version_id"]].points[key] = {
+            "pass": r["n_pass"], "fail": r["n_fail"], "indeterminate": r["n_indeterminate"], "error": r["n_error"],
+        }
+    volume: dict[datetime, dict[str, int]] = {}
+    for r in (
+        Task.objects.filter(agent_id=monitor.agent_id, completed_at__gte=since, completed_at__lte=until)
+        .annotate(bucket=trunc("completed_at")).values("bucket").annotate(n=Count("id")).order_by("bucket")
+    ):
+        key = _bucket_key(r["bucket"])
+        buckets.add(key)
+        volume[key] = {"tasks": r["n"], "evaluated": 0}
+    for r in (
+        CheckResult.objects.filter(monitor=monitor, observed_at__gte=since, observed_at__lte=until)
+        .annotate(bucket=trunc("observed_at")).values("bucket")
+        .annotate(n=Count("task_id", distinct=True)).order_by("bucket")
+    ):
+        key = _bucket_key(r["bucket"])
+        volume.setdefault(key, {"tasks": 0, "evaluated": 0})["evaluated"] = r["n"]
+    ordered = sorted(buckets)
+    for key in ordered:
+        volume.setdefault(key, {"tasks": 0, "evaluated": 0})
+    return Dashboard(
+        bucket=bucket, since=since, until=until, buckets=ordered,
+        series=sorted(series.values(), key=lambda s: (s.name.lower(), s.check_id, s.number)), volume=volume,
+    )
+
+
+def latest_failures(monitor: Monitor, limit: int = 20) -> QuerySet[CheckResult]:
+    return (
+        CheckResult.objects.filter(monitor=monitor, outcome=Outcome.FAIL)
+        .select_related("task", "check_version")
+        .only("id", "outcome", "expected", "actual", "explanation", "observed_at", "task__id", "task__external_id",
+              "task__agent_id", "check_version__id", "check_version__name", "check_version__number")
+        .order_by("-observed_at", "-id")[:limit]
+    )
+
+
+# ---------------------------------------------------------------- retention
+
+
+def delete_old_tasks(*, days: int | None = None, batch_size: int = 1000, now: datetime | None = None,
+                     on_batch=None) -> int:
+    """Delete tasks completed more than `days` ago (default EVALCONSOLE_TASK_RETENTION_DAYS).
+
+    Works in batches of `batch_size` ids, each in its own short transaction, so the database is never
+    locked for long and a crash leaves a consistent state. Their results go with them (CASCADE).
+    """
+    days = settings.EVALCONSOLE_TASK_RETENTION_DAYS if days is None else days
+    if days < 1:
+        raise ValidationFailed("must be at least 1 day", field="days")
+    if batch_size < 1:
+        raise ValidationFailed("must be at least 1", field="batch_size")
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted = 0
+    while True:
+        ids = list(Task.objects.filter(completed_at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[:batch_size])
+        if not ids:
+            return deleted
+        with transaction.atomic():
+            CheckResult.objects.filter(task_id__in=ids).delete()
+            Evaluation.tasks.through.objects.filter(task_id__in=ids).delete()
+            count, _ = Task.objects.filter(pk__in=ids).delete()
+        deleted += len(ids)
+        if on_batch is not None:
+            on_batch(deleted)
