@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evalconsole import services
-from evalconsole.models import ApiToken
+from evalconsole.models import ApiToken, JudgeUsage
 
 
 @admin.register(ApiToken)
@@ -22,3 +22,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         for token in queryset:
             services.revoke_token(token=token, by=None)
+
+
+@admin.register(JudgeUsage)
+class JudgeUsageAdmin(admin.ModelAdmin):
+    list_display = ["team", "month", "tokens_in", "tokens_out", "calls", "updated_at"]
+    list_filter = ["month"]
+    search_fields = ["team__name", "team__slug"]
+    list_select_related = ["team"]
+    readonly_fields = ["team", "month", "tokens_in", "tokens_out", "calls", "updated_at"]
+
+    def has_add_permission(self, request):
+        return False  # rows are written by the judge client as it spends

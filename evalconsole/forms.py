@@ -11,3 +11,10 @@ class TokenForm(forms.Form):
     expires_in_days = forms.IntegerField(
         required=False, min_value=1, max_value=3650, label="Expires after (days)", help_text="Empty: never."
     )
+
+
+class JudgeBudgetForm(forms.Form):
+    judge_monthly_token_budget = forms.IntegerField(
+        required=False, min_value=0, label="AI judge budget (tokens per month)",
+        help_text="Input plus output tokens per calendar month (UTC). Empty: the site default. 0: no judge calls.",
+    )

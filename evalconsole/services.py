@@ -85,3 +85,28 @@ def get_or_create_user(*, username: str, email: str = "", password: str | None =
             user.set_unusable_password()
         user.save()
     return user, created
+
+
+MAX_JUDGE_BUDGET_TOKENS = 10**12
+
+
+def set_judge_budget(*, team: Team, by, tokens: int | None) -> Team:
+    """Set the team's AI judge budget in tokens per calendar month; None means the site default.
+
+    Team admins only (`by=None` is the system). Raises PermissionDenied or ValidationFailed naming
+    `judge_monthly_token_budget`.
+    """
+    from evalconsole.access import require_role
+
+    require_role(by, team, Role.ADMIN)
+    field = "judge_monthly_token_budget"
+    if tokens is not None:
+        if isinstance(tokens, bool) or not isinstance(tokens, int):
+            raise ValidationFailed("must be a whole number of tokens, or empty for the site default", field=field)
+        if tokens < 0:
+            raise ValidationFailed("must be 0 or more tokens (0 turns the judge off for this team)", field=field)
+        if tokens > MAX_JUDGE_BUDGET_TOKENS:
+            raise ValidationFailed(f"must be at most {MAX_JUDGE_BUDGET_TOKENS:,} tokens", field=field)
+    Team.objects.filter(pk=team.pk).update(judge_monthly_token_budget=tokens)
+    team.judge_monthly_token_budget = tokens
+    return team

@@ -2,13 +2,15 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from evalconsole import views
+from evalconsole import team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("teams/switch/", views.switch_team, name="team-switch"),
+    path("team/", team_views.team_detail, name="team-detail"),
+    path("team/<int:pk>/", team_views.team_detail, name="team-detail"),
     path("tokens/", views.token_list, name="token-list"),
     path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
     path("admin/", admin.site.urls),
