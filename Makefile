@@ -30,15 +30,10 @@ migrate: install
 demo: migrate
 	$(PY) manage.py load_demo --agent-url http://127.0.0.1:$(DEMO_AGENT_PORT)/
 
-# Web server, worker and the demo agent in one foreground process group; Ctrl-C stops all three.
+# Web server, worker and the demo agent in the foreground; Ctrl-C (or SIGTERM to make) stops all three.
 up: demo
 	@$(PY) manage.py collectstatic --no-input -v 0 >/dev/null 2>&1 || true
-	@set -m; trap 'kill 0 2>/dev/null; wait' INT TERM EXIT; \
-	  $(PY) -m agents.demo_agent --port $(DEMO_AGENT_PORT) & \
-	  $(PY) manage.py qcluster & \
-	  $(PY) manage.py runserver --noreload 127.0.0.1:$(PORT) & \
-	  sleep 1; echo; echo "  evalconsole is running: http://127.0.0.1:$(PORT)/  (log in as admin; Ctrl-C stops it)"; echo; \
-	  wait
+	@PY=$(PY) PORT=$(PORT) DEMO_AGENT_PORT=$(DEMO_AGENT_PORT) bash scripts/up.sh
 
 test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)
