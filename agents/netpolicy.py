@@ -333,6 +333,186 @@ class PolicyBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+class AsyncConnectionPool:
+    """An HTTP/1.1 connection pool with O(1) bookkeeping per request.
+
+    httpcore 1.0's pool rescans every queued request against every connection on each request
+    start and end (O(queued x connections)); at a few hundred concurrent calls that costs seconds
+    and ends in PoolTimeout. This pool hands each request its own connection:
+
+    - at most ``max_connections`` requests hold a connection at once (a FIFO semaphore; waiting
+      counts against the request's "pool" timeout);
+    - a finished connection that is still usable is kept for its origin (LIFO), at most
+      ``max_keepalive_connections`` in total, oldest closed first; stale ones are skipped on reuse;
+    - every new connection goes through ``network_backend`` (the URL policy).
+    """
+
+    def __init__(
+        self,
+        *,
+        ssl_context: ssl.SSLContext | None,
+        max_connections: int,
+        max_keepalive_connections: int,
+        keepalive_expiry: float | None,
+        network_backend: httpcore.AsyncNetworkBackend,
+    ) -> None:
+        self._ssl_context = ssl_context
+        self._max_connections = max_connections
+        self._max_keepalive = max_keepalive_connections
+        self._keepalive_expiry = keepalive_expiry
+        self._network_backend = network_backend
+        self._slots: anyio.Semaphore | None = None
+        self._idle: dict[tuple, list[httpcore.AsyncHTTPConnection]] = {}
+        self._idle_lru: dict[httpcore.AsyncHTTPConnection, tuple] = {}  # insertion-ordered
+        self._in_use: dict[httpcore.AsyncHTTPConnection, tuple] = {}
+        self._closed = False
+
+    @property
+    def connections(self) -> list[httpcore.AsyncHTTPConnection]:
+        return list(self._in_use) + list(self._idle_lru)
+
+    def _take_idle(self, key: tuple) -> tuple[httpcore.AsyncHTTPConnection | None, list]:
+        stale: list[httpcore.AsyncHTTPConnection] = []
+        stack = self._idle.get(key)
+        while stack:
+            conn = stack.pop()
+            self._idle_lru.pop(conn, None)
+            if conn.is_idle() and not conn.has_expired() and not conn.is_closed():
+                return conn, stale
+            stale.append(conn)
+        return None, stale
+
+    def _drop_idle(self, conn: httpcore.AsyncHTTPConnection) -> None:
+        key = self._idle_lru.pop(conn)
+        stack = self._idle.get(key)
+        if stack is not None:
+            stack.remove(conn)
+            if not stack:
+                del self._idle[key]
+
+    async def _close_all(self, conns: Iterable[httpcore.AsyncHTTPConnection]) -> None:
+        for conn in conns:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await conn.aclose()
+                except Exception:  # noqa: BLE001 - closing a broken socket may fail; it is gone either way
+                    pass
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        if self._closed:
+            raise RuntimeError("the connection pool is closed")
+        scheme = request.url.scheme
+        if scheme not in (b"http", b"https"):
+            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme.decode()}://'.")
+        if self._slots is None:
+            self._slots = anyio.Semaphore(self._max_connections, fast_acquire=True)
+        timeout = request.extensions.get("timeout", {}).get("pool")
+        try:
+            with anyio.fail_after(timeout):
+                await self._slots.acquire()
+        except TimeoutError as exc:
+            raise httpcore.PoolTimeout("timed out waiting for a free connection") from exc
+        origin = request.url.origin
+        key = (origin.scheme, origin.host, origin.port)  # httpcore.Origin is not hashable
+        conn: httpcore.AsyncHTTPConnection | None = None
+        try:
+            for _ in range(3):  # a reused connection may turn out dead: then take another one
+                conn, stale = self._take_idle(key)
+                reused = conn is not None
+                if conn is None:
+                    # room for a new socket: close the longest-idle connection of any origin if needed
+                    while self._idle_lru and len(self._in_use) + len(self._idle_lru) >= self._max_connections:
+                        oldest = next(iter(self._idle_lru))
+                        self._drop_idle(oldest)
+                        stale.append(oldest)
+                    conn = httpcore.AsyncHTTPConnection(
+                        origin=origin,
+                        ssl_context=self._ssl_context,
+                        keepalive_expiry=self._keepalive_expiry,
+                        network_backend=self._network_backend,
+                    )
+                self._in_use[conn] = key
+                if stale:
+                    await self._close_all(stale)
+                try:
+                    response = await conn.handle_async_request(request)
+                except httpcore.ConnectionNotAvailable:
+                    self._in_use.pop(conn, None)
+                    await self._close_all([conn])
+                    conn = None
+                    if reused:
+                        continue
+                    raise
+                return httpcore.Response(
+                    status=response.status,
+                    headers=response.headers,
+                    content=_PooledStream(response.stream, self, conn),
+                    extensions=response.extensions,
+                )
+            raise httpcore.ConnectError("no usable connection")
+        except BaseException:
+            if conn is not None:
+                self._in_use.pop(conn, None)
+                self._slots.release()
+                await self._close_all([conn])
+            else:
+                self._slots.release()
+            raise
+
+    async def _release(self, conn: httpcore.AsyncHTTPConnection) -> None:
+        key = self._in_use.pop(conn, None)
+        assert self._slots is not None
+        self._slots.release()
+        if key is None or self._closed or not conn.is_idle() or conn.has_expired() or conn.is_closed():
+            await self._close_all([conn])
+            return
+        self._idle.setdefault(key, []).append(conn)
+        self._idle_lru[conn] = key
+        if len(self._idle_lru) > self._max_keepalive:
+            oldest = next(iter(self._idle_lru))
+            self._drop_idle(oldest)
+            await self._close_all([oldest])
+
+    async def aclose(self) -> None:
+        self._closed = True
+        conns = list(self._idle_lru) + list(self._in_use)
+        self._idle.clear()
+        self._idle_lru.clear()
+        self._in_use.clear()
+        await self._close_all(conns)
+
+    async def __aenter__(self) -> AsyncConnectionPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _PooledStream:
+    """The response body; closing it hands the connection back to the pool (exactly once)."""
+
+    def __init__(self, stream: typing.Any, pool: AsyncConnectionPool, conn: httpcore.AsyncHTTPConnection) -> None:
+        self._stream = stream
+        self._pool = pool
+        self._conn = conn
+        self._done = False
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        async for part in self._stream:
+            yield part
+
+    async def aclose(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            if hasattr(self._stream, "aclose"):
+                with anyio.CancelScope(shield=True):
+                    await self._stream.aclose()
+        finally:
+            await self._pool._release(self._conn)
+
+
 # Which clients enforce the policy, and with which allow_private. Weak so closed clients go away.
 _POLICY_CLIENTS: weakref.WeakKeyDictionary[httpx.AsyncClient | httpx.Client, bool] = weakref.WeakKeyDictionary()
 
@@ -342,16 +522,22 @@ def client_allows_private(client: httpx.AsyncClient | httpx.Client) -> bool | No
     return _POLICY_CLIENTS.get(client)
 
 
-def _install_backend(transport: httpx.AsyncHTTPTransport | httpx.HTTPTransport, backend: object) -> None:
+def _install_backend(transport: httpx.HTTPTransport, backend: httpcore.NetworkBackend) -> None:
     # httpx 0.28 has no network_backend argument; its transport owns an httpcore pool that passes
     # pool._network_backend to every connection it opens. Tests prove the swap takes effect
     # (tests/protocols/test_netpolicy.py), so an httpx upgrade that changes this fails loudly.
     pool = getattr(transport, "_pool", None)
-    if not isinstance(pool, httpcore.AsyncConnectionPool | httpcore.ConnectionPool) or not hasattr(
-        pool, "_network_backend"
-    ):
+    if not isinstance(pool, httpcore.ConnectionPool) or not hasattr(pool, "_network_backend"):
         raise RuntimeError("cannot install the URL policy on this httpx/httpcore version")
     pool._network_backend = backend
+
+
+def _install_async_pool(transport: httpx.AsyncHTTPTransport, pool: AsyncConnectionPool) -> None:
+    # httpx's transport maps httpcore exceptions and wraps streams around ``self._pool``; we keep all
+    # of that and only replace the pool. Guarded so an httpx upgrade that changes it fails loudly.
+    if not isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        raise RuntimeError("cannot install the connection pool on this httpx/httpcore version")
+    transport._pool = pool  # type: ignore[assignment]
 
 
 def _limits(max_connections: int) -> httpx.Limits:
@@ -374,7 +560,15 @@ def make_policy_async_client(
     redirects followed, no .netrc.
     """
     transport = httpx.AsyncHTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
-    _install_backend(transport, AsyncPolicyBackend(allow_private=allow_private, resolver=resolver))
+    ssl_context = transport._pool._ssl_context  # httpx built it from ``verify`` (certifi, SSL_CERT_FILE)
+    pool = AsyncConnectionPool(
+        ssl_context=ssl_context,
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=30.0,
+        network_backend=AsyncPolicyBackend(allow_private=allow_private, resolver=resolver),
+    )
+    _install_async_pool(transport, pool)
     client = httpx.AsyncClient(
         transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
     )

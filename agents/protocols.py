@@ -479,7 +479,7 @@ def _exception_failure(exc: BaseException, limit: float, target: AgentTarget) ->
     if "." not in seconds:
         seconds += ".0"
     if isinstance(exc, TimeoutError | httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
-        if limit < target.timeout_s - 1e-6:
+        if limit < target.timeout_s - 0.005:
             return _Failure(f"timed out after {seconds} s (the call's {target.budget_s:g} s budget ran out)",
                             "timeout", True)
         return _Failure(f"timed out after {seconds} s", "timeout", True)

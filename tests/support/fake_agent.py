@@ -432,11 +432,12 @@ class FakeAgent:
     """Runs FakeAgentServer on 127.0.0.1 in a background thread (port 0 = any free port)."""
 
     def __init__(self, *, latency_ms: float = 0.0, jitter_ms: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0, keep_requests: int = 200, **defaults: Any) -> None:
+                 port: int = 0, keep_requests: int = 200, ssl_context: Any = None, **defaults: Any) -> None:
         self.server = FakeAgentServer(latency_ms=latency_ms, jitter_ms=jitter_ms, defaults=defaults,
                                       keep_requests=keep_requests)
         self.host = host
         self.port = port
+        self.ssl_context = ssl_context  # an ssl.SSLContext makes it an HTTPS server
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
@@ -446,7 +447,7 @@ class FakeAgent:
     @property
     def base_url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.ssl_context else 'http'}://{host}:{self.port}"
 
     @property
     def url(self) -> str:
@@ -478,7 +479,7 @@ class FakeAgent:
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
         server = await asyncio.start_server(self.server.handle, self.host, self.port, backlog=4096,
-                                            limit=1 << 20, reuse_address=True)
+                                            limit=1 << 20, reuse_address=True, ssl=self.ssl_context)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         async with server:
