@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 from .base import Evidence, Outcome, Verdict
 
 PREVIEW_CHARS = 200
 
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
+_dumps = encode_basestring  # the C encoder: a JSON string literal, non-ASCII kept
 
 
 def quote(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -52,13 +53,11 @@ def json_type(value: object) -> str:
 
 
 def passed(expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None) -> Verdict:
-    return Verdict(Outcome.PASS, expected, actual, f"Expected {expected}, and {actual}.", evidence,
-                   details if details is not None else {})
+    return Verdict(Outcome.PASS, expected, actual, f"Expected {expected}, and {actual}.", evidence, details)
 
 
 def failed(expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None) -> Verdict:
-    return Verdict(Outcome.FAIL, expected, actual, f"Expected {expected}, but {actual}.", evidence,
-                   details if details is not None else {})
+    return Verdict(Outcome.FAIL, expected, actual, f"Expected {expected}, but {actual}.", evidence, details)
 
 
 def judged(ok: bool, expected: str, actual: str, evidence: tuple[int, ...] = (),

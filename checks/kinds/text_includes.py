@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,10 +16,15 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
         errors["text"] = "must not be empty"
 
 
+@functools.lru_cache(maxsize=1024)
+def _expected(text: str, case_sensitive: bool) -> str:
+    return f"the output to include {quote(text)}" + ("" if case_sensitive else " (ignoring case)")
+
+
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
     text: str = config["text"]
     case_sensitive: bool = config.get("case_sensitive", True)
-    expected = f"the output to include {quote(text)}" + ("" if case_sensitive else " (ignoring case)")
+    expected = _expected(text, case_sensitive)
     output, problem = output_text(evidence)
     if problem:
         return indeterminate(expected, problem)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,10 +20,15 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
         errors["pattern"] = problem
 
 
+@functools.lru_cache(maxsize=1024)
+def _expected(pattern: str, case_sensitive: bool) -> str:
+    return f"the output to match the pattern {regex.show(pattern)}" + ("" if case_sensitive else " (ignoring case)")
+
+
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
     pattern: str = config["pattern"]
     case_sensitive: bool = config.get("case_sensitive", True)
-    expected = f"the output to match the pattern {regex.show(pattern)}" + ("" if case_sensitive else " (ignoring case)")
+    expected = _expected(pattern, case_sensitive)
     output, problem = output_text(evidence)
     if problem:
         return indeterminate(expected, problem)
