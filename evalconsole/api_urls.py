@@ -1,13 +1,27 @@
-"""/api/v1/ router, /api/schema/ and interactive docs."""
+"""/api/v1/ router, /api/schema/ and interactive docs (/api/docs/ Swagger UI, /api/redoc/)."""
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from agents.api import AgentViewSet
+from checks.api import CheckViewSet, TestSetViewSet, TestViewSet
+from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
+from evalconsole.token_api import TokenViewSet
+from runs.api import RunViewSet
+
 router = DefaultRouter()
+# REST API v1 (DESIGN.md): agents, checks, test sets, tests, runs, tokens.
+router.register("agents", AgentViewSet, basename="agent")
+router.register("checks", CheckViewSet, basename="check")
+router.register("test-sets", TestSetViewSet, basename="testset")
+router.register("tests", TestViewSet, basename="test")
+router.register("runs", RunViewSet, basename="run")
+router.register("tokens", TokenViewSet, basename="token")
 
 urlpatterns = [
     path("v1/", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
 ]

@@ -127,6 +127,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc served locally (no CDN)
     "django_q",
     "evalconsole",
     "agents",
@@ -226,6 +227,20 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # API docs work offline; the schema and docs are public (they describe no data).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "POSTPROCESSING_HOOKS": ["evalconsole.schema.postprocess_enums", "evalconsole.schema.add_error_responses"],
+    "ENUM_NAME_OVERRIDES": {
+        "AgentKindEnum": "agents.models.AgentKind",
+        "NodeKindEnum": "agents.models.NodeKind",
+        "CheckKindEnum": "checks.kinds.kind_choices",
+        "OutcomeEnum": "runs.models.Outcome",
+        "RunStatusEnum": "runs.models.Run.Status",
+        "SampleStatusEnum": "runs.models.Sample.Status",
+    },
 }
 
 # --- Background work (django-q2; ORM broker by default, Redis optional) ---

@@ -1,0 +1,133 @@
+"""REST API v1: agents (CRUD, ping). Thin: visible_to() reads, agents.services writes."""
+
+from __future__ import annotations
+
+import django_filters
+from django.conf import settings
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from agents import services
+from agents.models import Agent, AgentKind, Protocol, Role, Team
+from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
+from evalconsole.api_common import TeamScopedViewMixin
+from evalconsole.errors import ValidationFailed
+
+
+class AgentFilter(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=AgentKind.choices)
+    protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
+    archived = django_filters.BooleanFilter(
+        method="filter_archived", help_text="true: only archived agents; false (the default): only active ones."
+    )
+
+    class Meta:
+        model = Agent
+        fields = ["kind", "protocol", "archived"]
+
+    def filter_queryset(self, queryset):
+        if self.form.cleaned_data.get("archived") is None:
+            queryset = queryset.filter(archived_at__isnull=True)
+        return super().filter_queryset(queryset)
+
+    def filter_archived(self, queryset, name, value):
+        return queryset.filter(archived_at__isnull=not value)
+
+
+def _default_team(user) -> Team:
+    teams = list(Team.objects.visible_to(user)[:2])
+    if len(teams) != 1:
+        raise ValidationFailed(
+            "required: you belong to several teams" if teams else "you are not a member of any team", field="team"
+        )
+    return teams[0]
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List agents", description="Active agents of your teams (`?archived=true`: archived)."),
+    retrieve=extend_schema(summary="Show an agent"),
+    destroy=extend_schema(summary="Archive an agent", description="Admins only. Runs and results stay."),
+)
+class AgentViewSet(
+    TeamScopedViewMixin,
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    serializer_class = AgentSerializer
+    filterset_class = AgentFilter
+    write_roles = {"create": Role.ADMIN, "update": Role.ADMIN, "partial_update": Role.ADMIN,
+                   "destroy": Role.ADMIN, "ping": Role.MEMBER}
+
+    def get_queryset(self) -> QuerySet[Agent]:
+        return (
+            Agent.objects.visible_to(self.request.user)
+            .prefetch_related("nodes")
+            .order_by("name", "id")
+        )
+
+    @staticmethod
+    def team_id_of(agent: Agent) -> int:
+        return agent.team_id
+
+    @extend_schema(summary="Register an agent", request=AgentWriteSerializer, responses={201: AgentSerializer})
+    def create(self, request, *args, **kwargs):
+        form = AgentWriteSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        team = data.pop("team", None) or _default_team(request.user)
+        agent = services.create_agent(team=team, by=request.user, **data)
+        return self._show(agent, status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Change an agent", request=AgentWriteSerializer, responses={200: AgentSerializer})
+    def update(self, request, *args, **kwargs):
+        agent = self.get_object()
+        form = AgentWriteSerializer(
+            agent, data=request.data, partial=kwargs.get("partial", False), context=self.get_serializer_context()
+        )
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        headers = data.pop("headers", None)
+        nodes = data.pop("nodes", None)
+        services.update_agent(agent=agent, by=request.user, headers=headers, nodes=nodes, **data)
+        return self._show(agent)
+
+    @extend_schema(summary="Change some fields of an agent", request=AgentWriteSerializer,
+                   responses={200: AgentSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        return self.update(request, *args, partial=True, **kwargs)
+
+    def perform_destroy(self, instance: Agent) -> None:
+        services.archive_agent(agent=instance, by=self.request.user)
+
+    @extend_schema(
+        summary="Test the connection",
+        description="Calls the agent once with a `ping` scenario (no retries). Agent faults are reported in "
+        "the body (`ok: false`), never as an HTTP error of this endpoint.",
+        request=None,
+        responses={200: OpenApiResponse(PingResultSerializer)},
+    )
+    @action(detail=True, methods=["post"])
+    def ping(self, request, pk=None):
+        agent = self.get_object()
+        result = ping_agent(agent)
+        return Response(PingResultSerializer(result).data)
+
+
+def ping_agent(agent: Agent):
+    """One ping through agents.protocols (the URL policy applies at connect time)."""
+    from agents import protocols
+
+    target = protocols.AgentTarget(
+        protocol=agent.protocol,
+        endpoint_url=agent.endpoint_url,
+        headers=agent.get_headers(),
+        timeout_s=min(float(agent.timeout_s), 30.0),
+        retries=0,
+        max_response_bytes=settings.EVALCONSOLE_MAX_RESPONSE_BYTES,
+        model=agent.model_name,
+        allow_private=settings.EVALCONSOLE_ALLOW_PRIVATE_URLS,
+    )
+    with protocols.make_sync_client(allow_private=settings.EVALCONSOLE_ALLOW_PRIVATE_URLS) as client:
+        return protocols.ping_sync(target, client=client)

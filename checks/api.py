@@ -1,0 +1,301 @@
+"""REST API v1: checks (+ versions), test sets (+ launching every test) and tests. Thin over checks.services."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from agents.models import Agent, Role
+from checks import services
+from checks.models import Check, CheckVersion, Test, TestSet
+from checks.serializers import (
+    CheckCreateSerializer,
+    CheckEditSerializer,
+    CheckSerializer,
+    CheckVersionSerializer,
+    TestCreateSerializer,
+    TestEditSerializer,
+    TestSerializer,
+    TestSetCreateSerializer,
+    TestSetEditSerializer,
+    TestSetSerializer,
+)
+from evalconsole.api_common import TeamScopedViewMixin
+from runs.serializers import LaunchedRunsSerializer, LaunchTestSetSerializer
+
+
+class VisibleModelChoiceFilter(django_filters.ModelChoiceFilter):
+    """`?agent=ID` limited to what the user can see (another team's id simply matches nothing)."""
+
+    def __init__(self, *args, model=None, **kwargs):
+        self._model = model
+        super().__init__(*args, queryset=self._visible, **kwargs)
+
+    def _visible(self, request):
+        return self._model.objects.visible_to(getattr(request, "user", None))
+
+
+class ArchivedFilterSet(django_filters.FilterSet):
+    """Lists show active objects unless `?archived=true`."""
+
+    archived = django_filters.BooleanFilter(
+        method="filter_archived", help_text="true: only archived ones; false (the default): only active ones."
+    )
+
+    def filter_queryset(self, queryset):
+        if self.form.cleaned_data.get("archived") is None:
+            queryset = queryset.filter(archived_at__isnull=True)
+        return super().filter_queryset(queryset)
+
+    def filter_archived(self, queryset, name, value):
+        return queryset.filter(archived_at__isnull=not value)
+
+
+class CheckFilter(ArchivedFilterSet):
+    agent = VisibleModelChoiceFilter(model=Agent)
+    kind = django_filters.CharFilter(help_text="A check kind name, e.g. tool_usage.")
+    used = django_filters.ChoiceFilter(
+        choices=[("in_tests", "In tests"), ("in_monitors", "In monitors"), ("unused", "Unused")],
+        method="filter_used",
+        help_text="in_tests: attached to a current test version; in_monitors: in an active monitor; unused.",
+    )
+
+    class Meta:
+        model = Check
+        fields = ["agent", "kind", "used", "archived"]
+
+    def filter_used(self, queryset, name, value):
+        return queryset.used(value)
+
+
+class TestSetFilter(ArchivedFilterSet):
+    __test__ = False
+    agent = VisibleModelChoiceFilter(model=Agent)
+
+    class Meta:
+        model = TestSet
+        fields = ["agent", "archived"]
+
+
+class TestFilter(ArchivedFilterSet):
+    __test__ = False
+    test_set = VisibleModelChoiceFilter(model=TestSet)
+    agent = VisibleModelChoiceFilter(model=Agent, field_name="test_set__agent")
+
+    class Meta:
+        model = Test
+        fields = ["test_set", "agent", "archived"]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
+    retrieve=extend_schema(summary="Show a check (its current version)"),
+    destroy=extend_schema(summary="Archive a check",
+                          description="Admins only. Its versions and every result that used them stay."),
+)
+class CheckViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
+                   viewsets.GenericViewSet):
+    serializer_class = CheckSerializer
+    filterset_class = CheckFilter
+    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
+                   "destroy": Role.ADMIN}
+
+    def get_queryset(self) -> QuerySet[Check]:
+        return (
+            Check.objects.visible_to(self.request.user)
+            .select_related("agent", "current_version")
+            .order_by("agent_id", "kind", "name", "id")
+        )
+
+    @staticmethod
+    def team_id_of(check: Check) -> int:
+        return check.agent.team_id
+
+    @extend_schema(summary="Add a check to an agent's library (version 1)", request=CheckCreateSerializer,
+                   responses={201: CheckSerializer})
+    def create(self, request, *args, **kwargs):
+        form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        check = services.create_check(by=request.user, **form.validated_data)
+        return self._show(check, status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Edit a check: saves version n+1", request=CheckEditSerializer,
+                   responses={200: CheckSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        check = self.get_object()
+        form = CheckEditSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        check = services.edit_check(check=check, by=request.user, **form.validated_data)
+        return self._show(check)
+
+    @extend_schema(summary="Replace a check's content: saves version n+1", request=CheckCreateSerializer,
+                   responses={200: CheckSerializer})
+    def update(self, request, *args, **kwargs):
+        check = self.get_object()
+        form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        if data.pop("agent").pk != check.agent_id:
+            return Response({"agent": ["a check cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST)
+        data.setdefault("config", {})
+        check = services.edit_check(check=check, by=request.user, **data)
+        return self._show(check)
+
+    def perform_destroy(self, instance: Check) -> None:
+        services.archive_check(check=instance, by=self.request.user)
+
+    @extend_schema(summary="A check's versions, newest first", responses={200: CheckVersionSerializer(many=True)},
+                   filters=False)
+    @action(detail=True, methods=["get"], serializer_class=CheckVersionSerializer, filterset_class=None)
+    def versions(self, request, pk=None):
+        check = self.get_object()
+        versions = CheckVersion.objects.filter(parent=check).select_related("created_by").order_by("-number")
+        page = self.paginate_queryset(versions)
+        return self.get_paginated_response(CheckVersionSerializer(page, many=True).data)
+
+
+
+# ----------------------------------------------------------------------------- test sets
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List test sets"),
+    retrieve=extend_schema(summary="Show a test set"),
+)
+class TestSetViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
+                     viewsets.GenericViewSet):
+    __test__ = False
+    serializer_class = TestSetSerializer
+    filterset_class = TestSetFilter
+    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
+                   "destroy": Role.ADMIN, "runs": Role.MEMBER}
+
+    def get_queryset(self) -> QuerySet[TestSet]:
+        return (
+            TestSet.objects.visible_to(self.request.user)
+            .select_related("agent")
+            .prefetch_related(Prefetch("tests", queryset=Test.objects.order_by("name", "id")))
+            .order_by("name", "id")
+        )
+
+    @staticmethod
+    def team_id_of(test_set: TestSet) -> int:
+        return test_set.agent.team_id
+
+    @extend_schema(summary="Create a test set", request=TestSetCreateSerializer,
+                   responses={201: TestSetSerializer})
+    def create(self, request, *args, **kwargs):
+        form = TestSetCreateSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        test_set = services.create_test_set(by=request.user, **form.validated_data)
+        return self._show(test_set, status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Rename a test set or change its description", request=TestSetEditSerializer,
+                   responses={200: TestSetSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        test_set = self.get_object()
+        form = TestSetEditSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        test_set = services.update_test_set(test_set=test_set, by=request.user, **form.validated_data)
+        return self._show(test_set)
+
+    @extend_schema(summary="Replace a test set's name and description", request=TestSetCreateSerializer,
+                   responses={200: TestSetSerializer})
+    def update(self, request, *args, **kwargs):
+        test_set = self.get_object()
+        form = TestSetCreateSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        if data.pop("agent").pk != test_set.agent_id:
+            return Response({"agent": ["a test set cannot move to another agent"]},
+                            status=status.HTTP_400_BAD_REQUEST)
+        data.setdefault("description", "")
+        test_set = services.update_test_set(test_set=test_set, by=request.user, **data)
+        return self._show(test_set)
+
+    @extend_schema(summary="Archive a test set", description="Admins only. Its tests' runs stay.")
+    def destroy(self, request, *args, **kwargs):
+        test_set = self.get_object()
+        services.archive_test_set(test_set=test_set, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        summary="Launch every active test of the set",
+        description="One run per test (each with the additional checks). 202: the runs are queued.",
+        request=LaunchTestSetSerializer,
+        responses={202: LaunchedRunsSerializer},
+    )
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def runs(self, request, pk=None):
+        from runs.api import launch_test_set_response
+
+        return launch_test_set_response(self, request, self.get_object())
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List tests"),
+    retrieve=extend_schema(summary="Show a test (its current version)"),
+    destroy=extend_schema(summary="Archive a test", description="Admins only. Its runs stay."),
+)
+class TestViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
+                  viewsets.GenericViewSet):
+    __test__ = False
+    serializer_class = TestSerializer
+    filterset_class = TestFilter
+    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
+                   "destroy": Role.ADMIN}
+
+    def get_queryset(self) -> QuerySet[Test]:
+        return (
+            Test.objects.visible_to(self.request.user)
+            .select_related("test_set__agent", "current_version")
+            .prefetch_related("current_version__attached_checks")
+            .order_by("name", "id")
+        )
+
+    @staticmethod
+    def team_id_of(test: Test) -> int:
+        return test.test_set.agent.team_id
+
+    @extend_schema(summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer})
+    def create(self, request, *args, **kwargs):
+        form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        test = services.create_test(by=request.user, **form.validated_data)
+        return self._show(test, status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Edit a test: saves version n+1", request=TestEditSerializer,
+                   responses={200: TestSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        test = self.get_object()
+        form = TestEditSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        test = services.edit_test(test=test, by=request.user, **form.validated_data)
+        return self._show(test)
+
+    @extend_schema(summary="Replace a test's content: saves version n+1", request=TestCreateSerializer,
+                   responses={200: TestSerializer})
+    def update(self, request, *args, **kwargs):
+        test = self.get_object()
+        form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        if data.pop("test_set").pk != test.test_set_id:
+            return Response({"test_set": ["a test cannot move to another test set"]},
+                            status=status.HTTP_400_BAD_REQUEST)
+        data.setdefault("checks", [])
+        test = services.edit_test(test=test, by=request.user, **data)
+        return self._show(test)
+
+    def perform_destroy(self, instance: Test) -> None:
+        services.archive_test(test=instance, by=self.request.user)

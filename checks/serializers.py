@@ -1,0 +1,198 @@
+"""REST API v1 shapes of checks, check versions, test sets and tests. checks.services writes."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from agents.models import Agent
+from checks import kinds
+from checks.models import Check, CheckVersion, Test, TestSet
+from checks.services import MESSAGE_ROLES
+from evalconsole.api_common import StorableDictField, StorableJSONField, VisibleRelatedField
+
+
+class CheckConfigField(StorableDictField):
+    """The kind's config object; the OpenAPI schema shows it per kind (evalconsole.schema)."""
+
+
+class KindField(serializers.ChoiceField):
+    """A check kind name from the registry (choices read when the serializer is built)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=kinds.kind_choices(), **kwargs)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+class CheckSerializer(serializers.ModelSerializer):
+    """A library check: its identity plus the content of its current version."""
+
+    agent = serializers.IntegerField(source="agent_id", read_only=True)
+    kind = serializers.CharField(read_only=True)
+    config = serializers.SerializerMethodField()
+    version = serializers.IntegerField(read_only=True, help_text="The current version number.")
+    version_id = serializers.IntegerField(source="current_version_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Check
+        fields = ["id", "agent", "name", "kind", "config", "version", "version_id",
+                  "created_at", "updated_at", "archived_at"]
+        read_only_fields = fields
+
+    def get_config(self, check: Check) -> dict:
+        return dict(check.current_version.config) if check.current_version else {}
+
+
+class CheckCreateSerializer(serializers.Serializer):
+    agent = VisibleRelatedField(Agent, noun="Agent")
+    name = serializers.CharField(max_length=200)
+    kind = KindField()
+    config = CheckConfigField(required=False, help_text="The kind's settings; see the schema per kind.")
+
+
+class CheckEditSerializer(serializers.Serializer):
+    """Any change saves version n+1; a change of `kind` without `config` starts from an empty config."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    kind = KindField(required=False)
+    config = CheckConfigField(required=False)
+
+
+class CheckVersionSerializer(serializers.ModelSerializer):
+    check_id = serializers.IntegerField(source="parent_id", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    config = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CheckVersion
+        fields = ["id", "check_id", "number", "name", "kind", "config", "created_by", "created_at"]
+        read_only_fields = fields
+
+    def get_config(self, version: CheckVersion) -> dict:
+        return dict(version.config)
+
+
+# ----------------------------------------------------------------------------- test sets
+
+
+class TestSetSerializer(serializers.ModelSerializer):
+    __test__ = False
+
+    agent = serializers.IntegerField(source="agent_id", read_only=True)
+    tests = serializers.SerializerMethodField(help_text="Ids of the set's active tests.")
+
+    class Meta:
+        model = TestSet
+        fields = ["id", "agent", "name", "description", "tests", "created_at", "archived_at"]
+        read_only_fields = fields
+
+    def get_tests(self, test_set: TestSet) -> list[int]:
+        return [t.pk for t in test_set.tests.all() if t.archived_at is None]
+
+
+class TestSetCreateSerializer(serializers.Serializer):
+    __test__ = False
+
+    agent = VisibleRelatedField(Agent, noun="Agent")
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+
+
+class TestSetEditSerializer(serializers.Serializer):
+    __test__ = False
+
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+class MessageSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=list(MESSAGE_ROLES))
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+
+
+class ScenarioSerializer(serializers.Serializer):
+    """One input: `input` (a single user message) or `messages` (a chat transcript), plus metadata."""
+
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    input = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=100_000)
+    messages = MessageSerializer(many=True, required=False, max_length=200)
+    metadata = StorableDictField(required=False)
+
+    def to_representation(self, instance):
+        return {
+            "name": instance.get("name", ""),
+            "input": instance.get("input", ""),
+            "messages": list(instance.get("messages") or []),
+            "metadata": dict(instance.get("metadata") or {}),
+        }
+
+
+class AttachedCheckSerializer(serializers.Serializer):
+    check = VisibleRelatedField(Check, noun="Check")
+    required = serializers.BooleanField(default=True, help_text="false: advisory (shown, never counted).")
+
+
+class AttachedCheckOutSerializer(serializers.Serializer):
+    check = serializers.IntegerField(source="library_check_id")
+    required = serializers.BooleanField()
+
+
+class TestSerializer(serializers.ModelSerializer):
+    """A test: its identity plus the content of its current version."""
+
+    __test__ = False
+
+    test_set = serializers.IntegerField(source="test_set_id", read_only=True)
+    agent = serializers.IntegerField(source="test_set.agent_id", read_only=True)
+    version = serializers.IntegerField(read_only=True, help_text="The current version number.")
+    version_id = serializers.IntegerField(source="current_version_id", read_only=True, allow_null=True)
+    scenarios = ScenarioSerializer(source="current_version.scenarios", many=True, read_only=True)
+    checks = AttachedCheckOutSerializer(source="current_version.attached_checks.all", many=True, read_only=True)
+    samples_per_scenario = serializers.IntegerField(source="current_version.samples_per_scenario", read_only=True)
+    min_valid_per_scenario = serializers.IntegerField(
+        source="current_version.min_valid_per_scenario", read_only=True
+    )
+    required_pass_rate = serializers.IntegerField(source="current_version.required_pass_rate", read_only=True)
+
+    class Meta:
+        model = Test
+        fields = ["id", "test_set", "agent", "name", "version", "version_id", "scenarios", "checks",
+                  "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate",
+                  "created_at", "updated_at", "archived_at"]
+        read_only_fields = fields
+
+
+class TestEditSerializer(serializers.Serializer):
+    """Any change saves test version n+1. Limits (DESIGN.md) are checked by the service, naming the field."""
+
+    __test__ = False
+
+    name = serializers.CharField(max_length=200, required=False)
+    scenarios = ScenarioSerializer(many=True, required=False, max_length=1000)
+    checks = AttachedCheckSerializer(many=True, required=False, max_length=1000)
+    samples_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
+    min_valid_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
+    required_pass_rate = serializers.IntegerField(min_value=1, max_value=100, required=False,
+                                                  help_text="Percent of determinate samples that must pass.")
+
+    def validate_scenarios(self, value: list[dict]) -> list[dict]:
+        # Leave out keys that were not sent: the service fills names and inputs.
+        return [{k: v for k, v in scenario.items() if v not in (None, "")} for scenario in value]
+
+    def validate_checks(self, value: list[dict]) -> list[dict]:
+        return [{"check": item["check"], "required": item["required"]} for item in value]
+
+
+class TestCreateSerializer(TestEditSerializer):
+    __test__ = False
+
+    test_set = VisibleRelatedField(TestSet, noun="Test set")
+    name = serializers.CharField(max_length=200)
+    scenarios = ScenarioSerializer(many=True, max_length=1000)
+    samples_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
+    min_valid_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
+    required_pass_rate = serializers.IntegerField(min_value=1, max_value=100, default=100)

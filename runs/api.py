@@ -1,0 +1,155 @@
+"""REST API v1: runs (launch → 202, read, samples, cancel). Thin over runs.services."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from agents.models import Agent, Role
+from checks.models import Test, TestSet
+from evalconsole.api_common import TeamScopedViewMixin
+from evalconsole.models import ApiToken
+from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
+from runs.serializers import (
+    LaunchedRunsSerializer,
+    LaunchRunSerializer,
+    LaunchTestSetSerializer,
+    RunSerializer,
+    SampleSerializer,
+)
+
+
+def _visible(model):
+    def queryset(request):
+        return model.objects.visible_to(getattr(request, "user", None))
+
+    return queryset
+
+
+class RunFilter(django_filters.FilterSet):
+    agent = django_filters.ModelChoiceFilter(queryset=_visible(Agent))
+    test = django_filters.ModelChoiceFilter(queryset=_visible(Test))
+    test_set = django_filters.ModelChoiceFilter(queryset=_visible(TestSet), field_name="test__test_set")
+    status = django_filters.ChoiceFilter(choices=Run.Status.choices)
+    result = django_filters.ChoiceFilter(choices=Outcome.choices)
+    batch = django_filters.CharFilter(help_text="Runs launched together (one test set launch).")
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte",
+                                                     help_text="ISO 8601; inclusive.")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt",
+                                                      help_text="ISO 8601; exclusive.")
+
+    class Meta:
+        model = Run
+        fields = ["agent", "test", "test_set", "status", "result", "batch", "created_after", "created_before"]
+
+
+def _token(request) -> ApiToken | None:
+    return request.auth if isinstance(request.auth, ApiToken) else None
+
+
+def run_queryset(user) -> QuerySet[Run]:
+    return (
+        Run.objects.visible_to(user)
+        .select_related("agent", "test", "test_version", "launched_by")
+        .prefetch_related(
+            Prefetch("run_checks", queryset=RunCheck.objects.select_related("check_version").order_by("position"))
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List runs", description="Newest first; filter by agent, test, status, result, "
+                       "creation time."),
+    retrieve=extend_schema(summary="Show a run",
+                           description="Status, result, per-scenario counts and pass rates, the check versions "
+                           "it used."),
+)
+class RunViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = RunSerializer
+    filterset_class = RunFilter
+    write_roles = {"create": Role.MEMBER, "cancel": Role.MEMBER}
+
+    def get_queryset(self) -> QuerySet[Run]:
+        return run_queryset(self.request.user)
+
+    @staticmethod
+    def team_id_of(run: Run) -> int:
+        return run.agent.team_id
+
+    @extend_schema(
+        summary="Launch a run of a test",
+        description="Queues one run of the test's current version (plus additional checks). Answers 202 at "
+        "once; poll `GET runs/{id}/` until `status` is `completed` or `cancelled`.",
+        request=LaunchRunSerializer,
+        responses={202: RunSerializer},
+    )
+    def create(self, request, *args, **kwargs):
+        from runs import services
+
+        form = LaunchRunSerializer(data=request.data, context=self.get_serializer_context())
+        form.is_valid(raise_exception=True)
+        run = services.launch_run(
+            test=form.validated_data["test"],
+            by=request.user,
+            additional_checks=form.validated_data.get("additional_checks", []),
+            token=_token(request),
+        )
+        return self._show(run, status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        summary="Cancel a run",
+        description="Queued samples are not called; the run ends as `cancelled`. 409 if it already finished.",
+        request=None,
+        responses={200: RunSerializer, 409: OpenApiResponse(description="The run already finished.")},
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        from runs import services
+
+        run = services.cancel_run(run=self.get_object(), by=request.user)
+        return self._show(run)
+
+    @extend_schema(
+        summary="A run's samples with their check results",
+        description="In scenario order, then sample order; paginated.",
+        responses={200: SampleSerializer(many=True)},
+        filters=False,
+    )
+    @action(detail=True, methods=["get"], serializer_class=SampleSerializer, filterset_class=None)
+    def samples(self, request, pk=None):
+        run = self.get_object()
+        samples = (
+            Sample.objects.filter(run=run)
+            .prefetch_related(
+                Prefetch("results", queryset=CheckResult.objects.select_related("check_version").order_by("id"))
+            )
+            .order_by("scenario_index", "sample_index", "id")
+        )
+        page = self.paginate_queryset(samples)
+        names = {i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])}
+        data = SampleSerializer(page, many=True, context={**self.get_serializer_context(), "scenario_names": names})
+        return self.get_paginated_response(data.data)
+
+
+def launch_test_set_response(view, request, test_set: TestSet) -> Response:
+    """`POST test-sets/{id}/runs/`: one run per active test of the set, 202 with the runs."""
+    from runs import services
+
+    form = LaunchTestSetSerializer(data=request.data, context=view.get_serializer_context())
+    form.is_valid(raise_exception=True)
+    runs = services.launch_test_set(
+        test_set=test_set,
+        by=request.user,
+        additional_checks=form.validated_data.get("additional_checks", []),
+        token=_token(request),
+    )
+    fresh = {run.pk: run for run in run_queryset(request.user).filter(pk__in=[r.pk for r in runs])}
+    body = LaunchedRunsSerializer(
+        {"runs": [fresh[r.pk] for r in runs]}, context=view.get_serializer_context()
+    ).data
+    return Response(body, status=status.HTTP_202_ACCEPTED)

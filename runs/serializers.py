@@ -1,0 +1,218 @@
+"""REST API v1 shapes of runs, their samples and check results. runs.services writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import NoReverseMatch
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from checks.models import Check, Test
+from evalconsole.api_common import VisibleRelatedField
+from runs.models import CheckResult, Outcome, Run, Sample
+
+OUTCOMES = [o.value for o in Outcome]
+
+
+class OutcomeField(serializers.ChoiceField):
+    """An outcome, or null while it is not known yet (stored as "")."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("read_only", True)
+        super().__init__(choices=Outcome.choices, allow_null=True, **kwargs)
+
+    def to_representation(self, value):
+        return value or None
+
+
+# ----------------------------------------------------------------------------- launching
+
+
+class LaunchRunSerializer(serializers.Serializer):
+    test = VisibleRelatedField(Test, noun="Test")
+    additional_checks = serializers.ListField(
+        child=VisibleRelatedField(Check, noun="Check"),
+        required=False,
+        max_length=100,
+        help_text="Ids of library checks of the same agent to run on top of the test's own (required ones).",
+    )
+
+
+class LaunchTestSetSerializer(serializers.Serializer):
+    additional_checks = serializers.ListField(
+        child=VisibleRelatedField(Check, noun="Check"), required=False, max_length=100,
+        help_text="Ids of library checks added to every run.",
+    )
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+class ScenarioCountsSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    name = serializers.CharField()
+    total = serializers.IntegerField(help_text="Samples planned for this scenario.")
+    done = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    errored = serializers.IntegerField()
+    indeterminate = serializers.IntegerField()
+    determinate = serializers.IntegerField(help_text="passed + failed")
+    pass_rate = serializers.FloatField(allow_null=True, help_text="Percent passed of determinate; null if none.")
+    min_valid = serializers.IntegerField()
+    required_pass_rate = serializers.IntegerField()
+    meets_threshold = serializers.BooleanField(allow_null=True)
+    enough_valid = serializers.BooleanField()
+
+
+class RunCheckSerializer(serializers.Serializer):
+    """A check version the run used (frozen at launch), with its outcomes across the run's samples."""
+
+    check = serializers.IntegerField(help_text="The library check id.")
+    check_version = serializers.IntegerField(help_text="The exact check version id.")
+    version = serializers.IntegerField(help_text="The check version number.")
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    required = serializers.BooleanField()
+    additional = serializers.BooleanField(help_text="Picked at launch, not attached to the test.")
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    errored = serializers.IntegerField()
+    indeterminate = serializers.IntegerField()
+    pass_rate = serializers.FloatField(allow_null=True)
+
+
+def _zero_scenario(index: int, name: str, total: int, min_valid: int, rate: int) -> dict[str, Any]:
+    return {
+        "index": index, "name": name, "total": total, "done": 0, "pending": total, "passed": 0, "failed": 0,
+        "errored": 0, "indeterminate": 0, "determinate": 0, "pass_rate": None, "min_valid": min_valid,
+        "required_pass_rate": rate, "meets_threshold": None, "enough_valid": False,
+    }
+
+
+class RunSerializer(serializers.ModelSerializer):
+    agent = serializers.IntegerField(source="agent_id", read_only=True)
+    test = serializers.IntegerField(source="test_id", read_only=True)
+    test_set = serializers.IntegerField(source="test.test_set_id", read_only=True)
+    test_version = serializers.IntegerField(source="test_version.number", read_only=True,
+                                            help_text="The test version number the run executed.")
+    test_version_id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(source="test_version.name", read_only=True)
+    result = OutcomeField(help_text="pass, fail, indeterminate or error; null until the run completes.")
+    launched_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    progress_percent = serializers.IntegerField(read_only=True)
+    pass_rate = serializers.SerializerMethodField(help_text="Percent of determinate samples that passed.")
+    scenarios = serializers.SerializerMethodField()
+    checks = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField(help_text="The run's page in the console (absolute URL).")
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "agent", "test", "test_set", "test_version", "test_version_id", "name", "status", "result",
+            "batch", "total_samples", "done_samples", "progress_percent", "pass_rate", "scenarios", "checks",
+            "launched_by", "created_at", "started_at", "finished_at", "url",
+        ]
+        read_only_fields = fields
+
+    def _summary(self, run: Run) -> dict[str, Any]:
+        return run.summary if isinstance(run.summary, dict) else {}
+
+    @extend_schema_field(ScenarioCountsSerializer(many=True))
+    def get_scenarios(self, run: Run) -> list[dict[str, Any]]:
+        version = run.test_version
+        specs = version.scenarios or []
+        counted = {s.get("index"): s for s in self._summary(run).get("scenarios", []) if isinstance(s, dict)}
+        rows = []
+        for index, scenario in enumerate(specs):
+            name = scenario.get("name") or f"Scenario {index + 1}"
+            row = _zero_scenario(index, name, version.samples_per_scenario, version.min_valid_per_scenario,
+                                 version.required_pass_rate)
+            found = counted.get(index)
+            if found:
+                row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
+            rows.append(row)
+        return rows
+
+    def get_pass_rate(self, run: Run) -> float | None:
+        scenarios = self._summary(run).get("scenarios", [])
+        passed = sum(s.get("passed", 0) for s in scenarios if isinstance(s, dict))
+        determinate = passed + sum(s.get("failed", 0) for s in scenarios if isinstance(s, dict))
+        return round(100 * passed / determinate, 2) if determinate else None
+
+    @extend_schema_field(RunCheckSerializer(many=True))
+    def get_checks(self, run: Run) -> list[dict[str, Any]]:
+        counts = self._summary(run).get("checks", {})
+        counts = counts if isinstance(counts, dict) else {}
+        rows = []
+        for rc in run.run_checks.all():
+            version = rc.check_version
+            found = counts.get(str(version.pk)) or counts.get(str(version.parent_id)) or {}
+            rows.append({
+                "check": version.parent_id, "check_version": version.pk, "version": version.number,
+                "name": version.name, "kind": version.kind, "required": rc.required, "additional": rc.additional,
+                "passed": found.get("passed", 0), "failed": found.get("failed", 0),
+                "errored": found.get("errored", 0), "indeterminate": found.get("indeterminate", 0),
+                "pass_rate": found.get("pass_rate"),
+            })
+        return rows
+
+    def get_url(self, run: Run) -> str | None:
+        try:
+            path = run.get_absolute_url()
+        except NoReverseMatch:  # a deployment without the HTML pages
+            return None
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class LaunchedRunsSerializer(serializers.Serializer):
+    runs = RunSerializer(many=True)
+
+
+# ----------------------------------------------------------------------------- samples
+
+
+class CheckResultSerializer(serializers.ModelSerializer):
+    check = serializers.IntegerField(source="check_version.parent_id", read_only=True)
+    check_version = serializers.IntegerField(source="check_version_id", read_only=True)
+    version = serializers.IntegerField(source="check_version.number", read_only=True)
+    name = serializers.CharField(source="check_version.name", read_only=True)
+    kind = serializers.CharField(source="check_version.kind", read_only=True)
+    outcome = OutcomeField()
+    evidence = serializers.ListField(child=serializers.IntegerField(), read_only=True,
+                                     help_text="Indexes into the sample's toolCalls or trace.")
+
+    class Meta:
+        model = CheckResult
+        fields = ["check", "check_version", "version", "name", "kind", "required", "outcome",
+                  "expected", "actual", "explanation", "evidence"]
+        read_only_fields = fields
+
+
+@extend_schema_field(OpenApiTypes.ANY)
+class AnyJSONField(serializers.JSONField):
+    """Evidence exactly as the agent reported it (null: the agent did not report it)."""
+
+
+class SampleSerializer(serializers.ModelSerializer):
+    outcome = OutcomeField(help_text="null while the sample is queued or running.")
+    scenario = serializers.SerializerMethodField(help_text="The scenario's name.")
+    tool_calls = AnyJSONField(read_only=True)
+    trace = AnyJSONField(read_only=True)
+    transcript = serializers.ListField(child=serializers.DictField(), read_only=True)
+    results = CheckResultSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Sample
+        fields = ["id", "scenario_index", "scenario", "sample_index", "status", "outcome", "output",
+                  "tool_calls", "trace", "transcript", "latency_ms", "error", "started_at", "finished_at",
+                  "results"]
+        read_only_fields = fields
+
+    def get_scenario(self, sample: Sample) -> str:
+        names = self.context.get("scenario_names") or {}
+        return names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}")
