@@ -25,6 +25,7 @@ import email.utils
 import json
 import math
 import random
+import ssl
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -135,7 +136,7 @@ class AgentReply:
 class AgentCallError(Exception):
     """The agent could not be called, or its reply is unusable. ``str(exc) == exc.message``.
 
-    ``kind`` is one of: refused, invalid_url, connect, timeout, dropped, http_status, not_json,
+    ``kind`` is one of: refused, invalid_url, connect, tls, timeout, dropped, http_status, not_json,
     bad_shape, too_large, transport.
     """
 
@@ -486,6 +487,9 @@ def _exception_failure(exc: BaseException, limit: float, target: AgentTarget) ->
     if isinstance(exc, httpx.ConnectTimeout):
         return _Failure(f"timed out connecting after {seconds} s", "timeout", True)
     if isinstance(exc, httpx.ConnectError):
+        bad_cert = _find_cause(exc, ssl.SSLCertVerificationError)
+        if bad_cert is not None:  # deterministic: retrying will not change the certificate
+            return _Failure(f"the TLS certificate was rejected: {bad_cert.verify_message or bad_cert}", "tls", False)
         if _find_cause(exc, ConnectionRefusedError) is not None or "refused" in str(exc).lower():
             return _Failure("connection refused", "connect", True)
         return _Failure(f"could not connect: {exc}", "connect", True)
