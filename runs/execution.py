@@ -1,0 +1,365 @@
+"""The drain: one worker task that runs queued samples of every run concurrently.
+
+A django-q2 task (runs.tasks.drain_samples) calls ``drain()``. It runs an asyncio loop with ONE
+shared httpx.AsyncClient and keeps up to EVALCONSOLE_WORKER_CONCURRENCY agent calls in flight,
+claiming samples as slots free up (runs.services.claim_samples holds each agent's cap across
+every worker process). All database work happens on one dedicated thread (sync ORM, short
+transactions, never one held across an HTTP call); the event loop only waits on sockets.
+
+Per sample: call the agent (agents.protocols.call_agent, with its retries), evaluate every check
+version of the run on the evidence (runs.evaluation, in a thread), compute the sample outcome
+(runs.outcomes.sample_outcome) and hand the result to the writer, which records finished samples
+in batches (one transaction each, every sample guarded by its claim token).
+
+While calls run the loop renews their leases; a sample that was cancelled or taken over (its
+lease expired) is dropped: its call is cancelled and nothing is written. The drain returns when no
+work has been claimable for EVALCONSOLE_DRAIN_IDLE_MS (new launches in that window are picked up
+without a new task) or when half the django-q2 timeout has passed; leftovers get a new task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, connections
+from django.utils import timezone
+
+from agents.models import Agent
+from agents.protocols import AgentCallError, AgentReply, AgentTarget, call_agent, make_async_client
+from runs import services
+from runs.evaluation import evaluate_version, evidence_from, make_context, result_fields
+from runs.models import Outcome
+from runs.outcomes import sample_outcome
+from runs.services import ClaimedSample, RunPlan, SampleWrite
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DrainReport", "drain", "execute_sample", "target_for"]
+
+
+def _setting(name: str, default: Any) -> Any:
+    return getattr(settings, name, default)
+
+
+def target_for(agent: Agent) -> AgentTarget:
+    """How to call ``agent`` (headers decrypted here, kept in memory only)."""
+    return AgentTarget(
+        protocol=agent.protocol,
+        endpoint_url=agent.endpoint_url,
+        headers=agent.get_headers(),
+        timeout_s=float(agent.timeout_s),
+        retries=int(agent.retries),
+        max_response_bytes=int(_setting("EVALCONSOLE_MAX_RESPONSE_BYTES", 5_000_000)),
+        model=agent.model_name or "",
+        allow_private=bool(_setting("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)),
+    )
+
+
+# --------------------------------------------------------------------------- one sample
+
+
+def transcript_for(scenario: dict, reply: AgentReply) -> list:
+    """Scenario messages plus the agent's reply (its own messages when it sent them)."""
+    base = [dict(m) for m in (scenario.get("messages") or []) if isinstance(m, dict)]
+    if not base and isinstance(scenario.get("input"), str):
+        base = [{"role": "user", "content": scenario["input"]}]
+    messages = reply.messages if isinstance(reply.messages, list) else None
+    if messages:
+        if messages[: len(base)] == base:
+            return list(messages)
+        return base + list(messages)
+    return base + [{"role": "assistant", "content": reply.output}]
+
+
+def evaluate_sample(plan: RunPlan, scenario: dict, reply: AgentReply, transcript: list) -> tuple[str, list[dict]]:
+    """(sample outcome, CheckResult field dicts) for a successful agent reply. Pure apart from judges."""
+    evidence = evidence_from(
+        output=reply.output, messages=transcript, tool_calls=reply.tool_calls, trace=reply.trace,
+        latency_ms=reply.latency_ms, metadata=scenario.get("metadata") or {},
+    )
+    ctx = make_context(team_id=plan.team_id)
+    results = []
+    for check in plan.checks:
+        verdict = evaluate_version(check.kind, check.config, evidence, ctx)
+        results.append({"check_version_id": check.check_version_id, "required": check.required,
+                        **result_fields(verdict)})
+    outcome = sample_outcome((r["outcome"], r["required"]) for r in results)
+    return str(outcome), results
+
+
+def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, attempts: list) -> SampleWrite:
+    message = exc.message or "the agent call failed"
+    saw_429 = exc.rate_limited or any(a.get("status_code") == 429 for a in attempts)
+    requeues = int(_setting("EVALCONSOLE_RATE_LIMIT_REQUEUES", 5))
+    if exc.rate_limited and sample.executions <= requeues:
+        # The agent throttles us: back off (the AIMD window shrinks too) and try this sample later
+        # instead of recording an error, so long test sets finish instead of failing on 429s.
+        delay = exc.retry_after_s if exc.retry_after_s is not None else random.uniform(0.5, 2.0) * sample.executions
+        return SampleWrite(
+            sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim,
+            attempts=attempts, error=f"rate limited, queued again: {message}",
+            requeue_at=timezone.now() + timedelta(seconds=min(delay, 60.0)), saw_429=True,
+        )
+    return SampleWrite(
+        sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim,
+        outcome=Outcome.ERROR, request=exc.request or None, attempts=attempts, error=message,
+        transcript=[dict(m) for m in (plan.scenarios[sample.scenario_index].get("messages") or [])],
+        results=[services.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
+                 for c in plan.checks],
+        saw_429=saw_429,
+    )
+
+
+async def execute_sample(
+    sample: ClaimedSample, plan: RunPlan, target: AgentTarget, client, *, evaluate_inline: bool = False
+) -> SampleWrite:
+    """Call the agent for one claimed sample and evaluate it. Never raises (except cancellation)."""
+    scenario = plan.scenarios[sample.scenario_index] if sample.scenario_index < len(plan.scenarios) else {}
+    try:
+        reply = await call_agent(target, scenario=scenario, run_id=str(sample.run_id), sample_id=str(sample.id),
+                                 client=client)
+    except AgentCallError as exc:
+        attempts = sample.previous_attempts + [a.as_dict() for a in exc.attempts]
+        return _failure_write(sample, plan, exc, attempts)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug must still end the sample with a reason
+        log.exception("sample %s: unexpected error calling the agent", sample.id)
+        return _failure_write(sample, plan, AgentCallError(f"internal error: {type(exc).__name__}: {exc}"),
+                              list(sample.previous_attempts))
+    transcript = transcript_for(scenario, reply)
+    if evaluate_inline:
+        outcome, results = evaluate_sample(plan, scenario, reply, transcript)
+    else:  # judge-based kinds may block: keep them off the event loop
+        outcome, results = await asyncio.to_thread(evaluate_sample, plan, scenario, reply, transcript)
+    attempts = sample.previous_attempts + [a.as_dict() for a in reply.attempts]
+    return SampleWrite(
+        sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim,
+        outcome=outcome, request=reply.request, output=reply.output, tool_calls=reply.tool_calls,
+        trace=reply.trace, transcript=transcript, latency_ms=reply.latency_ms, attempts=attempts,
+        results=results, saw_429=any(a.get("status_code") == 429 for a in attempts), succeeded=True,
+    )
+
+
+# --------------------------------------------------------------------------- the drain
+
+
+@dataclass
+class DrainReport:
+    claimed: int = 0
+    written: int = 0
+    dropped: int = 0  # results not written: cancelled or taken over
+    seconds: float = 0.0
+    work_left: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+class _DB:
+    """Runs sync ORM calls on one dedicated thread (or inline, inside a test's transaction)."""
+
+    def __init__(self, inline: bool) -> None:
+        self.inline = inline
+        self._pool = None if inline else concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="runs-db")
+
+    async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        if self.inline:
+            return fn(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self(connections.close_all)
+            self._pool.shutdown(wait=True)
+
+
+class _Drain:
+    def __init__(self, *, worker: str, db: _DB, idle_s: float, claim_for_s: float, hard_s: float) -> None:
+        self.worker = worker
+        self.db = db
+        self.idle_s = idle_s
+        self.claim_for_s = claim_for_s
+        self.hard_s = hard_s
+        self.capacity = int(_setting("EVALCONSOLE_WORKER_CONCURRENCY", 200))
+        self.poll_s = int(_setting("EVALCONSOLE_DRAIN_POLL_MS", 20)) / 1000
+        lease = services.lease_seconds()
+        self.heartbeat_s = max(0.2, min(1.0, lease / 3))
+        self.recover_every_s = max(1.0, lease / 2)
+        self.plans: dict[int, RunPlan] = {}
+        self.inflight: dict[asyncio.Task, ClaimedSample] = {}
+        self.finished: list[SampleWrite] = []
+        self.report = DrainReport()
+
+    async def run(self) -> DrainReport:
+        start = time.monotonic()
+        self.client = make_async_client(
+            allow_private=bool(_setting("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)),
+            max_connections=max(10, self.capacity),
+        )
+        try:
+            await self.db(services.recover_runs)
+            await self._loop(start)
+        finally:
+            for task in list(self.inflight):
+                task.cancel()
+            if self.inflight:
+                await asyncio.gather(*self.inflight, return_exceptions=True)
+            await self.client.aclose()
+            await self.db.close()
+        self.report.seconds = round(time.monotonic() - start, 3)
+        return self.report
+
+    async def _loop(self, start: float) -> None:
+        last_work = last_heartbeat = last_recover = time.monotonic()
+        last_claim = 0.0
+        claimed_last = True
+        queued_left = True
+        while True:
+            now = time.monotonic()
+            elapsed = now - start
+            claiming = elapsed < self.claim_for_s
+            if self.finished:  # write first: a finished sample still holds its agent's slot
+                await self._flush()
+                last_work = time.monotonic()
+                claimed_last = True
+            free = self.capacity - len(self.inflight)
+            if claiming and free > 0 and (claimed_last or now - last_claim >= self.poll_s):
+                claim = await self.db(services.claim_samples, worker=self.worker, capacity=free,
+                                      known_runs=set(self.plans))
+                last_claim = time.monotonic()
+                claimed_last = bool(claim.samples)
+                queued_left = claim.queued_left
+                if claim.samples:
+                    last_work = last_claim
+                    self._start(claim)
+            now = time.monotonic()
+            if self.inflight and now - last_heartbeat >= self.heartbeat_s:
+                await self._heartbeat()
+                last_heartbeat = now
+            if now - last_recover >= self.recover_every_s:
+                await self.db(services.recover_runs)
+                last_recover = now
+            if not self.inflight and not self.finished:
+                if not claiming:
+                    self.report.work_left = queued_left
+                    return
+                if not queued_left and now - last_work >= self.idle_s:
+                    return
+            if elapsed >= self.hard_s:  # the django-q2 timeout is near: leave the rest to leases
+                self.report.work_left = True
+                return
+            await self._wait()
+
+    def _start(self, claim: services.Claim) -> None:
+        self.plans.update(claim.plans)
+        targets: dict[int, AgentTarget | Exception] = {}
+        for agent_id, agent in claim.agents.items():
+            try:
+                targets[agent_id] = target_for(agent)
+            except Exception as exc:  # noqa: BLE001 - e.g. a protocol the engine does not know
+                targets[agent_id] = exc
+        for sample in claim.samples:
+            plan = self.plans[sample.run_id]
+            target = targets[sample.agent_id]
+            if isinstance(target, Exception):
+                coro = self._bad_target(sample, plan, target)
+            else:
+                coro = execute_sample(sample, plan, target, self.client)
+            self.inflight[asyncio.ensure_future(coro)] = sample
+            self.report.claimed += 1
+
+    async def _bad_target(self, sample: ClaimedSample, plan: RunPlan, exc: Exception) -> SampleWrite:
+        return services_failure(sample, plan, f"the agent cannot be called: {exc}")
+
+    async def _wait(self) -> None:
+        if not self.inflight:
+            await asyncio.sleep(self.poll_s)
+            return
+        timeout = self.heartbeat_s if len(self.inflight) >= self.capacity else self.poll_s * 5
+        done, _ = await asyncio.wait(list(self.inflight), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        self._collect(done)
+
+    def _collect(self, done) -> None:
+        for task in done:
+            sample = self.inflight.pop(task)
+            if task.cancelled():
+                self.report.dropped += 1
+                continue
+            exc = task.exception()
+            if exc is not None:  # execute_sample never raises; be safe anyway
+                log.error("sample %s: executor crashed: %r", sample.id, exc)
+                self.report.errors.append(repr(exc))
+                continue
+            self.finished.append(task.result())
+
+    async def _flush(self) -> None:
+        # Results that finished while we were busy are written together (one transaction).
+        done = [t for t in self.inflight if t.done()]
+        self._collect(done)
+        batch, self.finished = self.finished, []
+        written = await self.db(services.record_sample_results, batch)
+        self.report.written += sum(written)
+        self.report.dropped += len(written) - sum(written)
+
+    async def _heartbeat(self) -> None:
+        claims = {s.id: s.claim for s in self.inflight.values()}
+        held = await self.db(services.renew_leases, claims)
+        for task, sample in list(self.inflight.items()):
+            if sample.id not in held and not task.done():
+                task.cancel()  # cancelled or taken over: stop calling the agent
+
+
+def services_failure(sample: ClaimedSample, plan: RunPlan, message: str) -> SampleWrite:
+    return _failure_write(sample, plan, AgentCallError(message), list(sample.previous_attempts))
+
+
+def drain(*, idle_ms: int | None = None, max_seconds: float | None = None, worker: str | None = None) -> DrainReport:
+    """Run queued samples until there is no work (see the module docstring). Safe to run anywhere, any
+    number of times at once: every write is guarded.
+
+    ``idle_ms``: how long to wait for new work before returning (default EVALCONSOLE_DRAIN_IDLE_MS;
+    0 in django-q2 sync mode). ``max_seconds``: stop claiming after this long (default: half the
+    django-q2 timeout).
+    """
+    from django_q.conf import Conf
+
+    if idle_ms is None:
+        idle_ms = 0 if Conf.SYNC else int(_setting("EVALCONSOLE_DRAIN_IDLE_MS", 1500))
+    q_timeout = float(Conf.TIMEOUT or 600)
+    claim_for = max_seconds if max_seconds is not None else q_timeout / 2
+    hard = max(claim_for, q_timeout * 0.9)
+    # Inside a test's transaction the drain must use the same connection to see its rows.
+    inline = connection.in_atomic_block
+    drain_ = _Drain(worker=worker or services.worker_name(), db=_DB(inline), idle_s=idle_ms / 1000,
+                    claim_for_s=claim_for, hard_s=hard)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(drain_.run())
+    if inline:
+        raise RuntimeError("drain() cannot run inside both a transaction and a running event loop")
+    # Called from a thread that runs an event loop (e.g. Playwright's sync API): use a fresh thread.
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["report"] = asyncio.run(drain_.run())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="runs-drain")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["report"]
