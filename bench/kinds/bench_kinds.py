@@ -99,7 +99,7 @@ def make_trace(n: int) -> list[dict]:
 # (label, kind, config, which output): the configs make every kind read all of its evidence where
 # the semantics allow it (text not found, pattern not matched, full-list scans).
 CASES = [
-    ("text_includes (found near end)", "text_includes", {"text": "refund is possible because"}, "tail"),
+    ("text_includes (found at the end)", "text_includes", {"text": "In short: the refund"}, "tail"),
     ("text_includes (absent)", "text_includes", {"text": "chargeback"}, "text"),
     ("text_includes (ignore case, absent)", "text_includes", {"text": "ChargeBack", "case_sensitive": False}, "text"),
     ("text_equals (differs at end)", "text_equals", None, "text"),
@@ -129,9 +129,10 @@ CASES = [
 def build_evidence(size_name: str):
     out_size, n_calls, n_trace = SIZES[size_name]
     text = make_output(out_size)
+    ending = " In short: the refund is possible because the item arrived damaged."
     data = {
         "text": text,
-        "tail": text,
+        "tail": text[: out_size - len(ending)] + ending,
         "json": make_json_output(out_size),
         "tool_calls": make_tool_calls(n_calls),
         "trace": make_trace(n_trace),

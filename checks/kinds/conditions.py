@@ -43,7 +43,7 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
 def lookup(value: Any, path: str) -> Any:
     """The value at dot ``path`` inside ``value``, or MISSING."""
     for segment in path.split("."):
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             if segment not in value:
                 return MISSING
             value = value[segment]

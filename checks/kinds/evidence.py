@@ -44,7 +44,7 @@ class ToolCall(NamedTuple):
 class TraceEntry(NamedTuple):
     index: int
     method: str  # upper-cased
-    path: str  # query string removed
+    path: str  # query string removed, always starting with "/"
     status: int | None  # None: no HTTP response (timeout, connection error)
     tool: str | None
 
@@ -71,16 +71,17 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
         return ParsedToolCalls((), f"the reported toolCalls is {json_type(raw)}, not a list")
     calls: list[ToolCall] = []
     append = calls.append
+    # `type(x) is dict/str` first: the ABC isinstance checks are the slow part of a hot loop.
     for index, item in enumerate(raw):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             return ParsedToolCalls((), f"toolCalls[{index}] is {json_type(item)}, not an object")
         name = item.get("name")
-        if not isinstance(name, str) or not name:
+        if (type(name) is not str and not isinstance(name, str)) or not name:
             what = "has no name" if name is None else (
                 "has an empty name" if name == "" else f"has a name that is {json_type(name)}, not a string")
             return ParsedToolCalls((), f"toolCalls[{index}] {what}")
         status = item.get("status")
-        if not isinstance(status, str) or status not in _TOOL_STATUS_SET:
+        if (type(status) is not str and not isinstance(status, str)) or status not in _TOOL_STATUS_SET:
             if status is None:
                 what = "has no status"
             elif isinstance(status, str):
@@ -90,7 +91,7 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
             return ParsedToolCalls(
                 (), f"toolCalls[{index}] {what} (expected requested, succeeded or failed)")
         node = item.get("node")
-        if node is not None and not isinstance(node, str):
+        if node is not None and type(node) is not str and not isinstance(node, str):
             return ParsedToolCalls((), f"toolCalls[{index}] has a node that is {json_type(node)}, not a string")
         append(ToolCall(index, name, status, item.get("input"), node or None))
     return ParsedToolCalls(tuple(calls), "")
@@ -104,29 +105,34 @@ def parse_trace(raw: object) -> ParsedTrace:
     entries: list[TraceEntry] = []
     append = entries.append
     for index, item in enumerate(raw):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             return ParsedTrace((), f"trace[{index}] is {json_type(item)}, not an object")
         method = item.get("method")
-        if not isinstance(method, str) or not method.strip():
+        if (type(method) is not str and not isinstance(method, str)) or not method.strip():
             what = "has no method" if method is None or method == "" else (
                 f"has a method that is {json_type(method)}, not a string")
             return ParsedTrace((), f"trace[{index}] {what}")
         path = item.get("path")
-        if not isinstance(path, str):
+        if type(path) is not str and not isinstance(path, str):
             what = "has no path" if path is None else f"has a path that is {json_type(path)}, not a string"
             return ParsedTrace((), f"trace[{index}] {what}")
         if "status" not in item:
             return ParsedTrace((), f"trace[{index}] has no status")
         status = item["status"]
-        if status is not None and (isinstance(status, bool) or not isinstance(status, int)
-                                   or not 0 <= status <= 999):
+        if status is not None and not (type(status) is int and 0 <= status <= 999) and (
+                isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 999):
+            # (fast path above for a plain int; booleans are not status codes, int subclasses are)
             return ParsedTrace(
                 (), f"trace[{index}] has a status that is not an HTTP status code ({_short(status)})")
         tool = item.get("tool")
         if tool is not None and not isinstance(tool, str):
             return ParsedTrace((), f"trace[{index}] has a tool that is {json_type(tool)}, not a string")
         cut = path.find("?")
-        append(TraceEntry(index, method.strip().upper(), path if cut < 0 else path[:cut], status, tool))
+        if cut >= 0:
+            path = path[:cut]
+        if not path.startswith("/"):
+            path = "/" + path  # paths are relative to the tool's base URL; "a/b" and "/a/b" are one path
+        append(TraceEntry(index, method.strip().upper(), path, status, tool))
     return ParsedTrace(tuple(entries), "")
 
 

@@ -13,7 +13,8 @@ from .registry import Kind, register
 def first_difference(a: str, b: str) -> int:
     """Index of the first character where ``a`` and ``b`` differ (length of the common prefix).
 
-    Binary search on slice comparisons: O(n log n) work done in C, no Python loop per character.
+    Binary search on slice comparisons done in C. Each step slices half of the remaining range, so the
+    total work is linear in the length, with about log2(n) Python-level steps.
     """
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:

@@ -34,7 +34,7 @@ class Pattern(NamedTuple):
     def matches(self, entry: TraceEntry) -> bool:
         if self.method is not None and entry.method != self.method:
             return False
-        return self.parts is None or glob_match(self.parts, _normal_path(entry.path))
+        return self.parts is None or glob_match(self.parts, entry.path)  # entry paths start with "/"
 
 
 def glob_match(parts: tuple[str, ...], text: str) -> bool:
@@ -143,17 +143,22 @@ def _entries(entries: list[TraceEntry]) -> str:
     return ("trace entry " if len(entries) == 1 else "trace entries ") + text
 
 
-def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
-    called: list[str] = list(config.get("called") or ())
-    not_called: list[str] = list(config.get("not_called") or ())
-    any_status = config.get("status") == "any"
+@functools.lru_cache(maxsize=1024)
+def _expected(called: tuple[str, ...], not_called: tuple[str, ...], any_status: bool) -> str:
     wants = []
     if called:
         kind = "a call (any status)" if any_status else "a working call (status below 400)"
-        wants.append(f"{kind} matching {'each of ' if len(called) > 1 else ''}{_quoted(called)}")
+        wants.append(f"{kind} matching {'each of ' if len(called) > 1 else ''}{_quoted(list(called))}")
     if not_called:
-        wants.append(f"no call matching {'any of ' if len(not_called) > 1 else ''}{_quoted(not_called)}")
-    expected = "the agent to make " + " and ".join(wants)
+        wants.append(f"no call matching {'any of ' if len(not_called) > 1 else ''}{_quoted(list(not_called))}")
+    return "the agent to make " + " and ".join(wants)
+
+
+def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
+    called: tuple[str, ...] = tuple(config.get("called") or ())
+    not_called: tuple[str, ...] = tuple(config.get("not_called") or ())
+    any_status = config.get("status") == "any"
+    expected = _expected(called, not_called, any_status)
 
     parsed = trace_of(evidence)
     if parsed.problem:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from checks.kinds import ConfigError, Evidence, Outcome, evaluate, get_kind
 
@@ -161,3 +163,19 @@ def test_text_config_errors_name_the_field(kind, config, field, message):
 )
 def test_text_configs_are_normalised(kind, raw, normalised):
     assert get_kind(kind).validate_config(raw) == normalised
+
+
+@given(st.text(max_size=30), st.text(max_size=30))
+def test_first_difference_is_the_common_prefix_length(a, b):
+    from checks.kinds.text_equals import first_difference
+
+    n = first_difference(a, b)
+    assert a[:n] == b[:n]
+    assert n == min(len(a), len(b)) or a[n] != b[n]
+
+
+@given(st.text(max_size=50), st.text(min_size=1, max_size=5), st.booleans())
+def test_text_includes_agrees_with_python(output, text, case_sensitive):
+    verdict = run("text_includes", {"text": text, "case_sensitive": case_sensitive}, output)
+    found = text in output if case_sensitive else text.casefold() in output.casefold()
+    assert verdict.outcome == (PASS if found else FAIL)
