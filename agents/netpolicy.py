@@ -514,12 +514,21 @@ class _PooledStream:
 
 
 # Which clients enforce the policy, and with which allow_private. Weak so closed clients go away.
-_POLICY_CLIENTS: weakref.WeakKeyDictionary[httpx.AsyncClient | httpx.Client, bool] = weakref.WeakKeyDictionary()
+_POLICY_CLIENTS: weakref.WeakKeyDictionary[httpx.AsyncClient | httpx.Client, tuple[bool, int]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def client_allows_private(client: httpx.AsyncClient | httpx.Client) -> bool | None:
     """True/False for clients made here (their allow_private), None for any other client."""
-    return _POLICY_CLIENTS.get(client)
+    entry = _POLICY_CLIENTS.get(client)
+    return None if entry is None else entry[0]
+
+
+def client_max_connections(client: httpx.AsyncClient | httpx.Client) -> int | None:
+    """The connection limit of a client made here, None for any other client."""
+    entry = _POLICY_CLIENTS.get(client)
+    return None if entry is None else entry[1]
 
 
 def _install_backend(transport: httpx.HTTPTransport, backend: httpcore.NetworkBackend) -> None:
@@ -572,7 +581,7 @@ def make_policy_async_client(
     client = httpx.AsyncClient(
         transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
     )
-    _POLICY_CLIENTS[client] = allow_private
+    _POLICY_CLIENTS[client] = (allow_private, max_connections)
     return client
 
 
@@ -588,5 +597,5 @@ def make_policy_client(
     transport = httpx.HTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
     _install_backend(transport, PolicyBackend(allow_private=allow_private, resolver=resolver))
     client = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, timeout=timeout)
-    _POLICY_CLIENTS[client] = allow_private
+    _POLICY_CLIENTS[client] = (allow_private, max_connections)
     return client

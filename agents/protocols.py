@@ -28,6 +28,7 @@ import random
 import ssl
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -406,14 +407,19 @@ class _Call:
         self.started = time.monotonic()
         self.deadline = self.started + target.budget_s
 
-    def next_request(self) -> tuple[dict, bytes, float]:
+    def begin_attempt(self) -> tuple[float, float]:
+        """(start time, time limit) of the next attempt; the budget starts with the first attempt."""
+        now = time.monotonic()
+        if not self.attempts:  # time spent queueing for a connection slot is not the agent's
+            self.started, self.deadline = now, now + self.target.budget_s
+        return now, min(self.target.timeout_s, max(0.001, self.deadline - now))
+
+    def next_request(self) -> bytes:
         number = len(self.attempts) + 1
         self.request = build_request(
             self.target, scenario=self.scenario, run_id=self.run_id, sample_id=self.sample_id, attempt=number
         )
-        body = json.dumps(self.request, ensure_ascii=False, separators=(",", ":")).encode()
-        limit = min(self.target.timeout_s, max(0.001, self.deadline - time.monotonic()))
-        return self.request, body, limit
+        return json.dumps(self.request, ensure_ascii=False, separators=(",", ":")).encode()
 
     def record(self, status: int | None, started: float, error: str | None) -> float:
         latency = round((time.monotonic() - started) * 1000, 3)
@@ -502,6 +508,8 @@ def _exception_failure(exc: BaseException, limit: float, target: AgentTarget) ->
         return _Failure(f"the connection failed: {exc or type(exc).__name__}", "dropped", True)
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return _Failure(f"the endpoint URL is not usable: {exc}", "invalid_url", False)
+    if isinstance(exc, UnicodeError | httpx.LocalProtocolError):
+        return _Failure(f"the request could not be sent (check the agent's headers): {exc}", "transport", False)
     return _Failure(f"{type(exc).__name__}: {exc}", "transport", False)
 
 
@@ -528,8 +536,8 @@ def _check_declared_length(response: httpx.Response, cap: int) -> None:
 # --------------------------------------------------------------------------- async
 
 
-async def _attempt_async(client: httpx.AsyncClient, call: _Call) -> tuple[int, httpx.Headers, bytes]:
-    request, body, limit = call.next_request()
+async def _attempt_async(client: httpx.AsyncClient, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
+    body = call.next_request()
     cap = call.target.max_response_bytes
     async with asyncio.timeout(limit):
         async with client.stream(
@@ -576,30 +584,49 @@ async def call_agent(
             await own.aclose()
 
 
+# One gate per shared client (and event loop): at most max_connections attempts hold a connection, so
+# the others wait here, before their clock starts, instead of timing out inside the connection pool.
+_GATES: weakref.WeakKeyDictionary[httpx.AsyncClient, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _gate(client: httpx.AsyncClient) -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    entry = _GATES.get(client)
+    if entry is None or entry[0] is not loop:
+        entry = (loop, asyncio.Semaphore(netpolicy.client_max_connections(client) or 100))
+        _GATES[client] = entry
+    return entry[1]
+
+
 async def _call_async(client: httpx.AsyncClient, call: _Call, sleep: Callable[[float], Awaitable[Any]]) -> AgentReply:
+    gate = _gate(client)
     while True:
-        started = time.monotonic()
-        limit = 0.0
-        try:
-            limit = min(call.target.timeout_s, max(0.001, call.deadline - started))
-            status, headers, body = await _attempt_async(client, call)
-        except _TooLarge:
-            call.record(200, started, f"the reply is larger than {call.target.max_response_bytes} bytes")
-            raise call.error(
-                _Failure(f"the reply is larger than {call.target.max_response_bytes} bytes", "too_large", False)
-            ) from None
-        except (httpx.HTTPError, TimeoutError, OSError) as exc:
-            failure = _exception_failure(exc, limit, call.target)
-            call.record(None, started, failure.reason)
-        else:
-            outcome = _finish(call, status, headers, body, started)
-            if isinstance(outcome, AgentReply):
-                return outcome
-            failure = outcome
+        async with gate:
+            started, limit = call.begin_attempt()
+            try:
+                status, headers, body = await _attempt_async(client, call, limit)
+            except _TooLarge:
+                raise _too_large(call, started) from None
+            except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
+                failure = _exception_failure(exc, limit, call.target)
+                call.record(None, started, failure.reason)
+            else:
+                outcome = _finish(call, status, headers, body, started)
+                if isinstance(outcome, AgentReply):
+                    return outcome
+                failure = outcome
         delay = call.delay_before_retry(failure)
         if delay is None:
             raise call.error(failure)
         await sleep(delay)
+
+
+def _too_large(call: _Call, started: float) -> AgentCallError:
+    reason = f"the reply is larger than {call.target.max_response_bytes} bytes"
+    call.record(200, started, reason)
+    return call.error(_Failure(reason, "too_large", False))
 
 
 def _finish(call: _Call, status: int, headers: httpx.Headers, body: bytes, started: float) -> AgentReply | _Failure:
@@ -630,8 +657,8 @@ def _finish(call: _Call, status: int, headers: httpx.Headers, body: bytes, start
 # --------------------------------------------------------------------------- sync
 
 
-def _attempt_sync(client: httpx.Client, call: _Call) -> tuple[int, httpx.Headers, bytes]:
-    request, body, limit = call.next_request()
+def _attempt_sync(client: httpx.Client, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
+    body = call.next_request()
     cap = call.target.max_response_bytes
     deadline = time.monotonic() + limit
     with client.stream("POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)) as response:
@@ -665,15 +692,12 @@ def call_agent_sync(
     try:
         call = _Call(target, scenario, run_id, sample_id)
         while True:
-            started = time.monotonic()
-            limit = min(call.target.timeout_s, max(0.001, call.deadline - started))
+            started, limit = call.begin_attempt()
             try:
-                status, headers, body = _attempt_sync(client, call)
+                status, headers, body = _attempt_sync(client, call, limit)
             except _TooLarge:
-                reason = f"the reply is larger than {target.max_response_bytes} bytes"
-                call.record(200, started, reason)
-                raise call.error(_Failure(reason, "too_large", False)) from None
-            except (httpx.HTTPError, TimeoutError, OSError) as exc:
+                raise _too_large(call, started) from None
+            except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
                 failure = _exception_failure(exc, limit, call.target)
                 call.record(None, started, failure.reason)
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +22,10 @@ def fake_agent_server() -> Iterator[FakeAgent]:
 
 @pytest.fixture
 def fake_agent(fake_agent_server: FakeAgent) -> FakeAgent:
+    # Let connections from the previous test wind down first, so nothing of it lands in this one's counters.
+    deadline = time.monotonic() + 2
+    while fake_agent_server.stats()["open_connections"] and time.monotonic() < deadline:
+        time.sleep(0.01)
     fake_agent_server.reset()
     return fake_agent_server
 

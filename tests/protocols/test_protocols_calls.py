@@ -402,3 +402,79 @@ def test_client_sharing_rules(fake_agent):
 
     asyncio.run(go())
 
+
+
+def test_waiting_for_a_connection_slot_does_not_count_as_agent_time():
+    """50 calls through 5 connections to a 200 ms agent with a 0.5 s timeout: all succeed."""
+
+    async def go(agent):
+        async with make_async_client(max_connections=5) as client:
+            t = target(agent.url, timeout_s=0.5, retries=0)
+            return await asyncio.gather(*[
+                call_agent(t, scenario=scenario(), run_id="q", sample_id=str(i), client=client) for i in range(50)
+            ])
+
+    with FakeAgent(latency_ms=200) as agent:
+        replies = asyncio.run(go(agent))
+        stats = agent.stats()
+    assert len(replies) == 50 and stats["max_in_flight"] == 5 and stats["connections_total"] == 5
+    assert all(r.latency_ms < 450 for r in replies)
+
+
+def test_cancelled_calls_give_their_connections_back(fake_agent):
+    async def go():
+        async with make_async_client(max_connections=3) as client:
+            hung = [asyncio.create_task(call_agent(target(fake_agent.url, timeout_s=30), scenario=scenario(hang=True),
+                                                   run_id="c", sample_id=str(i), client=client)) for i in range(3)]
+            await asyncio.sleep(0.3)
+            for task in hung:
+                task.cancel()
+            await asyncio.gather(*hung, return_exceptions=True)
+            t = target(fake_agent.url, timeout_s=2, retries=0)
+            return await asyncio.wait_for(asyncio.gather(*[
+                call_agent(t, scenario=scenario(), run_id="c", sample_id=f"after-{i}", client=client) for i in range(6)
+            ]), timeout=5)
+
+    replies = asyncio.run(go())
+    assert len(replies) == 6
+
+
+def test_bad_header_value_is_a_clean_error(call, fake_agent):
+    with pytest.raises(AgentCallError) as info:
+        call(target(fake_agent.url, headers={"X-Key": "line\nbreak"}), scenario=scenario())
+    assert info.value.kind == "transport" and "headers" in info.value.message
+
+
+def test_keep_alive_connections_are_reused():
+    async def go(agent):
+        async with make_async_client() as client:
+            for i in range(5):
+                await call_agent(target(agent.url), scenario=scenario(), run_id="k", sample_id=str(i), client=client)
+
+    with FakeAgent() as agent:  # its own server: a late accept from another test cannot be counted here
+        asyncio.run(go(agent))
+        assert agent.stats()["connections_total"] == 1
+
+
+def test_stale_keep_alive_connection_is_replaced():
+    """The agent closes idle connections (as many servers do): the next call must not fail."""
+
+    def close_after_one(conn):
+        read_request(conn)
+        body = b'{"output": "ok"}'
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))  # keep-alive...
+        time.sleep(0.05)  # ...then hang up while idle
+
+    async def go(url):
+        async with make_async_client() as client:
+            outputs = []
+            for i in range(3):
+                reply = await call_agent(target(url, retries=0), scenario=scenario(), run_id="k", sample_id=str(i),
+                                         client=client)
+                outputs.append(reply.output)
+                await asyncio.sleep(0.2)
+            return outputs
+
+    with RawServer(close_after_one) as server:
+        assert asyncio.run(go(server.url)) == ["ok", "ok", "ok"]
+        assert server.connections == 3

@@ -65,15 +65,15 @@ _HUGE_CHUNK = 64 * 1024
 
 class Stats:
     def __init__(self) -> None:
+        self.in_flight = 0  # gauges: they describe the present, so reset() keeps them
+        self.open_connections = 0
         self.reset()
 
     def reset(self) -> None:
         self.requests = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
+        self.max_in_flight = self.in_flight
         self.connections = 0
-        self.open_connections = 0
-        self.max_open_connections = 0
+        self.max_open_connections = self.open_connections
         self.statuses: collections.Counter[int] = collections.Counter()
         self.behaviours: collections.Counter[str] = collections.Counter()
         self.sample_attempts: dict[str, int] = {}
