@@ -84,7 +84,8 @@ class OpenAIJudge:
                                       timeout=self.timeout_s, max_retries=0)
             return self._client
 
-    def complete(self, *, model: str, messages: list[dict[str, str]], estimated_tokens: int = 0) -> JudgeReply:
+    def complete(self, *, model: str, messages: list[dict[str, str]],
+                 estimated_tokens: int = 0) -> JudgeReply:
         import openai
 
         attempts = self.retries + 1
@@ -105,7 +106,8 @@ class OpenAIJudge:
                 if retry_after is not None:
                     wait = min(retry_after, self.max_retry_after_s)
             except openai.APIStatusError as exc:
-                last_error, last_status = f"the judge answered HTTP {exc.status_code}{_message(exc)}", exc.status_code
+                last_status = exc.status_code
+                last_error = f"the judge answered HTTP {exc.status_code}{_message(exc)}"
                 if exc.status_code < 500 and exc.status_code not in (408, 409):
                     raise JudgeCallError(last_error, attempts=attempt, status=exc.status_code) from None
             except openai.APIConnectionError as exc:
@@ -236,7 +238,8 @@ class BudgetedJudge:
     def __repr__(self) -> str:
         return f"BudgetedJudge(team_id={self.team_id}, client={self.client!r})"
 
-    def complete(self, *, model: str, messages: list[dict[str, str]], estimated_tokens: int = 0) -> JudgeReply:
+    def complete(self, *, model: str, messages: list[dict[str, str]],
+                 estimated_tokens: int = 0) -> JudgeReply:
         from agents.models import Team
 
         team = Team.objects.get(pk=self.team_id)

@@ -233,7 +233,7 @@ class Fitted:
 
 
 def fit_prompt(rubric: str, evidence: Evidence, limit: int, truncate: bool) -> tuple[Fitted, Fitted | None]:
-    """(full prompt, prompt that fits or None). With ``truncate`` the oldest entries are dropped one by one."""
+    """(full prompt, prompt that fits or None). With ``truncate`` the oldest entries are dropped first."""
     entries, tools_note, output = conversation_entries(evidence)
     full_messages = build_prompt(rubric, entries, 0, tools_note, output)
     full = Fitted(full_messages, estimate_messages_tokens(full_messages), 0, entries)
@@ -334,7 +334,8 @@ class _Tally:
         self.calls += 1
 
 
-def _ask(judge: Any, model: str, messages: list[dict[str, str]], estimated: int, tally: _Tally) -> dict[str, Any]:
+def _ask(judge: Any, model: str, messages: list[dict[str, str]], estimated: int,
+         tally: _Tally) -> dict[str, Any]:
     """One vote: a call, and one retry with a correction when the answer is unusable."""
     reply = judge.complete(model=model, messages=messages, estimated_tokens=estimated)
     tally.add(reply)
@@ -386,7 +387,8 @@ def _sentence(text: str) -> str:
 
 
 def _cache_key(model: str, messages: list[dict[str, str]], votes: int) -> str:
-    blob = json.dumps({"model": model, "messages": messages, "votes": votes}, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps({"model": model, "messages": messages, "votes": votes}, sort_keys=True,
+                      ensure_ascii=False)
     return "ai_judge:" + hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -416,7 +418,8 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
 
     judge = ctx.judge if ctx is not None else None
     if judge is None:
-        return skipped(SKIPPED_NO_KEY, "the check was skipped: no judge key is configured, so no judge was asked")
+        return skipped(SKIPPED_NO_KEY,
+                       "the check was skipped: no judge key is configured, so no judge was asked")
     if not model:
         return skipped("skipped: no judge model", "the check was skipped: no judge model is configured")
 
@@ -473,7 +476,8 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     except JudgeCallError as exc:
         return errored(f"the judge call failed: {exc}", **base, **spent())
     except _Unparseable as exc:
-        return errored(f"the judge's answer was not a usable verdict twice ({exc.problem})", **base, **spent())
+        return errored(f"the judge's answer was not a usable verdict twice ({exc.problem})",
+                       **base, **spent())
 
     cast = [v["verdict"] for v in tally.votes]
     winner, count = majority(cast)
@@ -523,7 +527,8 @@ KIND = register(Kind(
             "model": {"type": ["string", "null"], "maxLength": MAX_MODEL_CHARS,
                       "description": "Judge model; empty or null = the console's default judge model."},
             "truncate": {"type": "boolean", "default": False,
-                         "description": "Drop the oldest messages when the conversation exceeds the context."},
+                         "description": "Drop the oldest messages when the conversation exceeds "
+                                        "the context."},
             "votes": {"type": "integer", "enum": list(VOTE_CHOICES), "default": 1,
                       "description": "Odd number of judge calls; the majority decides."},
         },

@@ -92,7 +92,8 @@ class JudgeReply:
 
 
 class JudgeClient(Protocol):
-    def complete(self, *, model: str, messages: list[dict[str, str]], estimated_tokens: int = 0) -> JudgeReply:
+    def complete(self, *, model: str, messages: list[dict[str, str]],
+                 estimated_tokens: int = 0) -> JudgeReply:
         ...
 
 

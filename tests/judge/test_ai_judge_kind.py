@@ -125,7 +125,8 @@ def test_prompt_holds_rubric_conversation_tool_calls_and_output_but_no_metadata(
     assert '"verdict": "pass" or "fail"' in sent[0]["content"]
     user = sent[1]["content"]
     assert "user: Where is my order EC-1042?" in user
-    assert '[tool call 0] lookup_order status=succeeded input={"orderId": "EC-1042"} output={"status": "shipped"}' in user
+    assert ('[tool call 0] lookup_order status=succeeded input={"orderId": "EC-1042"} '
+            'output={"status": "shipped"}') in user
     assert "Final output of the agent:\n<<<\nYour order EC-1042 has shipped.\n>>>" in user
     assert "sk-secret" not in json.dumps(sent)
     assert "truncated" not in user
@@ -177,8 +178,8 @@ def test_estimates_and_context_table():
 
 
 def long_conversation(n=20, size=200):
-    messages = tuple({"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i:02d} " + "x" * size}
-                     for i in range(n))
+    messages = tuple({"role": "user" if i % 2 == 0 else "assistant",
+                      "content": f"message {i:02d} " + "x" * size} for i in range(n))
     return Evidence(output="final answer", messages=messages, tool_calls=[])
 
 
@@ -214,7 +215,8 @@ def test_truncation_drops_the_oldest_messages_and_tells_the_judge():
     entries, note, output = conversation_entries(evidence)
     one_less = build_prompt("The agent must be polite.", entries[removed - 1:], removed - 1, note, output)
     assert estimate_messages_tokens(one_less) > 900
-    assert fit_prompt("The agent must be polite.", evidence, 900, True)[1].messages == judge.calls[0]["messages"]
+    fitted = fit_prompt("The agent must be polite.", evidence, 900, True)[1]
+    assert fitted.messages == judge.calls[0]["messages"]
     assert f"the {removed} earliest entries were removed" in verdict.explanation
 
 
@@ -310,7 +312,8 @@ def test_votes_fail_majority():
 
 
 def test_no_judge_is_indeterminate_no_key():
-    verdict = evaluate("ai_judge", config(), EVIDENCE, Context(judge=None, cache={}, settings={"judge_model": "m"}))
+    no_judge = Context(judge=None, cache={}, settings={"judge_model": "m"})
+    verdict = evaluate("ai_judge", config(), EVIDENCE, no_judge)
     assert verdict.outcome == Outcome.INDETERMINATE and verdict.actual == SKIPPED_NO_KEY
     assert evaluate("ai_judge", config(), EVIDENCE).outcome == Outcome.INDETERMINATE  # no context at all
     assert set(verdict.details["judge"]) == DETAIL_KEYS
@@ -326,7 +329,8 @@ def test_budget_exhausted_is_indeterminate():
 def test_other_unavailability_is_indeterminate_and_call_errors_are_errors():
     verdict = evaluate("ai_judge", config(), EVIDENCE, ctx(ScriptedJudge(JudgeUnavailable("judge paused"))))
     assert verdict.outcome == Outcome.INDETERMINATE and verdict.actual == "skipped: judge paused"
-    verdict = evaluate("ai_judge", config(), EVIDENCE, ctx(ScriptedJudge(JudgeCallError("HTTP 500, after 3 attempts"))))
+    failing = ScriptedJudge(JudgeCallError("HTTP 500, after 3 attempts"))
+    verdict = evaluate("ai_judge", config(), EVIDENCE, ctx(failing))
     assert verdict.outcome == Outcome.ERROR
     assert verdict.actual == "the judge call failed: HTTP 500, after 3 attempts"
 

@@ -32,7 +32,8 @@ EVIDENCE = Evidence(
 
 
 def config(**overrides):
-    return KIND.validate_config({"prompt": "The agent answers politely and gives the order status.", **overrides})
+    return KIND.validate_config({"prompt": "The agent answers politely and gives the order status.",
+                                 **overrides})
 
 
 def judge(team, evidence=EVIDENCE, cache=None, **overrides):
@@ -172,8 +173,8 @@ def test_no_key_is_indeterminate_and_calls_nothing(fake_judge, team, settings):
 
 
 def long_evidence(n=30):
-    messages = tuple({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i:02d} " + "words " * 40}
-                     for i in range(n))
+    messages = tuple({"role": "user" if i % 2 == 0 else "assistant",
+                      "content": f"turn {i:02d} " + "words " * 40} for i in range(n))
     return Evidence(output="The order shipped.", messages=messages, tool_calls=[])
 
 
@@ -185,7 +186,8 @@ def test_too_long_without_truncation_is_an_error_and_calls_nothing(fake_judge, t
     details = verdict.details["judge"]
     assert details["estimated_tokens"] > 900
     assert f"the prompt is about {details['estimated_tokens']:,} tokens" in verdict.explanation
-    assert "the judge model tiny-judge has a context of 1,000 tokens (900 after keeping 100" in verdict.explanation
+    assert ("the judge model tiny-judge has a context of 1,000 tokens (900 after keeping 100"
+            in verdict.explanation)
     assert fake_judge.requests == 0
 
 

@@ -34,9 +34,10 @@ def judged_test(team, admin_user, member, agent_server):
     from checks.services import create_check, create_test, create_test_set
 
     agent_server.reset()
-    agent = create_agent(team=team, by=admin_user, name="Order bot", endpoint_url=agent_server.url, timeout_s=5.0,
-                         retries=0)
-    check = create_check(agent=agent, by=member, name="Gives the status", kind="ai_judge", config={"prompt": RUBRIC})
+    agent = create_agent(team=team, by=admin_user, name="Order bot", endpoint_url=agent_server.url,
+                         timeout_s=5.0, retries=0)
+    check = create_check(agent=agent, by=member, name="Gives the status", kind="ai_judge",
+                         config={"prompt": RUBRIC})
     test_set = create_test_set(agent=agent, by=member, name="Orders")
     return create_test(
         test_set=test_set, by=member, name="Order status", scenarios=["Where is my order EC-1042?"],
@@ -77,8 +78,8 @@ def test_run_judged_through_the_real_client(judged_test, member, fake_judge, mod
     judge = results[0].details["judge"]
     assert judge["prompt"] in [body["messages"] for body in fake_judge.bodies]
     assert "Where is my order EC-1042?" in judge["prompt"][1]["content"]
-    assert {"model", "prompt", "reply", "tokens_in", "tokens_out", "latency_ms", "truncated", "removed_messages",
-            "votes", "cached"} <= set(judge)
+    assert {"model", "prompt", "reply", "tokens_in", "tokens_out", "latency_ms", "truncated",
+            "removed_messages", "votes", "cached"} <= set(judge)
 
 
 def test_budget_exhausted_run_is_indeterminate(judged_test, member, team, fake_judge):

@@ -156,15 +156,16 @@ class FakeOpenAI:
                        {"Retry-After": self.retry_after})
             return
         if mode == "500":
-            self._send(handler, 500, {"error": {"message": "The server had an error", "type": "server_error"}})
+            self._send(handler, 500, {"error": {"message": "The server had an error",
+                                                "type": "server_error"}})
             return
         if mode == "401":
             self._send(handler, 401, {"error": {"message": "Incorrect API key provided", "type": "auth"}})
             return
         if mode in ("pass", "fail", "no_usage"):
             verdict = "fail" if mode == "fail" else "pass"
-            reason = self.reason or (
-                "The agent did what the criteria ask." if verdict == "pass" else "The agent missed the criteria.")
+            default = "The agent did what the criteria ask." if verdict == "pass" else "The agent missed it."
+            reason = self.reason or default
             content = json.dumps({"verdict": verdict, "reason": reason})
         elif mode == "garbage":
             content = "Honestly I think it mostly passes, but it is hard to say."
@@ -189,7 +190,8 @@ class FakeOpenAI:
         self._send(handler, 200, reply)
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict,
+              headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
