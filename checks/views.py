@@ -1,1 +1,507 @@
+"""The check library (Checks tab per agent), test sets and the test builder."""
+
 from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import F, OuterRef, Prefetch, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from agents.models import Agent
+from checks import kinds, services
+from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, _int_or_text
+from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from evalconsole.errors import DomainError, PermissionDenied, ValidationFailed
+from evalconsole.htmx import page_or_fragment, target_fragment
+from evalconsole.views import apply_errors, count_subquery, forbidden, role_flags
+from runs.models import Monitor, Run, RunCheck
+
+PAGE_SIZE = 50
+USED_FILTERS = {"in_tests": "In tests", "in_monitors": "In dashboard", "unused": "Unused"}
+
+
+def _agent_for(request: HttpRequest, pk: int) -> Agent:
+    return get_object_or_404(Agent.objects.visible_to(request.user).select_related("team"), pk=pk)
+
+
+def _kind_labels() -> dict[str, str]:
+    return dict(kinds.kind_choices())
+
+
+def config_summary(config: dict, limit: int = 140) -> str:
+    """One line of a config for lists: the fields that are set."""
+    parts = []
+    for key, value in config.items():
+        if value in (None, "", [], {}):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}: {text}")
+    line = " · ".join(parts)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- the check library
+
+
+@login_required
+def check_index(request: HttpRequest) -> HttpResponse:
+    """The Checks menu entry: the first agent's Checks tab in the current team."""
+    agent = (
+        Agent.objects.visible_to(request.user)
+        .filter(team=request.team, archived_at__isnull=True)
+        .order_by("name", "pk")
+        .first()
+    )
+    if agent is None:
+        messages.info(request, "Checks belong to an agent: register an agent first.")
+        return redirect("agents:agent-list")
+    return redirect("checks:check-list", agent_pk=agent.pk)
+
+
+@login_required
+def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
+    agent = _agent_for(request, agent_pk)
+    library = Check.objects.visible_to(request.user).filter(agent=agent).active()
+    used = request.GET.get("used", "")
+    if used not in USED_FILTERS:
+        used = ""
+    counts = library.usage_counts()
+    checks = (
+        library.used(used)
+        .select_related("current_version", "created_by")
+        .annotate(
+            test_count=count_subquery(
+                TestCheck, "library_check",
+                test_version__test__current_version=F("test_version"), test_version__test__archived_at__isnull=True,
+            ),
+            monitor_count=count_subquery(Monitor, "checks", active=True),
+        )
+        .order_by("kind", "name", "pk")
+    )
+    page = Paginator(checks, PAGE_SIZE).get_page(request.GET.get("page"))
+    labels = _kind_labels()
+    rows = list(page.object_list)
+    for check in rows:
+        check.kind_label = labels.get(check.kind, check.kind)
+        check.summary = config_summary(check.current_version.config if check.current_version else {})
+    filters = [("", "All", counts["all"])] + [(key, label, counts[key]) for key, label in USED_FILTERS.items()]
+    context = {
+        "agent": agent, "tab": "checks", "page": page, "checks": rows, "filters": filters, "used": used,
+        "query": f"used={used}" if used else "", **role_flags(request.user, agent.team),
+    }
+    return page_or_fragment(request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context)
+
+
+def _check_form_context(request, *, agent, form, config_form, check=None) -> dict:
+    kind_obj = config_form.kind
+    return {
+        "agent": agent, "check": check, "form": form, "config_form": config_form, "kind": kind_obj,
+        "kinds": kinds.all_kinds(), "tab": "checks",
+    }
+
+
+def _kind_or_default(name: str | None, fallback: str | None = None) -> kinds.Kind:
+    for candidate in (name, fallback):
+        if candidate:
+            try:
+                return kinds.get_kind(candidate)
+            except KeyError:
+                pass
+    return kinds.all_kinds()[0]
+
+
+def _edit_check_form(request: HttpRequest, *, agent: Agent, check: Check | None) -> HttpResponse:
+    """Create and edit share this: GET shows the form (an HTMX GET swaps the kind's fields), a POST
+    with `_action` edits list rows in place, a plain POST saves through the service."""
+    template = "checks/check_form.html"
+    current = check.current_version if check else None
+    if request.method == "GET":
+        asked = request.GET.get("kind")
+        kind_obj = _kind_or_default(asked, current.kind if current else None)
+        same_kind = current is not None and kind_obj.name == current.kind
+        initial = {"name": current.name, "kind": kind_obj.name} if current else {"kind": kind_obj.name}
+        form = CheckForm(initial=initial)
+        config_form = CheckConfigForm(kind_obj, initial=current.config if same_kind else None)
+        context = _check_form_context(request, agent=agent, form=form, config_form=config_form, check=check)
+        return page_or_fragment(request, template, target_fragment(request, ["config-fields"]), context)
+
+    form = CheckForm(request.POST)
+    kind_obj = _kind_or_default(request.POST.get("kind"), current.kind if current else None)
+    action = request.POST.get("_action", "")
+    config_form = CheckConfigForm(kind_obj, data=request.POST, action=action)
+    context = _check_form_context(request, agent=agent, form=form, config_form=config_form, check=check)
+    if action:  # add/remove a list row: nothing is saved
+        return page_or_fragment(request, template, "config-fields", context)
+    config = config_form.parse()
+    if form.is_valid() and not config_form.has_errors:
+        name = form.cleaned_data["name"]
+        try:
+            if check is None:
+                saved = services.create_check(agent=agent, by=request.user, name=name, kind=kind_obj.name,
+                                              config=config)
+            else:
+                saved = services.edit_check(check=check, by=request.user, name=name, kind=kind_obj.name,
+                                            config=config)
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
+        except DomainError as exc:
+            _spread_check_errors(form, config_form, exc)
+        else:
+            if check is None:
+                messages.success(request, f"Check {saved.name} created (version 1).")
+            elif saved.version != check.version:
+                messages.success(request, f"Saved {saved.name} as version {saved.version}.")
+            else:
+                messages.info(request, "Nothing changed, so no new version was made.")
+            return redirect(saved)
+    elif config_form.has_errors:
+        # Show every problem at once: the service reports the fields that did parse.
+        try:
+            services.validate_check(name=request.POST.get("name", ""), kind=kind_obj.name, config=config)
+        except ValidationFailed as exc:
+            _spread_check_errors(form, config_form, exc)
+    return render(request, template, context)
+
+
+def _spread_check_errors(form: CheckForm, config_form: CheckConfigForm, exc: DomainError) -> None:
+    top = {k: v for k, v in exc.errors.items() if not (k == "config" or k.startswith("config."))}
+    config_form.add_errors({k: v for k, v in exc.errors.items() if k not in top})
+    if top:
+        apply_errors(form, DomainError(top))
+
+
+@login_required
+def check_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
+    agent = _agent_for(request, agent_pk)
+    if not role_flags(request.user, agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot add checks.")
+    return _edit_check_form(request, agent=agent, check=None)
+
+
+def _check_for(request: HttpRequest, pk: int) -> Check:
+    return get_object_or_404(
+        Check.objects.visible_to(request.user).select_related("agent__team", "current_version", "created_by"), pk=pk
+    )
+
+
+@login_required
+def check_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    check = _check_for(request, pk)
+    if not role_flags(request.user, check.agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot edit checks.")
+    if check.archived_at is not None:
+        messages.error(request, "This check is archived; restore it before editing.")
+        return redirect(check)
+    return _edit_check_form(request, agent=check.agent, check=check)
+
+
+VERSIONS_PER_PAGE = 20
+
+
+@login_required
+def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    check = _check_for(request, pk)
+    versions_qs = (
+        CheckVersion.objects.filter(parent=check)
+        .select_related("created_by")
+        .annotate(run_count=count_subquery(RunCheck, "check_version"))
+        .order_by("-number")
+    )
+    page = Paginator(versions_qs, VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    versions = list(page.object_list)
+    # The version just below this page, to diff the page's oldest one against.
+    older = None
+    if versions and versions[-1].number > 1:
+        older = CheckVersion.objects.filter(parent=check, number__lt=versions[-1].number).order_by("-number").first()
+    chain = versions + ([older] if older else [])
+    labels = _kind_labels()
+    history = []
+    for index, version in enumerate(versions):
+        previous = chain[index + 1] if index + 1 < len(chain) else None
+        history.append({
+            "version": version,
+            "kind_label": labels.get(version.kind, version.kind),
+            "changes": [
+                {"field": name, "before": _show(before), "after": _show(after)}
+                for name, before, after in services.version_diff(previous, version)
+            ],
+            "config": _show(version.config),
+        })
+    tests = (
+        Test.objects.filter(current_version__attached_checks__library_check=check, archived_at__isnull=True)
+        .select_related("test_set", "current_version")
+        .order_by("name", "pk")[:50]
+    )
+    monitors = check.monitors.filter(active=True).order_by("name")[:50]
+    context = {
+        "check": check, "agent": check.agent, "tab": "checks", "history": history, "page": page,
+        "kind_label": labels.get(check.kind, check.kind), "tests": tests, "monitors": monitors,
+        **role_flags(request.user, check.agent.team),
+    }
+    return render(request, "checks/check_detail.html", context)
+
+
+def _show(value) -> str:
+    """A config value as text for the page (auto-escaped by the template)."""
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+@require_POST
+@login_required
+def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
+    check = _check_for(request, pk)
+    restore = request.POST.get("restore") == "1"
+    try:
+        services.archive_check(check=check, by=request.user, archived=not restore)
+    except PermissionDenied as exc:
+        return forbidden(request, str(exc))
+    messages.success(request, f"Check {check.name} {'restored' if restore else 'archived'}.")
+    return redirect(check)
+
+
+# ---------------------------------------------------------------- test sets
+
+
+@login_required
+def testset_list(request: HttpRequest) -> HttpResponse:
+    """The Tests menu entry: test sets of the current team (or of one agent) with their tests."""
+    sets = TestSet.objects.visible_to(request.user).filter(agent__team=request.team, archived_at__isnull=True)
+    agent = None
+    agent_id = request.GET.get("agent", "")
+    if agent_id.isdigit():
+        agent = get_object_or_404(Agent.objects.visible_to(request.user).select_related("team"), pk=agent_id)
+        sets = TestSet.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=True)
+    last_run = Run.objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
+    active_tests = (
+        Test.objects.filter(archived_at__isnull=True)
+        .select_related("current_version")
+        .annotate(
+            last_run_id=Subquery(last_run.values("pk")[:1]),
+            last_run_result=Subquery(last_run.values("result")[:1]),
+            last_run_status=Subquery(last_run.values("status")[:1]),
+        )
+        .order_by("name", "pk")
+    )
+    sets = sets.select_related("agent").prefetch_related(Prefetch("tests", queryset=active_tests)).order_by(
+        "agent__name", "name", "pk"
+    )
+    page = Paginator(sets, 20).get_page(request.GET.get("page"))
+    team = agent.team if agent else request.team
+    agents = []
+    flags = role_flags(request.user, team)
+    if flags["can_edit"] and agent is None:
+        agents = list(Agent.objects.visible_to(request.user).filter(team=team, archived_at__isnull=True)
+                      .order_by("name").values("pk", "name")[:200])
+    context = {
+        "page": page, "test_sets": page.object_list, "agent": agent, "agents": agents, "tab": "tests",
+        "query": f"agent={agent.pk}" if agent else "", **flags,
+    }
+    return render(request, "checks/testset_list.html", context)
+
+
+@login_required
+def testset_new(request: HttpRequest) -> HttpResponse:
+    """The Tests page's "New test set for <agent>" picker (a plain GET form, no script needed)."""
+    raw = request.GET.get("agent", "")
+    agent = _agent_for(request, int(raw) if raw.isdigit() else 0)
+    return redirect("checks:testset-create", agent_pk=agent.pk)
+
+
+@login_required
+def testset_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
+    agent = _agent_for(request, agent_pk)
+    if not role_flags(request.user, agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot create test sets.")
+    form = NewTestSetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            test_set = services.create_test_set(agent=agent, by=request.user, **form.cleaned_data)
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
+        except DomainError as exc:
+            apply_errors(form, exc)
+        else:
+            messages.success(request, f"Test set {test_set.name} created. Add its first test.")
+            return redirect(test_set)
+    return render(request, "checks/testset_form.html", {"form": form, "agent": agent, "tab": "tests"})
+
+
+@login_required
+def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    test_set = get_object_or_404(TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=pk)
+    last_run = Run.objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
+    tests = (
+        Test.objects.filter(test_set=test_set, archived_at__isnull=True)
+        .select_related("current_version", "created_by")
+        .annotate(
+            check_count=count_subquery(TestCheck, "test_version", outer="current_version"),
+            run_count=count_subquery(Run, "test"),
+            last_run_id=Subquery(last_run.values("pk")[:1]),
+            last_run_result=Subquery(last_run.values("result")[:1]),
+            last_run_status=Subquery(last_run.values("status")[:1]),
+        )
+        .order_by("name", "pk")
+    )
+    page = Paginator(tests, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "test_set": test_set, "agent": test_set.agent, "tab": "tests", "page": page, "tests": page.object_list,
+        **role_flags(request.user, test_set.agent.team),
+    }
+    return render(request, "checks/testset_detail.html", context)
+
+
+# ---------------------------------------------------------------- tests and the builder
+
+
+@login_required
+def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    test = get_object_or_404(
+        Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version", "created_by"),
+        pk=pk,
+    )
+    version = test.current_version
+    attached = (
+        version.attached_checks.select_related("library_check__current_version").order_by("position")
+        if version else []
+    )
+    versions = (
+        TestVersion.objects.filter(test=test)
+        .select_related("created_by")
+        .annotate(run_count=count_subquery(Run, "test_version"))
+        .order_by("-number")[:20]
+    )
+    runs = (
+        Run.objects.filter(test=test)
+        .select_related("test_version", "launched_by")
+        .order_by("-created_at", "-id")[:10]
+    )
+    context = {
+        "test": test, "version": version, "attached": attached, "versions": versions, "runs": runs,
+        "agent": test.test_set.agent, "tab": "tests", **role_flags(request.user, test.test_set.agent.team),
+    }
+    return render(request, "checks/test_detail.html", context)
+
+
+def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
+    """The live "scenarios × samples = N of 10" line and the limit problems found before saving."""
+    count = len(builder.scenarios)
+    samples = _int_or_text(builder.samples_per_scenario)
+    total = count * samples if isinstance(samples, int) else None
+    problems: list[str] = []
+    if count > limits.scenarios:
+        problems.append(f"{count} scenarios is over the limit of {limits.scenarios} per test")
+    if len(builder.checks) > limits.checks:
+        problems.append(f"{len(builder.checks)} checks is over the limit of {limits.checks} per test")
+    try:
+        services.validate_thresholds(
+            scenario_count=count, samples_per_scenario=builder.samples_per_scenario,
+            min_valid_per_scenario=builder.min_valid_per_scenario,
+            required_pass_rate=builder.required_pass_rate, limits=limits,
+        )
+    except ValidationFailed as exc:
+        labels = {"samples_per_scenario": "Samples per scenario", "min_valid_per_scenario": "Minimum valid",
+                  "required_pass_rate": "Required pass rate"}
+        problems += [f"{labels.get(k, k)}: {v}" for k, v in exc.errors.items()]
+    return {
+        "scenarios": count, "samples": samples if isinstance(samples, int) else "?", "total": total,
+        "limit": limits.samples_per_run, "over": total is not None and total > limits.samples_per_run,
+        "problems": problems,
+    }
+
+
+def _builder_response(request, *, test_set: TestSet, test: Test | None, builder: TestBuilder,
+                      fragment: str | None = None) -> HttpResponse:
+    limits = services.Limits.current()
+    agent = test_set.agent
+    ids = builder.attached_ids
+    library = list(
+        Check.objects.filter(agent=agent).select_related("current_version").order_by("kind", "name", "pk")
+    )
+    by_id = {c.pk: c for c in library}
+    for row in builder.checks:
+        row.check = by_id.get(row.check_id)
+    labels = _kind_labels()
+    addable = [c for c in library if c.pk not in ids and c.archived_at is None]
+    for c in addable:
+        c.kind_label = labels.get(c.kind, c.kind)
+    context = {
+        "test_set": test_set, "test": test, "agent": agent, "builder": builder, "tab": "tests",
+        "counter": builder_counter(builder, limits), "limits": limits, "addable": addable,
+        "roles": ("user", "assistant", "system", "tool"),
+        "action_url": request.path,
+    }
+    return page_or_fragment(request, "checks/test_builder.html", fragment, context)
+
+
+def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> HttpResponse:
+    if request.method == "GET":
+        builder = TestBuilder.from_version(test.current_version) if test else TestBuilder.new()
+        return _builder_response(request, test_set=test_set, test=test, builder=builder)
+    builder = TestBuilder.from_post(request.POST)
+    action = request.POST.get("_action", "")
+    if action == "count":  # the live counter while typing
+        return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder-counter")
+    if action:
+        builder.apply(action, request.POST, services.Limits.current())
+        return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder")
+    kwargs = builder.service_kwargs()
+    if not builder.has_errors:
+        try:
+            if test is None:
+                saved = services.create_test(test_set=test_set, by=request.user, **kwargs)
+            else:
+                saved = services.edit_test(test=test, by=request.user, **kwargs)
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
+        except DomainError as exc:
+            builder.add_errors(exc.errors)
+        else:
+            if test is None:
+                messages.success(request, f"Test {saved.name} saved as version 1.")
+            elif saved.version != test.version:
+                messages.success(request, f"Test {saved.name} saved as version {saved.version}.")
+            else:
+                messages.info(request, "Nothing changed, so no new version was made.")
+            return redirect(saved)
+    return _builder_response(request, test_set=test_set, test=test, builder=builder)
+
+
+@login_required
+def test_create(request: HttpRequest, testset_pk: int) -> HttpResponse:
+    test_set = get_object_or_404(TestSet.objects.visible_to(request.user).select_related("agent__team"),
+                                 pk=testset_pk)
+    if not role_flags(request.user, test_set.agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot build tests.")
+    return _builder(request, test_set=test_set, test=None)
+
+
+@login_required
+def test_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    test = get_object_or_404(
+        Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version"), pk=pk
+    )
+    if not role_flags(request.user, test.test_set.agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot edit tests.")
+    return _builder(request, test_set=test.test_set, test=test)
+
+
+@require_POST
+@login_required
+def test_archive(request: HttpRequest, pk: int) -> HttpResponse:
+    test = get_object_or_404(Test.objects.visible_to(request.user).select_related("test_set__agent__team"), pk=pk)
+    restore = request.POST.get("restore") == "1"
+    try:
+        services.archive_test(test=test, by=request.user, archived=not restore)
+    except PermissionDenied as exc:
+        return forbidden(request, str(exc))
+    messages.success(request, f"Test {test.name} {'restored' if restore else 'archived'}.")
+    return redirect(test.test_set if not restore else test)

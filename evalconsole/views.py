@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from agents.models import Team
+from agents.models import Role, Team
 from evalconsole import services
 from evalconsole.errors import DomainError
 from evalconsole.forms import TokenForm
@@ -26,7 +28,12 @@ def home(request: HttpRequest) -> HttpResponse:
 def switch_team(request: HttpRequest) -> HttpResponse:
     team = get_object_or_404(Team.objects.visible_to(request.user), pk=request.POST.get("team"))
     request.session[SESSION_KEY] = team.pk
-    return redirect(request.POST.get("next") or "home")
+    # Back to the same section of the console (object pages may belong to the previous team).
+    target = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect("home")
+    section = "/" + target.lstrip("/").split("/", 1)[0] + "/" if target.strip("/") else "/"
+    return redirect(section)
 
 
 @login_required
@@ -53,3 +60,40 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     services.revoke_token(token=token, by=request.user)
     messages.success(request, f"Token {token.name} revoked.")
     return redirect("token-list")
+
+
+# ---------------------------------------------------------------- helpers shared by the console pages
+
+
+def forbidden(request: HttpRequest, message: str) -> HttpResponse:
+    """403 page for a write the user's role does not allow (out-of-team objects are 404 instead)."""
+    return render(request, "403.html", {"message": message}, status=403)
+
+
+def role_flags(user, team) -> dict[str, bool]:
+    """What a page may offer in `team`: `can_edit` (member or admin) and `can_admin`. One query."""
+    from evalconsole.access import membership
+
+    found = membership(user, team) if team is not None else None
+    return {
+        "can_edit": bool(found and found.allows(Role.MEMBER)),
+        "can_admin": bool(found and found.allows(Role.ADMIN)),
+    }
+
+
+def count_subquery(model, link: str, *, outer: str = "pk", **filters) -> Subquery:
+    """A correlated COUNT of `model` rows whose `link` is the outer row's `outer` (joins would multiply)."""
+    rows = model.objects.filter(**{link: OuterRef(outer)}, **filters).order_by().values(link)
+    return Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
+
+
+def apply_errors(form, exc: DomainError, *, aliases: dict[str, str] | None = None) -> None:
+    """Put a service's field errors on a Django form: `nodes.2.name` lands on `nodes`, others on top."""
+    aliases = aliases or {}
+    for key, message in exc.errors.items():
+        head, _, rest = key.partition(".")
+        field = aliases.get(key, aliases.get(head, head))
+        if field in form.fields:
+            form.add_error(field, f"{rest}: {message}" if rest else message)
+        else:
+            form.add_error(None, message if key == "__all__" else f"{key}: {message}")

@@ -1,0 +1,67 @@
+"""Run launcher and run list filters: parse the browser's input; runs.services validates and writes."""
+
+from __future__ import annotations
+
+from django import forms
+
+from agents.models import Agent
+from checks.models import Test
+from runs.models import Outcome, Run
+
+
+class LaunchForm(forms.Form):
+    """Additional checks picked from the agent's library; each is required unless marked advisory."""
+
+    additional = forms.TypedMultipleChoiceField(
+        label="Additional checks", required=False, coerce=int, widget=forms.CheckboxSelectMultiple,
+        help_text="Run these library checks on top of the test's own, for this launch only.",
+    )
+    advisory = forms.TypedMultipleChoiceField(required=False, coerce=int, widget=forms.MultipleHiddenInput)
+
+    def __init__(self, *args, library=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [(c.pk, c.name) for c in library]
+        self.fields["additional"].choices = choices
+        self.fields["advisory"].choices = choices
+
+    def additional_checks(self) -> list[dict]:
+        advisory = set(self.cleaned_data.get("advisory") or ())
+        return [{"check": pk, "required": pk not in advisory} for pk in self.cleaned_data.get("additional") or ()]
+
+
+class RunFilterForm(forms.Form):
+    agent = forms.ModelChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
+    test = forms.ModelChoiceField(queryset=Test.objects.none(), required=False, empty_label="All tests")
+    result = forms.ChoiceField(required=False, choices=[("", "Any result"), *Outcome.choices])
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Run.Status.choices])
+    date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    batch = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+    def __init__(self, *args, agents=None, tests=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if agents is not None:
+            self.fields["agent"].queryset = agents
+        if tests is not None:
+            self.fields["test"].queryset = tests
+            self.fields["test"].label_from_instance = lambda t: f"{t.test_set.agent.name} · {t.name}"
+
+    def filter(self, runs):
+        if not self.is_valid():
+            return runs
+        data = self.cleaned_data
+        if data.get("agent"):
+            runs = runs.filter(agent=data["agent"])
+        if data.get("test"):
+            runs = runs.filter(test=data["test"])
+        if data.get("result"):
+            runs = runs.filter(result=data["result"])
+        if data.get("status"):
+            runs = runs.filter(status=data["status"])
+        if data.get("date_from"):
+            runs = runs.filter(created_at__date__gte=data["date_from"])
+        if data.get("date_to"):
+            runs = runs.filter(created_at__date__lte=data["date_to"])
+        if data.get("batch"):
+            runs = runs.filter(batch=data["batch"])
+        return runs

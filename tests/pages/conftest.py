@@ -1,0 +1,77 @@
+"""Fixtures for page tests: a fake agent on loopback, an agent row at it, checks, tests and finished runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.fake_agent import FakeAgent
+
+
+@pytest.fixture(scope="module")
+def fake_server() -> Iterator[FakeAgent]:
+    with FakeAgent(latency_ms=0) as server:
+        yield server
+
+
+@pytest.fixture
+def fake(fake_server: FakeAgent) -> FakeAgent:
+    fake_server.reset()
+    return fake_server
+
+
+@pytest.fixture
+def live_agent(team, admin_user, fake):
+    from agents.services import create_agent
+
+    return create_agent(team=team, by=admin_user, name="Fake bot", endpoint_url=fake.url, timeout_s=5.0,
+                        retries=0, headers={"Authorization": "Bearer sk-very-secret-value"})
+
+
+@pytest.fixture
+def order_checks(live_agent, member):
+    from checks.services import create_check
+
+    return [
+        create_check(agent=live_agent, by=member, name="Mentions order", kind="text_includes",
+                     config={"text": "EC-1042"}),
+        create_check(agent=live_agent, by=member, name="Looked up the order", kind="tool_usage",
+                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+    ]
+
+
+@pytest.fixture
+def order_test(live_agent, member, order_checks):
+    from checks.services import create_test, create_test_set
+
+    test_set = create_test_set(agent=live_agent, by=member, name="Orders")
+    return create_test(
+        test_set=test_set, by=member, name="Order status",
+        scenarios=[{"name": "Known order", "input": "Where is my order EC-1042?"},
+                   {"name": "No order id", "input": "Where is my parcel?"}],
+        checks=[{"check": c.pk, "required": True} for c in order_checks], samples_per_scenario=2,
+    )
+
+
+@pytest.fixture
+def run_now(django_capture_on_commit_callbacks, member):
+    """run_now(test, **launch kwargs) -> a Run whose samples ran (django-q2 sync mode, fake agent)."""
+    from runs import services
+
+    def run(test, by=None, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            launched = services.launch_run(test=test, by=by or member, **kwargs)
+        launched.refresh_from_db()
+        return launched
+
+    return run
+
+
+@pytest.fixture
+def login(client):
+    def as_user(user):
+        client.force_login(user)
+        return client
+
+    return as_user
