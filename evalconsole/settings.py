@@ -318,5 +318,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
-    "loggers": {"django_q": {"handlers": ["console"], "level": env_str("Q_LOG_LEVEL", "WARNING"), "propagate": False}},
+    "loggers": {
+        "django_q": {"handlers": ["console"], "level": env_str("Q_LOG_LEVEL", "WARNING"), "propagate": False},
+        # django-q2 logs as "django-q" (with a hyphen).
+        "django-q": {"handlers": ["console"], "level": env_str("Q_LOG_LEVEL", "WARNING"), "propagate": False},
+    },
 }
