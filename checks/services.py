@@ -147,6 +147,36 @@ def create_test_set(*, agent: Agent, by, name: str, description: str = "") -> Te
     return TestSet.objects.create(agent=agent, name=name, description=description or "")
 
 
+def update_test_set(*, test_set: TestSet, by, name: str | None = None, description: str | None = None) -> TestSet:
+    """Rename a test set or change its description (test sets are not versioned; their tests are)."""
+    require_role(by, test_set.agent.team, Role.MEMBER)
+    fields = []
+    if name is not None:
+        name = (name or "").strip()
+        if not name:
+            raise ValidationFailed("a test set needs a name", field="name")
+        if len(name) > 200:
+            raise ValidationFailed("at most 200 characters", field="name")
+        if TestSet.objects.filter(agent_id=test_set.agent_id, name=name).exclude(pk=test_set.pk).exists():
+            raise ValidationFailed(f"{test_set.agent} already has a test set called {name!r}", field="name")
+        test_set.name = name
+        fields.append("name")
+    if description is not None:
+        test_set.description = description
+        fields.append("description")
+    if fields:
+        test_set.save(update_fields=fields)
+    return test_set
+
+
+def archive_test_set(*, test_set: TestSet, by, archived: bool = True) -> TestSet:
+    """Hide a test set (and launching it); its tests and their runs stay."""
+    require_role(by, test_set.agent.team, Role.ADMIN)
+    test_set.archived_at = timezone.now() if archived else None
+    test_set.save(update_fields=["archived_at"])
+    return test_set
+
+
 def normalise_scenarios(scenarios: object, limits: Limits) -> list[dict]:
     if not isinstance(scenarios, Sequence) or isinstance(scenarios, str | bytes):
         raise ValidationFailed("must be a list of scenarios", field="scenarios")
