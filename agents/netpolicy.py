@@ -18,6 +18,7 @@ while DNS rebinding between check and connect is impossible (we never resolve tw
 
 from __future__ import annotations
 
+import http.cookiejar
 import inspect
 import ipaddress
 import socket
@@ -549,6 +550,16 @@ def _install_async_pool(transport: httpx.AsyncHTTPTransport, pool: AsyncConnecti
     transport._pool = pool  # type: ignore[assignment]
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """Keeps nothing: a cookie one sample's reply sets must not ride along with the next sample."""
+
+    def extract_cookies(self, response: typing.Any, request: typing.Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        return None
+
+
 def _limits(max_connections: int) -> httpx.Limits:
     return httpx.Limits(
         max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=30.0
@@ -579,7 +590,7 @@ def make_policy_async_client(
     )
     _install_async_pool(transport, pool)
     client = httpx.AsyncClient(
-        transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
+        transport=transport, trust_env=False, follow_redirects=False, timeout=timeout, cookies=_NoCookies()
     )
     _POLICY_CLIENTS[client] = (allow_private, max_connections)
     return client
@@ -596,6 +607,8 @@ def make_policy_client(
     """Blocking twin of make_policy_async_client."""
     transport = httpx.HTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
     _install_backend(transport, PolicyBackend(allow_private=allow_private, resolver=resolver))
-    client = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, timeout=timeout)
+    client = httpx.Client(
+        transport=transport, trust_env=False, follow_redirects=False, timeout=timeout, cookies=_NoCookies()
+    )
     _POLICY_CLIENTS[client] = (allow_private, max_connections)
     return client
