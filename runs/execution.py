@@ -3,8 +3,9 @@
 A django-q2 task (runs.tasks.drain_samples) calls ``drain()``. It runs an asyncio loop with ONE
 shared httpx.AsyncClient and keeps up to EVALCONSOLE_WORKER_CONCURRENCY agent calls in flight,
 claiming samples as slots free up (runs.services.claim_samples holds each agent's cap across
-every worker process). All database work happens on one dedicated thread (sync ORM, short
-transactions, never one held across an HTTP call); the event loop only waits on sockets.
+every worker process). All database work runs on the thread that called drain() (sync ORM via
+sync_to_async, short transactions, never one held across an HTTP call); the event loop, in its own
+thread, only waits on sockets.
 
 Per sample: call the agent (agents.protocols.call_agent, with its retries), evaluate every check
 version of the run on the evidence (runs.evaluation, in a thread), compute the sample outcome
@@ -20,7 +21,6 @@ without a new task) or when half the django-q2 timeout has passed; leftovers get
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import random
 import threading
@@ -31,7 +31,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, connections
+from asgiref.sync import async_to_sync, sync_to_async
+from django.db import connections
 from django.utils import timezone
 
 from agents.models import Agent
@@ -165,22 +166,15 @@ class DrainReport:
 
 
 class _DB:
-    """Runs sync ORM calls on one dedicated thread (or inline, inside a test's transaction)."""
+    """Runs sync ORM calls on the thread that called drain() (sync_to_async, thread-sensitive).
 
-    def __init__(self, inline: bool) -> None:
-        self.inline = inline
-        self._pool = None if inline else concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="runs-db")
+    drain() runs the event loop through async_to_sync, so the calling thread serves these calls:
+    in a django-q2 worker that is the worker's own thread and connection; inside a test it is the
+    test's connection, which sees the test's transaction. The event loop never touches the ORM.
+    """
 
     async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        if self.inline:
-            return fn(*args, **kwargs)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
-
-    async def close(self) -> None:
-        if self._pool is not None:
-            await self(connections.close_all)
-            self._pool.shutdown(wait=True)
+        return await sync_to_async(fn, thread_sensitive=True)(*args, **kwargs)
 
 
 class _Drain:
@@ -215,7 +209,6 @@ class _Drain:
             if self.inflight:
                 await asyncio.gather(*self.inflight, return_exceptions=True)
             await self.client.aclose()
-            await self.db.close()
         self.report.seconds = round(time.monotonic() - start, 3)
         return self.report
 
@@ -338,24 +331,23 @@ def drain(*, idle_ms: int | None = None, max_seconds: float | None = None, worke
     q_timeout = float(Conf.TIMEOUT or 600)
     claim_for = max_seconds if max_seconds is not None else q_timeout / 2
     hard = max(claim_for, q_timeout * 0.9)
-    # Inside a test's transaction the drain must use the same connection to see its rows.
-    inline = connection.in_atomic_block
-    drain_ = _Drain(worker=worker or services.worker_name(), db=_DB(inline), idle_s=idle_ms / 1000,
+    drain_ = _Drain(worker=worker or services.worker_name(), db=_DB(), idle_s=idle_ms / 1000,
                     claim_for_s=claim_for, hard_s=hard)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(drain_.run())
-    if inline:
-        raise RuntimeError("drain() cannot run inside both a transaction and a running event loop")
-    # Called from a thread that runs an event loop (e.g. Playwright's sync API): use a fresh thread.
+        return async_to_sync(drain_.run)()
+    # Called from a thread that runs an event loop (e.g. Playwright's sync API): use a fresh thread,
+    # which then serves the database calls with its own connection.
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["report"] = asyncio.run(drain_.run())
+            box["report"] = async_to_sync(drain_.run)()
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
             box["error"] = exc
+        finally:
+            connections.close_all()
 
     thread = threading.Thread(target=target, name="runs-drain")
     thread.start()
