@@ -71,6 +71,7 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
         return ParsedToolCalls((), f"the reported toolCalls is {json_type(raw)}, not a list")
     calls: list[ToolCall] = []
     append = calls.append
+    new = tuple.__new__  # builds the NamedTuple without its Python-level __new__ (3x faster)
     # `type(x) is dict/str` first: the ABC isinstance checks are the slow part of a hot loop.
     for index, item in enumerate(raw):
         if type(item) is not dict and not isinstance(item, Mapping):
@@ -93,7 +94,7 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
         node = item.get("node")
         if node is not None and type(node) is not str and not isinstance(node, str):
             return ParsedToolCalls((), f"toolCalls[{index}] has a node that is {json_type(node)}, not a string")
-        append(ToolCall(index, name, status, item.get("input"), node or None))
+        append(new(ToolCall, (index, name, status, item.get("input"), node or None)))
     return ParsedToolCalls(tuple(calls), "")
 
 
@@ -104,6 +105,7 @@ def parse_trace(raw: object) -> ParsedTrace:
         return ParsedTrace((), f"the reported trace is {json_type(raw)}, not a list")
     entries: list[TraceEntry] = []
     append = entries.append
+    new = tuple.__new__
     for index, item in enumerate(raw):
         if type(item) is not dict and not isinstance(item, Mapping):
             return ParsedTrace((), f"trace[{index}] is {json_type(item)}, not an object")
@@ -132,7 +134,7 @@ def parse_trace(raw: object) -> ParsedTrace:
             path = path[:cut]
         if not path.startswith("/"):
             path = "/" + path  # paths are relative to the tool's base URL; "a/b" and "/a/b" are one path
-        append(TraceEntry(index, method.strip().upper(), path, status, tool))
+        append(new(TraceEntry, (index, method.strip().upper(), path, status, tool)))
     return ParsedTrace(tuple(entries), "")
 
 
