@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -11,7 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from agents import protocols, services
+from agents import services
+from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
 from checks.models import Check, TestSet
@@ -114,20 +114,6 @@ def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "agents/agent_form.html", {"form": form, "agent": agent, "team": agent.team})
 
 
-def agent_target(agent: Agent) -> protocols.AgentTarget:
-    """How to call `agent`: its headers are decrypted for the call and never rendered."""
-    return protocols.AgentTarget(
-        protocol=agent.protocol,
-        endpoint_url=agent.endpoint_url,
-        headers=agent.get_headers(),
-        timeout_s=agent.timeout_s,
-        retries=agent.retries,
-        max_response_bytes=settings.EVALCONSOLE_MAX_RESPONSE_BYTES,
-        model=agent.model_name,
-        allow_private=settings.EVALCONSOLE_ALLOW_PRIVATE_URLS,
-    )
-
-
 @require_POST
 @login_required
 def agent_ping(request: HttpRequest, pk: int) -> HttpResponse:
@@ -135,7 +121,7 @@ def agent_ping(request: HttpRequest, pk: int) -> HttpResponse:
     agent = _agent_for(request, pk)
     if not role_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot ping agents.")
-    result = protocols.ping_sync(agent_target(agent))
+    result = ping_agent(agent)  # the same call as POST /api/v1/agents/{id}/ping/
     if is_fragment_request(request):
         return render(request, "agents/_ping_result.html", {"agent": agent, "ping": result})
     return render(request, "agents/agent_detail.html", _detail_context(request, agent, ping=result))

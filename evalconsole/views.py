@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -49,8 +51,10 @@ def token_list(request: HttpRequest) -> HttpResponse:
         else:
             new_secret = issued.secret
             form = TokenForm()
-    tokens = ApiToken.objects.visible_to(request.user).order_by("-created_at")[:200]
-    return render(request, "tokens/token_list.html", {"form": form, "tokens": tokens, "new_secret": new_secret})
+    tokens = ApiToken.objects.visible_to(request.user).order_by("-created_at", "-id")
+    page = Paginator(tokens, 50).get_page(request.GET.get("page"))
+    context = {"form": form, "tokens": page.object_list, "page": page, "new_secret": new_secret}
+    return render(request, "tokens/token_list.html", context)
 
 
 @require_POST
@@ -81,10 +85,10 @@ def role_flags(user, team) -> dict[str, bool]:
     }
 
 
-def count_subquery(model, link: str, *, outer: str = "pk", **filters) -> Subquery:
+def count_subquery(model, link: str, *, outer: str = "pk", **filters) -> Coalesce:
     """A correlated COUNT of `model` rows whose `link` is the outer row's `outer` (joins would multiply)."""
     rows = model.objects.filter(**{link: OuterRef(outer)}, **filters).order_by().values(link)
-    return Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), 0)
 
 
 def apply_errors(form, exc: DomainError, *, aliases: dict[str, str] | None = None) -> None:

@@ -157,8 +157,9 @@ def _scenarios(run: Run) -> list[dict]:
     return rows
 
 
-def _progress_context(run: Run) -> dict:
-    return {"run": run, "scenarios": _scenarios(run), "percent": run.progress_percent}
+def _progress_context(request: HttpRequest, run: Run) -> dict:
+    return {"run": run, "scenarios": _scenarios(run), "percent": run.progress_percent,
+            **role_flags(request.user, run.agent.team)}
 
 
 def _pretty(value: Any) -> str:
@@ -295,7 +296,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     fragment = target_fragment(request, ["run-progress", "run-samples"])
     if fragment == "run-progress":
         # Polled about every second while the run is active; 286 tells htmx to stop polling.
-        response = render(request, "runs/run_detail.html#run-progress", _progress_context(run),
+        response = render(request, "runs/run_detail.html#run-progress", _progress_context(request, run),
                           status=200 if run.is_active else HTMX_STOP_POLLING)
         seen = request.GET.get("seen", "")
         if seen != str(run.done_samples) or not run.is_active:
@@ -304,10 +305,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run_checks = list(RunCheck.objects.filter(run=run).select_related("check_version").order_by("position"))
     samples = _samples(run, run_checks)
     context = {
-        **_progress_context(run), "samples": samples, "run_checks": run_checks,
+        **_progress_context(request, run), "samples": samples, "run_checks": run_checks,
         "latency": _latency(samples), "check_rates": _check_rates(run, run_checks),
         "flaky": [s for s in _scenarios(run) if s["flaky"]],
-        **role_flags(request.user, run.agent.team),
     }
     if fragment == "run-samples":
         return render(request, "runs/run_detail.html#run-samples", context)
