@@ -86,7 +86,7 @@ def edit_check(
     if check.archived_at is not None:
         raise ValidationFailed("this check is archived; restore it before editing", field="__all__")
     with transaction.atomic():
-        locked = Check.objects.select_for_update().select_related("current_version").get(pk=check.pk)
+        locked = Check.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=check.pk)
         current = locked.current_version
         new_kind = kind if kind is not None else current.kind
         if config is None:
