@@ -75,6 +75,8 @@ class RunViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMode
     write_roles = {"create": Role.MEMBER, "cancel": Role.MEMBER}
 
     def get_queryset(self) -> QuerySet[Run]:
+        if self.action == "samples":  # only the run's scenarios are read
+            return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user)
 
     @staticmethod
