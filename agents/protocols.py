@@ -29,6 +29,7 @@ import ssl
 import time
 import uuid
 import weakref
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -268,7 +269,8 @@ def build_request(
 
 
 def _headers(target: AgentTarget) -> dict[str, str]:
-    headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+    # gzip/deflate only: _BodyReader decodes them within the size cap (no brotli/zstd surprises).
+    headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate", "User-Agent": USER_AGENT}
     headers.update(target.headers)
     headers["Content-Type"] = "application/json"
     return headers
@@ -527,10 +529,68 @@ class _TooLarge(Exception):
     pass
 
 
-def _check_declared_length(response: httpx.Response, cap: int) -> None:
-    declared = response.headers.get("content-length")
-    if declared and declared.strip().isdigit() and int(declared) > cap:
-        raise _TooLarge()
+ERROR_BODY_KEEP = 4096  # bytes of a non-2xx body read for the error message
+
+
+class _BodyReader:
+    """Accumulates a reply body, decoding gzip/deflate ourselves so the size cap applies to the
+    decoded bytes without ever inflating more than the cap (a 200 kB gzip bomb can hold 200 MB).
+
+    ``truncate``: stop quietly at the cap (error bodies) instead of raising _TooLarge.
+    """
+
+    def __init__(self, headers: httpx.Headers, cap: int, *, truncate: bool = False) -> None:
+        self.cap = cap
+        self.truncate = truncate
+        self.buf = bytearray()
+        self.full = False
+        codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
+        codings = [c for c in codings if c and c != "identity"]
+        self._z: Any = None
+        self._raw_deflate_ok = False
+        if codings:
+            if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+                raise _ShapeError(f"the reply uses an unsupported Content-Encoding: {headers['content-encoding']}")
+            self._z = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+            self._raw_deflate_ok = codings[0] == "deflate"
+        elif not truncate:
+            declared = headers.get("content-length", "").strip()
+            if declared.isdigit() and int(declared) > cap:
+                raise _TooLarge()
+
+    def _add(self, data: bytes) -> None:
+        room = self.cap - len(self.buf)
+        if len(data) > room:
+            if not self.truncate:
+                raise _TooLarge()
+            data, self.full = data[:room], True
+        self.buf += data
+
+    def feed(self, chunk: bytes) -> None:
+        if self._z is None:
+            self._add(chunk)
+            return
+        try:
+            self._add(self._z.decompress(chunk, self.cap + 1 - len(self.buf)))
+            while self._z.unconsumed_tail and not self.full:
+                self._add(self._z.decompress(self._z.unconsumed_tail, self.cap + 1 - len(self.buf)))
+        except zlib.error:
+            if self._raw_deflate_ok and not self.buf:  # some servers send raw deflate without a header
+                self._z, self._raw_deflate_ok = zlib.decompressobj(-zlib.MAX_WBITS), False
+                self.feed(chunk)
+                return
+            if not self.truncate:
+                raise _ShapeError("the reply's compressed body is corrupt") from None
+            self.full = True
+
+    def finish(self) -> bytes:
+        if self._z is not None and not self.full:
+            try:
+                self._add(self._z.flush())
+            except zlib.error:
+                if not self.truncate:
+                    raise _ShapeError("the reply's compressed body is corrupt") from None
+        return bytes(self.buf)
 
 
 # --------------------------------------------------------------------------- async
@@ -538,26 +598,19 @@ def _check_declared_length(response: httpx.Response, cap: int) -> None:
 
 async def _attempt_async(client: httpx.AsyncClient, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
     body = call.next_request()
-    cap = call.target.max_response_bytes
     async with asyncio.timeout(limit):
         async with client.stream(
             "POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)
         ) as response:
-            if response.is_success:
-                _check_declared_length(response, cap)
-                buf = bytearray()
-                async for chunk in response.aiter_bytes():
-                    buf += chunk
-                    if len(buf) > cap:
-                        raise _TooLarge()
-                return response.status_code, response.headers, bytes(buf)
+            ok = response.is_success
             # Not a success: keep the start of the body for the error message, drop the rest.
-            buf = bytearray()
-            async for chunk in response.aiter_bytes():
-                buf += chunk
-                if len(buf) >= 4096:
+            reader = _BodyReader(response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP,
+                                 truncate=not ok)
+            async for chunk in response.aiter_raw():
+                reader.feed(chunk)
+                if reader.full:
                     break
-            return response.status_code, response.headers, bytes(buf)
+            return response.status_code, response.headers, reader.finish()
 
 
 async def call_agent(
@@ -609,6 +662,8 @@ async def _call_async(client: httpx.AsyncClient, call: _Call, sleep: Callable[[f
                 status, headers, body = await _attempt_async(client, call, limit)
             except _TooLarge:
                 raise _too_large(call, started) from None
+            except _ShapeError as exc:
+                raise _bad_body(call, started, exc) from None
             except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
                 failure = _exception_failure(exc, limit, call.target)
                 call.record(None, started, failure.reason)
@@ -621,6 +676,11 @@ async def _call_async(client: httpx.AsyncClient, call: _Call, sleep: Callable[[f
         if delay is None:
             raise call.error(failure)
         await sleep(delay)
+
+
+def _bad_body(call: _Call, started: float, exc: _ShapeError) -> AgentCallError:
+    call.record(200, started, str(exc))
+    return call.error(_Failure(str(exc), exc.kind, False))
 
 
 def _too_large(call: _Call, started: float) -> AgentCallError:
@@ -659,21 +719,18 @@ def _finish(call: _Call, status: int, headers: httpx.Headers, body: bytes, start
 
 def _attempt_sync(client: httpx.Client, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
     body = call.next_request()
-    cap = call.target.max_response_bytes
     deadline = time.monotonic() + limit
     with client.stream("POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)) as response:
-        buf = bytearray()
-        if response.is_success:
-            _check_declared_length(response, cap)
-        for chunk in response.iter_bytes():
-            buf += chunk
+        ok = response.is_success
+        reader = _BodyReader(response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP,
+                             truncate=not ok)
+        for chunk in response.iter_raw():
             if time.monotonic() > deadline:  # a trickling agent: httpx's timeout is per read
                 raise TimeoutError()
-            if response.is_success and len(buf) > cap:
-                raise _TooLarge()
-            if not response.is_success and len(buf) >= 4096:
+            reader.feed(chunk)
+            if reader.full:
                 break
-        return response.status_code, response.headers, bytes(buf)
+        return response.status_code, response.headers, reader.finish()
 
 
 def call_agent_sync(
@@ -697,6 +754,8 @@ def call_agent_sync(
                 status, headers, body = _attempt_sync(client, call, limit)
             except _TooLarge:
                 raise _too_large(call, started) from None
+            except _ShapeError as exc:
+                raise _bad_body(call, started, exc) from None
             except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
                 failure = _exception_failure(exc, limit, call.target)
                 call.record(None, started, failure.reason)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import time
 
@@ -496,3 +497,84 @@ def test_cookies_ignored_on_a_shared_client(fake_agent):
 
     asyncio.run(go())
     assert "cookie" not in fake_agent.requests[-1]["headers"]
+
+
+def _serve_encoded(body: bytes, encoding: str, status: int = 200):
+    def handler(conn):
+        read_request(conn)
+        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Encoding: {encoding}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        conn.sendall(head + body)
+
+    return RawServer(handler)
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, compresslevel=9)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate-zlib", "deflate-raw"])
+def test_compressed_replies_are_decoded(call, encoding):
+    import zlib
+
+    plain = json.dumps({"output": "squeezed " * 100}).encode()
+    if encoding == "gzip":
+        body, header = _gzip(plain), "gzip"
+    elif encoding == "deflate-zlib":
+        body, header = zlib.compress(plain), "deflate"
+    else:
+        z = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        body, header = z.compress(plain) + z.flush(), "deflate"
+    with _serve_encoded(body, header) as server:
+        reply = call(target(server.url), scenario=scenario())
+    assert reply.output == "squeezed " * 100
+
+
+@functools.cache
+def _bomb() -> bytes:
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+    zeros = b"0" * 1_000_000
+    parts = [z.compress(b'{"output": "')] + [z.compress(zeros) for _ in range(100)] + [z.compress(b'"}'), z.flush()]
+    return b"".join(parts)
+
+
+def test_gzip_bomb_is_cut_at_the_cap_after_decoding(call):
+    bomb = _bomb()  # ~100 kB on the wire, 100 MB inflated
+    assert len(bomb) < 200_000
+    with _serve_encoded(bomb, "gzip") as server:
+        started = time.monotonic()
+        with pytest.raises(AgentCallError) as info:
+            call(target(server.url, max_response_bytes=1_000_000), scenario=scenario())
+    assert info.value.message == "the reply is larger than 1000000 bytes"
+    assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize(
+    ("body", "encoding", "message"),
+    [
+        (b"\x1f\x8b\x08\x00garbage-garbage", "gzip", "the reply's compressed body is corrupt"),
+        (b"whatever", "br", "the reply uses an unsupported Content-Encoding: br"),
+    ],
+)
+def test_bad_encodings_are_reply_errors(call, body, encoding, message):
+    with _serve_encoded(body, encoding) as server:
+        with pytest.raises(AgentCallError) as info:
+            call(target(server.url, retries=2), scenario=scenario())
+    assert info.value.message == message and len(info.value.attempts) == 1
+
+
+def test_compressed_error_body_shows_in_the_message(call):
+    with _serve_encoded(_gzip(b'{"error": "db down"}'), "gzip", status=400) as server:
+        with pytest.raises(AgentCallError) as info:
+            call(target(server.url), scenario=scenario())
+    assert info.value.message == 'the agent answered HTTP 400: {"error": "db down"}'
+
+
+def test_503_retry_after_is_honoured(call, fake_agent, fake_sleep):
+    reply = call(target(fake_agent.url),
+                 scenario=scenario(fail_times=1, fail_status=503, headers={"Retry-After": "2"}), sleep=fake_sleep)
+    assert fake_sleep.calls == [2.0] and [a.status_code for a in reply.attempts] == [503, 200]
