@@ -1,0 +1,144 @@
+"""The drain in-process (django-q2 sync mode, the test's transaction) against a real loopback agent."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from agents.services import create_agent
+from checks.services import create_check, create_test, create_test_set
+from runs import services
+from runs.execution import drain
+from runs.models import Run, Sample
+
+pytestmark = pytest.mark.django_db
+
+ORDER = "Where is my order EC-1042?"
+
+
+def _run(test, member, **kwargs) -> Run:
+    run = services.launch_run(test=test, by=member, **kwargs)
+    drain(idle_ms=0)
+    run.refresh_from_db()
+    return run
+
+
+def test_launch_in_sync_mode_runs_the_samples_after_commit(make_test, member, fake,
+                                                           django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.launch_run(test=make_test(scenarios=[ORDER], samples=3), by=member)
+    run.refresh_from_db()
+    assert (run.status, run.result, run.done_samples) == ("completed", "pass", 3)
+    assert run.summary["scenarios"][0]["passed"] == 3
+
+
+def test_a_rate_limited_sample_is_queued_again_and_the_window_shrinks(make_test, member, fake, live_agent):
+    live_agent.retries = 0
+    live_agent.save()
+    scenario = {"input": ORDER, "metadata": {"fake": {"status_429_times": 1, "retry_after": "0"}}}
+    run = _run(make_test(scenarios=[scenario], samples=2), member)
+    assert (run.status, run.result) == ("completed", "pass")
+    for sample in run.samples.all():
+        assert sample.executions == 2 and sample.error == ""
+        assert [a["status_code"] for a in sample.attempts] == [429, 200]
+    live_agent.refresh_from_db()
+    assert live_agent.concurrency_window is not None and live_agent.concurrency_window < live_agent.max_concurrency
+
+
+def test_rate_limited_too_often_becomes_an_error(make_test, member, fake, live_agent, settings):
+    settings.EVALCONSOLE_RATE_LIMIT_REQUEUES = 1
+    live_agent.retries = 0
+    live_agent.save()
+    scenario = {"input": ORDER, "metadata": {"fake": {"status_429_times": 5, "retry_after": "0"}}}
+    run = _run(make_test(scenarios=[scenario]), member)
+    sample = run.samples.get()
+    assert (sample.outcome, sample.executions) == ("error", 2)
+    assert sample.error.startswith("the agent answered HTTP 429 (rate limited)")
+    assert run.result == "error"
+
+
+def test_a_429_retried_inside_the_call_still_shrinks_the_window(make_test, member, fake, live_agent):
+    scenario = {"input": ORDER, "metadata": {"fake": {"status_429_times": 1, "retry_after": "0"}}}
+    run = _run(make_test(scenarios=[scenario]), member)
+    sample = run.samples.get()
+    assert (sample.outcome, sample.executions, len(sample.attempts)) == ("pass", 1, 2)
+    live_agent.refresh_from_db()
+    assert live_agent.concurrency_window == 5.0
+
+
+def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
+    agent = create_agent(team=team, by=admin_user, name="Metadata", endpoint_url="http://169.254.169.254/latest/",
+                         retries=2)
+    check = create_check(agent=agent, by=member, name="c", kind="text_includes", config={"text": "x"})
+    test = create_test(test_set=create_test_set(agent=agent, by=member, name="s"), by=member, name="t",
+                       scenarios=["hello"], checks=[{"check": check.pk}])
+    run = _run(test, member)
+    sample = run.samples.get()
+    assert sample.outcome == "error"
+    assert sample.error.startswith("refused: 169.254.169.254 is a link-local address")
+    assert len(sample.attempts) == 1  # never retried
+
+
+def test_openai_chat_agent(member, team, admin_user, fake):
+    agent = create_agent(team=team, by=admin_user, name="OpenAI-ish", endpoint_url=fake.openai_url,
+                         protocol="openai-chat", model_name="m1")
+    checks = [
+        create_check(agent=agent, by=member, name="called", kind="tool_usage",
+                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+    ]
+    test = create_test(test_set=create_test_set(agent=agent, by=member, name="s"), by=member, name="t",
+                       scenarios=[ORDER], checks=[{"check": c.pk} for c in checks])
+    run = _run(test, member)
+    sample = run.samples.get()
+    assert (sample.outcome, run.result) == ("pass", "pass")
+    assert sample.request == {"model": "m1", "messages": [{"role": "user", "content": ORDER}]}
+    assert sample.tool_calls[0]["name"] == "lookup_order"
+    assert sample.transcript[0] == {"role": "user", "content": ORDER}
+    assert sample.transcript[-1]["role"] == "assistant"
+
+
+def test_agent_messages_become_the_transcript_and_advisory_checks_do_not_count(
+    make_test, member, fake, live_agent, order_checks
+):
+    messages = [{"role": "assistant", "content": "Looking it up"}, {"role": "assistant", "content": "Found it"}]
+    scenario = {"input": ORDER, "metadata": {"fake": {"messages": messages, "output": "Found it"}}}
+    strict = create_check(agent=live_agent, by=member, name="strict", kind="text_equals",
+                          config={"expected": "something else"})
+    test = create_test(test_set=create_test_set(agent=live_agent, by=member, name="adv"), by=member, name="t",
+                       scenarios=[scenario],
+                       checks=[{"check": order_checks[1].pk}, {"check": strict.pk, "required": False}])
+    run = _run(test, member)
+    sample = run.samples.get()
+    assert sample.transcript == [{"role": "user", "content": ORDER}, *messages]
+    assert {r.check_version.name: r.outcome for r in sample.results.all()} == {
+        "Looked up the order": "pass", "strict": "fail"}
+    assert (sample.outcome, run.result) == ("pass", "pass")
+    assert run.summary["checks"][str(strict.current_version_id)]["failed"] == 1
+
+
+def test_missing_tool_calls_make_tool_checks_indeterminate(make_test, member, fake):
+    scenario = {"input": ORDER, "metadata": {"fake": {"omit_tool_calls": True}}}
+    run = _run(make_test(scenarios=[scenario]), member)
+    sample = run.samples.get()
+    assert {r.check_version.kind: r.outcome for r in sample.results.all()} == {
+        "text_includes": "pass", "tool_usage": "indeterminate"}
+    assert (sample.outcome, run.result) == ("indeterminate", "indeterminate")
+
+
+def test_drain_leaves_cancelled_runs_alone(make_test, member, fake):
+    run = services.launch_run(test=make_test(scenarios=[ORDER], samples=2), by=member)
+    services.cancel_run(run=run, by=member)
+    report = drain(idle_ms=0)
+    assert report.claimed == 0 and fake.stats()["requests"] == 0
+    assert set(Sample.objects.filter(run=run).values_list("status", flat=True)) == {"cancelled"}
+
+
+def test_recover_runs_command_reports_and_drains(make_test, member, fake):
+    run = services.launch_run(test=make_test(scenarios=[ORDER]), by=member)
+    out = io.StringIO()
+    call_command("recover_runs", "--drain", stdout=out)
+    assert "0 sample(s) re-queued" in out.getvalue() and "drained: 1 sample(s) written" in out.getvalue()
+    run.refresh_from_db()
+    assert run.status == "completed"
