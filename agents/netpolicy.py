@@ -199,6 +199,14 @@ def _vet(host: str, addresses: Sequence[str], allow_private: bool) -> list[str]:
     return [a.strip("[]") for a in addresses]
 
 
+def _share(left: float | None, *, last_one: bool) -> float | None:
+    """Connect timeout for one candidate address: the rest for the last, half of it otherwise (so an
+    unreachable IPv6 address cannot eat the whole budget before IPv4 gets a turn)."""
+    if left is None or last_one:
+        return left
+    return left / 2
+
+
 class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
     """httpcore network backend: resolve, vet every address, connect to a vetted IP.
 
@@ -248,15 +256,14 @@ class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
             raise httpcore.ConnectTimeout(f"timed out resolving {host}") from exc
         candidates = _vet(host, addresses, self.allow_private)
         last: Exception | None = None
-        for address in candidates:
+        for i, address in enumerate(candidates):
             left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - start))
             try:
                 return await self._inner.connect_tcp(
-                    address, port, timeout=left, local_address=local_address, socket_options=socket_options
+                    address, port, timeout=_share(left, last_one=i == len(candidates) - 1),
+                    local_address=local_address, socket_options=socket_options,
                 )
-            except httpcore.ConnectTimeout:
-                raise
-            except httpcore.ConnectError as exc:  # try the next vetted address (e.g. ::1 then 127.0.0.1)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:  # next vetted address, if any
                 last = exc
         assert last is not None
         raise last
@@ -307,17 +314,16 @@ class PolicyBackend(httpcore.NetworkBackend):
                 raise httpcore.ConnectError(f"could not resolve {host}: {exc}") from exc
         candidates = _vet(host, addresses, self.allow_private)
         last: Exception | None = None
-        for address in candidates:
+        for i, address in enumerate(candidates):
             left = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
             if left is not None and left <= 0:
                 raise httpcore.ConnectTimeout(f"timed out connecting to {host}")
             try:
                 return self._inner.connect_tcp(
-                    address, port, timeout=left, local_address=local_address, socket_options=socket_options
+                    address, port, timeout=_share(left, last_one=i == len(candidates) - 1),
+                    local_address=local_address, socket_options=socket_options,
                 )
-            except httpcore.ConnectTimeout:
-                raise
-            except httpcore.ConnectError as exc:
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         assert last is not None
         raise last

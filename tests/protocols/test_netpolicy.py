@@ -318,3 +318,10 @@ def test_https_uses_the_hostname_for_sni_and_certificate_checks(tls_material):
 
 def test_ip_objects_are_accepted():
     assert netpolicy.check_address(ipaddress.ip_address("10.0.0.1"), allow_private=False) is not None
+
+
+def test_falls_through_to_the_next_vetted_address(policy_call, fake_agent):
+    # 127.0.0.2 answers nothing on this port (refused), 127.0.0.1 is the agent.
+    resolver = Resolver({"two.test": ["127.0.0.2", "127.0.0.1"]})
+    reply = policy_call(f"http://two.test:{fake_agent.port}/agent", resolver=resolver, retries=0)
+    assert reply.output and resolver.lookups == ["two.test"]
