@@ -9,6 +9,7 @@ from checks.api import CheckViewSet, TestSetViewSet, TestViewSet
 from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
 from evalconsole.token_api import TokenViewSet
 from runs.api import RunViewSet
+from runs.monitor_api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
 
 router = DefaultRouter()
 # REST API v1 (DESIGN.md): agents, checks, test sets, tests, runs, tokens.
@@ -18,6 +19,11 @@ router.register("test-sets", TestSetViewSet, basename="testset")
 router.register("tests", TestViewSet, basename="test")
 router.register("runs", RunViewSet, basename="run")
 router.register("tokens", TokenViewSet, basename="token")
+# Live tasks, monitors and one-off evaluations (issue 8).
+router.register(r"agents/(?P<agent_id>[^/.]+)/tasks", AgentTaskIngestViewSet, basename="agent-tasks")
+router.register("tasks", TaskViewSet, basename="task")
+router.register("monitors", MonitorViewSet, basename="monitor")
+router.register("evaluations", EvaluationViewSet, basename="evaluation")
 
 urlpatterns = [
     path("v1/", include(router.urls)),

@@ -689,11 +689,12 @@ def _bucket_key(value: datetime | None) -> datetime | None:
 
 
 def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
-                      now: datetime | None = None) -> Dashboard:
+                      now: datetime | None = None, checks: Sequence[Check] | None = None) -> Dashboard:
     """Counts per bucket and check version from DB aggregates (TruncHour/TruncDay + Count(filter)).
 
-    Five queries whatever the number of tasks: results per (bucket, version), the monitor's current
-    versions, the versions seen, tasks ingested per bucket and tasks evaluated per bucket. Only bucket rows reach Python, never result or task rows.
+    Five queries whatever the number of tasks (four when the caller passes the monitor's `checks`):
+    results per (bucket, version), the monitor's checks, the versions seen, tasks ingested per bucket
+    and tasks evaluated per bucket. Only bucket rows reach Python, never result or task rows.
     """
     trunc = BUCKETS.get(bucket)
     if trunc is None:
@@ -713,7 +714,9 @@ def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
         .order_by("bucket", "check_version_id")
     )
     version_ids = {r["check_version_id"] for r in rows}
-    current_ids = set(Check.objects.filter(monitors=monitor).values_list("current_version_id", flat=True))
+    if checks is None:  # the monitor's checks, unless the caller already read them
+        checks = Check.objects.filter(monitors=monitor).only("id", "current_version_id")
+    current_ids = {c.current_version_id for c in checks if c.current_version_id}
     # The monitor's current versions appear even before they have results.
     versions = CheckVersion.objects.filter(Q(pk__in=version_ids) | Q(pk__in=current_ids)).only(
         "id", "parent_id", "name", "number"
