@@ -312,6 +312,10 @@ EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET = env_int("EVALCONSOLE_JUDGE_MONTHLY_TOKE
 
 # --- Tasks ---
 EVALCONSOLE_TASK_RETENTION_DAYS = env_int("EVALCONSOLE_TASK_RETENTION_DAYS", 90, minimum=1)
+# Tasks one one-off evaluation may cover ("select all matching" included).
+EVALCONSOLE_MAX_EVALUATION_TASKS = env_int("EVALCONSOLE_MAX_EVALUATION_TASKS", 5000, minimum=1)
+# Task ingestion has its own per-token budget, so a service posting one task at a time is not cut off.
+EVALCONSOLE_API_INGEST_THROTTLE = env_str("EVALCONSOLE_API_INGEST_THROTTLE", "6000/min")
 
 LOGGING = {
     "version": 1,

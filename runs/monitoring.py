@@ -497,7 +497,7 @@ def filter_tasks(qs: QuerySet[Task], filters: TaskFilters) -> QuerySet[Task]:
 
 
 def _max_evaluation_tasks() -> int:
-    return getattr(settings, "EVALCONSOLE_MAX_EVALUATION_TASKS", 5000)
+    return settings.EVALCONSOLE_MAX_EVALUATION_TASKS
 
 
 def launch_evaluation(

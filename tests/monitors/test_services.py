@@ -255,3 +255,23 @@ def test_delete_old_tasks_in_batches(agent, member, checks, django_capture_on_co
     assert CheckResult.objects.count() == 10  # the kept tasks' monitor and evaluation results
     with pytest.raises(ValidationFailed):
         monitoring.delete_old_tasks(days=0)
+
+
+def test_delete_old_tasks_command(agent, member, settings, django_capture_on_commit_callbacks):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    now = datetime.now(UTC)
+    settings.EVALCONSOLE_TASK_RETENTION_DAYS = 10
+    items = [task_item(i, when=now - timedelta(days=11 + i)) for i in range(7)] + [task_item(99, when=now)]
+    ingest(agent, member, items, django_capture_on_commit_callbacks)
+    out = StringIO()
+    call_command("delete_old_tasks", "--dry-run", stdout=out)
+    assert out.getvalue().startswith("7 task(s)") and Task.objects.count() == 8
+    out = StringIO()
+    call_command("delete_old_tasks", "--batch-size", "3", stdout=out)
+    assert "Deleted 7 task(s) older than 10 day(s)." in out.getvalue()
+    assert list(Task.objects.values_list("external_id", flat=True)) == ["conv-99"]
+    with pytest.raises(CommandError):
+        call_command("delete_old_tasks", "--days", "0")
