@@ -240,6 +240,7 @@ SPECTACULAR_SETTINGS = {
         "OutcomeEnum": "runs.models.Outcome",
         "RunStatusEnum": "runs.models.Run.Status",
         "SampleStatusEnum": "runs.models.Sample.Status",
+        "EvaluationStatusEnum": "runs.models.Evaluation.Status",
     },
 }
 
