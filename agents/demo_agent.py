@@ -31,7 +31,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ORDER_ID = re.compile(r"\bEC-?(\d{3,6})\b", re.IGNORECASE)
-REFUND = re.compile(r"\b(refunds?|refunded|money back|return(?:ing)?|reimburse\w*|chargeback)\b", re.IGNORECASE)
+REFUND = re.compile(
+    r"\b(refunds?|refunded|money back|return(?:ing)?|reimburse\w*|chargeback)\b", re.IGNORECASE
+)
 GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|greetings|howdy)\b", re.IGNORECASE)
 THANKS = re.compile(r"^\s*(thanks|thank you|cheers)\b", re.IGNORECASE)
 
@@ -104,33 +106,58 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         lookup_output: dict[str, Any] = {"found": order is not None}
         if order is not None:
             lookup_output.update(order)
-        tool_calls.append({"name": "lookup_order", "status": "succeeded", "input": {"orderId": order_id},
-                           "output": lookup_output})
-        trace.append({"method": "GET", "path": f"/orders/{order_id}", "status": 200 if order else 404,
-                      "tool": "lookup_order"})
+        tool_calls.append(
+            {
+                "name": "lookup_order",
+                "status": "succeeded",
+                "input": {"orderId": order_id},
+                "output": lookup_output,
+            }
+        )
+        trace.append(
+            {
+                "method": "GET",
+                "path": f"/orders/{order_id}",
+                "status": 200 if order else 404,
+                "tool": "lookup_order",
+            }
+        )
         if order is None:
-            output = (f"I couldn't find order {order_id}. Could you check the number? "
-                      "It is in your confirmation email and looks like EC-1042.")
+            output = (
+                f"I couldn't find order {order_id}. Could you check the number? "
+                "It is in your confirmation email and looks like EC-1042."
+            )
         elif wants_refund:
             ticket = _ticket_id(order_id, last)
-            tool_calls.append({"name": "escalate_to_human", "status": "succeeded",
-                               "input": {"orderId": order_id, "reason": "refund request", "summary": last[:200]},
-                               "output": {"ticket": ticket, "queue": "refunds"}})
+            tool_calls.append(
+                {
+                    "name": "escalate_to_human",
+                    "status": "succeeded",
+                    "input": {"orderId": order_id, "reason": "refund request", "summary": last[:200]},
+                    "output": {"ticket": ticket, "queue": "refunds"},
+                }
+            )
             trace.append({"method": "POST", "path": "/tickets", "status": 201, "tool": "escalate_to_human"})
-            output = (f"I'm sorry about order {order_id}. I can't issue refunds myself, so I've passed your "
-                      f"request to a colleague (ticket {ticket}); they will contact you within one business day.")
+            output = (
+                f"I'm sorry about order {order_id}. I can't issue refunds myself, so I've passed your "
+                f"request to a colleague (ticket {ticket}); they will contact you within one business day."
+            )
         else:
             output = _status_sentence(order_id, order)
     elif wants_refund:
         output = "I can help with a refund. What is your order number? It looks like EC-1042."
     elif GREETING.search(last):
-        output = ("Hello! I'm the demo support agent. I can check the status of an order or pass a refund "
-                  "request to a colleague. What is your order number?")
+        output = (
+            "Hello! I'm the demo support agent. I can check the status of an order or pass a refund "
+            "request to a colleague. What is your order number?"
+        )
     elif THANKS.search(last):
         output = "You're welcome! Is there anything else I can help with?"
     else:
-        output = ("I can help with order status and refunds. Please tell me your order number "
-                  "(it looks like EC-1042).")
+        output = (
+            "I can help with order status and refunds. Please tell me your order number "
+            "(it looks like EC-1042)."
+        )
 
     messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
         {"role": "user", "content": last}

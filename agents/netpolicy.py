@@ -18,6 +18,7 @@ while DNS rebinding between check and connect is impossible (we never resolve tw
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import inspect
 import ipaddress
@@ -193,7 +194,9 @@ def _vet(host: str, addresses: Sequence[str], allow_private: bool) -> list[str]:
         why = check_address(address, allow_private=allow_private)
         if why is not None:
             if not literal:
-                why = why.replace(f"refused: {address} is", f"refused: {host} resolves to {address}, which is", 1)
+                why = why.replace(
+                    f"refused: {address} is", f"refused: {host} resolves to {address}, which is", 1
+                )
                 why = why.replace(f"refused: {address} (=", f"refused: {host} resolves to {address} (=", 1)
             raise AddressRefused(why)
     return [a.strip("[]") for a in addresses]
@@ -260,8 +263,11 @@ class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
             left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - start))
             try:
                 return await self._inner.connect_tcp(
-                    address, port, timeout=_share(left, last_one=i == len(candidates) - 1),
-                    local_address=local_address, socket_options=socket_options,
+                    address,
+                    port,
+                    timeout=_share(left, last_one=i == len(candidates) - 1),
+                    local_address=local_address,
+                    socket_options=socket_options,
                 )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:  # next vetted address, if any
                 last = exc
@@ -320,8 +326,11 @@ class PolicyBackend(httpcore.NetworkBackend):
                 raise httpcore.ConnectTimeout(f"timed out connecting to {host}")
             try:
                 return self._inner.connect_tcp(
-                    address, port, timeout=_share(left, last_one=i == len(candidates) - 1),
-                    local_address=local_address, socket_options=socket_options,
+                    address,
+                    port,
+                    timeout=_share(left, last_one=i == len(candidates) - 1),
+                    local_address=local_address,
+                    socket_options=socket_options,
                 )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
@@ -399,18 +408,18 @@ class AsyncConnectionPool:
 
     async def _close_all(self, conns: Iterable[httpcore.AsyncHTTPConnection]) -> None:
         for conn in conns:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await conn.aclose()
-                except Exception:  # noqa: BLE001 - closing a broken socket may fail; it is gone either way
-                    pass
+            # closing a broken socket may fail; it is gone either way
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await conn.aclose()
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         if self._closed:
             raise RuntimeError("the connection pool is closed")
         scheme = request.url.scheme
         if scheme not in (b"http", b"https"):
-            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme.decode()}://'.")
+            raise httpcore.UnsupportedProtocol(
+                f"Request URL has an unsupported protocol '{scheme.decode()}://'."
+            )
         if self._slots is None:
             self._slots = anyio.Semaphore(self._max_connections, fast_acquire=True)
         timeout = request.extensions.get("timeout", {}).get("pool")
@@ -498,7 +507,9 @@ class AsyncConnectionPool:
 class _PooledStream:
     """The response body; closing it hands the connection back to the pool (exactly once)."""
 
-    def __init__(self, stream: typing.Any, pool: AsyncConnectionPool, conn: httpcore.AsyncHTTPConnection) -> None:
+    def __init__(
+        self, stream: typing.Any, pool: AsyncConnectionPool, conn: httpcore.AsyncHTTPConnection
+    ) -> None:
         self._stream = stream
         self._pool = pool
         self._conn = conn

@@ -8,8 +8,8 @@ No Django imports: usable from a django-q2 worker, the ping button, the CLI and 
 
 Time limits. ``timeout_s`` bounds each attempt end to end (connect, send, every byte of the reply).
 The whole call, backoff sleeps included, is bounded by ``total_timeout_s`` (default
-``timeout_s * (retries + 1) + 2 s * retries``): a Retry-After or backoff that would not leave room for another attempt
-ends the call instead of sleeping.
+``timeout_s * (retries + 1) + 2 s * retries``): a Retry-After or backoff that would not leave room
+for another attempt ends the call instead of sleeping.
 
 Retries (``retries`` extra attempts, exponential backoff with full jitter, or the agent's
 Retry-After for 429/503, capped at RETRY_AFTER_CAP_S): connect errors, timeouts, dropped
@@ -85,7 +85,9 @@ class AgentTarget:
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
-        if not (isinstance(self.timeout_s, int | float) and self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+        if not (
+            isinstance(self.timeout_s, int | float) and self.timeout_s > 0 and math.isfinite(self.timeout_s)
+        ):
             raise ValueError("timeout_s must be a positive number")
         if not isinstance(self.retries, int) or self.retries < 0:
             raise ValueError("retries must be an integer >= 0")
@@ -322,7 +324,9 @@ def _openai_content(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts: keep the text ones
-        parts = [p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        parts = [
+            p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        ]
         return "".join(parts)
     raise _ShapeError(f"choices[0].message.content is {_type_name(content)}, not a string")
 
@@ -334,7 +338,9 @@ def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, 
     if target.protocol == "openai-chat":
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
-            raise _ShapeError("the reply is missing 'choices'" if choices is None else "the reply has no choices")
+            raise _ShapeError(
+                "the reply is missing 'choices'" if choices is None else "the reply has no choices"
+            )
         message = choices[0].get("message") if isinstance(choices[0], Mapping) else None
         if not isinstance(message, Mapping):
             raise _ShapeError("the reply is missing 'choices[0].message'")
@@ -344,8 +350,11 @@ def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, 
             raw_calls = [message["function_call"]]
         # One completion reports all the calls it makes, so a missing or null key means "none".
         tool_calls: object = (
-            [_openai_tool_call(c) for c in raw_calls] if isinstance(raw_calls, list)
-            else [] if raw_calls is None else raw_calls
+            [_openai_tool_call(c) for c in raw_calls]
+            if isinstance(raw_calls, list)
+            else []
+            if raw_calls is None
+            else raw_calls
         )
         transcript = list(request.get("messages", [])) + [dict(message)]
         return output, transcript, tool_calls, None
@@ -489,15 +498,20 @@ def _exception_failure(exc: BaseException, limit: float, target: AgentTarget) ->
         seconds += ".0"
     if isinstance(exc, TimeoutError | httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
         if limit < target.timeout_s - 0.005:
-            return _Failure(f"timed out after {seconds} s (the call's {target.budget_s:g} s budget ran out)",
-                            "timeout", True)
+            return _Failure(
+                f"timed out after {seconds} s (the call's {target.budget_s:g} s budget ran out)",
+                "timeout",
+                True,
+            )
         return _Failure(f"timed out after {seconds} s", "timeout", True)
     if isinstance(exc, httpx.ConnectTimeout):
         return _Failure(f"timed out connecting after {seconds} s", "timeout", True)
     if isinstance(exc, httpx.ConnectError):
         bad_cert = _find_cause(exc, ssl.SSLCertVerificationError)
         if bad_cert is not None:  # deterministic: retrying will not change the certificate
-            return _Failure(f"the TLS certificate was rejected: {bad_cert.verify_message or bad_cert}", "tls", False)
+            return _Failure(
+                f"the TLS certificate was rejected: {bad_cert.verify_message or bad_cert}", "tls", False
+            )
         if _find_cause(exc, ConnectionRefusedError) is not None or "refused" in str(exc).lower():
             return _Failure("connection refused", "connect", True)
         return _Failure(f"could not connect: {exc}", "connect", True)
@@ -511,7 +525,9 @@ def _exception_failure(exc: BaseException, limit: float, target: AgentTarget) ->
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return _Failure(f"the endpoint URL is not usable: {exc}", "invalid_url", False)
     if isinstance(exc, UnicodeError | httpx.LocalProtocolError):
-        return _Failure(f"the request could not be sent (check the agent's headers): {exc}", "transport", False)
+        return _Failure(
+            f"the request could not be sent (check the agent's headers): {exc}", "transport", False
+        )
     return _Failure(f"{type(exc).__name__}: {exc}", "transport", False)
 
 
@@ -550,7 +566,9 @@ class _BodyReader:
         self._raw_deflate_ok = False
         if codings:
             if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-                raise _ShapeError(f"the reply uses an unsupported Content-Encoding: {headers['content-encoding']}")
+                raise _ShapeError(
+                    f"the reply uses an unsupported Content-Encoding: {headers['content-encoding']}"
+                )
             self._z = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
             self._raw_deflate_ok = codings[0] == "deflate"
         elif not truncate:
@@ -596,7 +614,9 @@ class _BodyReader:
 # --------------------------------------------------------------------------- async
 
 
-async def _attempt_async(client: httpx.AsyncClient, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
+async def _attempt_async(
+    client: httpx.AsyncClient, call: _Call, limit: float
+) -> tuple[int, httpx.Headers, bytes]:
     body = call.next_request()
     async with asyncio.timeout(limit):
         async with client.stream(
@@ -604,8 +624,9 @@ async def _attempt_async(client: httpx.AsyncClient, call: _Call, limit: float) -
         ) as response:
             ok = response.is_success
             # Not a success: keep the start of the body for the error message, drop the rest.
-            reader = _BodyReader(response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP,
-                                 truncate=not ok)
+            reader = _BodyReader(
+                response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP, truncate=not ok
+            )
             async for chunk in response.aiter_raw():
                 reader.feed(chunk)
                 if reader.full:
@@ -653,7 +674,9 @@ def _gate(client: httpx.AsyncClient) -> asyncio.Semaphore:
     return entry[1]
 
 
-async def _call_async(client: httpx.AsyncClient, call: _Call, sleep: Callable[[float], Awaitable[Any]]) -> AgentReply:
+async def _call_async(
+    client: httpx.AsyncClient, call: _Call, sleep: Callable[[float], Awaitable[Any]]
+) -> AgentReply:
     gate = _gate(client)
     while True:
         async with gate:
@@ -689,7 +712,9 @@ def _too_large(call: _Call, started: float) -> AgentCallError:
     return call.error(_Failure(reason, "too_large", False))
 
 
-def _finish(call: _Call, status: int, headers: httpx.Headers, body: bytes, started: float) -> AgentReply | _Failure:
+def _finish(
+    call: _Call, status: int, headers: httpx.Headers, body: bytes, started: float
+) -> AgentReply | _Failure:
     if not 200 <= status < 300:
         failure = _status_failure(status, headers, body)
         call.record(status, started, f"HTTP {status}")
@@ -720,10 +745,13 @@ def _finish(call: _Call, status: int, headers: httpx.Headers, body: bytes, start
 def _attempt_sync(client: httpx.Client, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
     body = call.next_request()
     deadline = time.monotonic() + limit
-    with client.stream("POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)) as response:
+    with client.stream(
+        "POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)
+    ) as response:
         ok = response.is_success
-        reader = _BodyReader(response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP,
-                             truncate=not ok)
+        reader = _BodyReader(
+            response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP, truncate=not ok
+        )
         for chunk in response.iter_raw():
             if time.monotonic() > deadline:  # a trickling agent: httpx's timeout is per read
                 raise TimeoutError()
@@ -793,7 +821,9 @@ def _ping_failed(exc: AgentCallError) -> PingResult:
 
 
 def _ping_ok(reply: AgentReply) -> PingResult:
-    return PingResult(ok=True, status_code=reply.attempts[-1].status_code, latency_ms=reply.latency_ms, output=reply.output)
+    return PingResult(
+        ok=True, status_code=reply.attempts[-1].status_code, latency_ms=reply.latency_ms, output=reply.output
+    )
 
 
 async def ping(target: AgentTarget, *, client: httpx.AsyncClient | None = None) -> PingResult:

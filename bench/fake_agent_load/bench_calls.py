@@ -3,8 +3,8 @@
 
 Starts tests/support/fake_agent.py in its own process, then makes N call_agent() calls with at most C in
 flight through one shared client, and prints wall time, calls/s and the overhead over the ideal
-ceil(N / C) x latency (spread over the N calls: the CPU cost of one call on this machine). With --stock-httpx it does the same through a plain httpx.AsyncClient (httpcore's
-pool) for comparison.
+ceil(N / C) x latency, spread over the N calls (about the CPU cost of one call on this machine).
+With --stock-httpx it does the same through a plain httpx.AsyncClient (httpcore's pool) for comparison.
 
     .venv/bin/python bench/fake_agent_load/bench_calls.py --calls 1000 --concurrency 100 --latency-ms 200
 """
@@ -72,23 +72,44 @@ def main() -> None:
     args = p.parse_args()
 
     agent = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/support/fake_agent.py"), "--port", "0", "--latency-ms", str(args.latency_ms)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(ROOT / "tests/support/fake_agent.py"),
+            "--port",
+            "0",
+            "--latency-ms",
+            str(args.latency_ms),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         line = agent.stdout.readline()
         url = "http://" + line.split()[1] + "/agent"
         ideal = math.ceil(args.calls / args.concurrency) * args.latency_ms / 1000
-        runners = [("agents.protocols", run_ours)] + ([("stock httpx", run_stock)] if args.stock_httpx else [])
+        runners = [("agents.protocols", run_ours)] + (
+            [("stock httpx", run_stock)] if args.stock_httpx else []
+        )
         for name, runner in runners:
             times = sorted(asyncio.run(runner(url, args.calls, args.concurrency)) for _ in range(args.repeat))
             best, median = times[0], times[len(times) // 2]
-            print(json.dumps({
-                "client": name, "calls": args.calls, "concurrency": args.concurrency, "latency_ms": args.latency_ms,
-                "best_s": round(best, 3), "median_s": round(median, 3), "calls_per_s": round(args.calls / median),
-                "ideal_s": ideal, "overhead_ms_per_call": round((median - ideal) * 1000 / args.calls, 3),
-                "load_avg_1m": round(os.getloadavg()[0], 2),
-            }), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "client": name,
+                        "calls": args.calls,
+                        "concurrency": args.concurrency,
+                        "latency_ms": args.latency_ms,
+                        "best_s": round(best, 3),
+                        "median_s": round(median, 3),
+                        "calls_per_s": round(args.calls / median),
+                        "ideal_s": ideal,
+                        "overhead_ms_per_call": round((median - ideal) * 1000 / args.calls, 3),
+                        "load_avg_1m": round(os.getloadavg()[0], 2),
+                    }
+                ),
+                flush=True,
+            )
         httpx.get(url.rsplit("/", 1)[0] + "/stats", timeout=5)
     finally:
         agent.terminate()

@@ -40,19 +40,30 @@ def call(request: pytest.FixtureRequest) -> Callable[..., protocols.AgentReply]:
     """call(target, scenario=..., sleep=FakeSleep|None, **kw): call_agent or call_agent_sync, same rules."""
     mode = request.param
 
-    def do(target: protocols.AgentTarget, *, scenario: dict[str, Any], run_id: str = "run-1",
-           sample_id: str = "sample-1", sleep: FakeSleep | None = None, client: Any = None) -> Any:
+    def do(
+        target: protocols.AgentTarget,
+        *,
+        scenario: dict[str, Any],
+        run_id: str = "run-1",
+        sample_id: str = "sample-1",
+        sleep: FakeSleep | None = None,
+        client: Any = None,
+    ) -> Any:
         if mode == "sync":
             kw: dict[str, Any] = {"client": client} if client is not None else {}
             if sleep is not None:
                 kw["sleep"] = sleep.sync
-            return protocols.call_agent_sync(target, scenario=scenario, run_id=run_id, sample_id=sample_id, **kw)
+            return protocols.call_agent_sync(
+                target, scenario=scenario, run_id=run_id, sample_id=sample_id, **kw
+            )
 
         async def go() -> protocols.AgentReply:
             kw: dict[str, Any] = {"client": client} if client is not None else {}
             if sleep is not None:
                 kw["sleep"] = sleep
-            return await protocols.call_agent(target, scenario=scenario, run_id=run_id, sample_id=sample_id, **kw)
+            return await protocols.call_agent(
+                target, scenario=scenario, run_id=run_id, sample_id=sample_id, **kw
+            )
 
         return asyncio.run(go())
 

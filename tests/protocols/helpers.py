@@ -17,6 +17,7 @@ class FakeSleep:
     async def __call__(self, seconds: float) -> None:
         self.calls.append(seconds)
 
+
 def scenario(text: str = "Where is my order EC-1042?", **fake: Any) -> dict[str, Any]:
     """A scenario whose metadata tells the fake agent how to behave."""
     return {"name": "s", "input": text, "metadata": {"fake": fake} if fake else {}}

@@ -23,22 +23,40 @@ def demo():
 
 
 def ask(url: str, text: str, **kw):
-    return call_agent_sync(AgentTarget(protocol="evalconsole", endpoint_url=url, **kw),
-                           scenario={"name": "q", "input": text}, run_id="r", sample_id="s")
+    return call_agent_sync(
+        AgentTarget(protocol="evalconsole", endpoint_url=url, **kw),
+        scenario={"name": "q", "input": text},
+        run_id="r",
+        sample_id="s",
+    )
 
 
 def names(reply) -> list[str]:
     return [c["name"] for c in reply.tool_calls]
 
 
-@pytest.mark.parametrize("text", ["Where is my order EC-1042?", "Hi! Could you check the status of order EC-1042?"])
+@pytest.mark.parametrize(
+    "text", ["Where is my order EC-1042?", "Hi! Could you check the status of order EC-1042?"]
+)
 def test_order_status_looks_up_the_order(demo, text):
     reply = ask(demo.url, text)
     assert reply.output == "Order EC-1042 has shipped and arrives on 2026-12-03."
-    assert reply.tool_calls == [{"name": "lookup_order", "status": "succeeded", "input": {"orderId": "EC-1042"},
-                                 "output": {"found": True, "status": "shipped", "eta": "2026-12-03",
-                                            "item": "wireless headphones"}}]
-    assert reply.trace == [{"method": "GET", "path": "/orders/EC-1042", "status": 200, "tool": "lookup_order"}]
+    assert reply.tool_calls == [
+        {
+            "name": "lookup_order",
+            "status": "succeeded",
+            "input": {"orderId": "EC-1042"},
+            "output": {
+                "found": True,
+                "status": "shipped",
+                "eta": "2026-12-03",
+                "item": "wireless headphones",
+            },
+        }
+    ]
+    assert reply.trace == [
+        {"method": "GET", "path": "/orders/EC-1042", "status": 200, "tool": "lookup_order"}
+    ]
     assert reply.messages[-1] == {"role": "assistant", "content": reply.output}
 
 
@@ -46,7 +64,10 @@ def test_refund_escalates_and_never_refunds(demo):
     reply = ask(demo.url, "I want a refund for order EC-1042, it arrived broken.")
     assert names(reply) == ["lookup_order", "escalate_to_human"]
     assert "issue_refund" not in names(reply)
-    assert [(t["method"], t["path"]) for t in reply.trace] == [("GET", "/orders/EC-1042"), ("POST", "/tickets")]
+    assert [(t["method"], t["path"]) for t in reply.trace] == [
+        ("GET", "/orders/EC-1042"),
+        ("POST", "/tickets"),
+    ]
     assert "EC-1042" in reply.output and "colleague" in reply.output
 
 
@@ -77,10 +98,15 @@ def test_deterministic(demo):
 def test_multi_turn_uses_the_latest_order_id(demo):
     reply = call_agent_sync(
         AgentTarget(protocol="evalconsole", endpoint_url=demo.url),
-        scenario={"messages": [{"role": "user", "content": "About EC-1043"},
-                               {"role": "assistant", "content": "Sure."},
-                               {"role": "user", "content": "when did it arrive?"}]},
-        run_id="r", sample_id="s",
+        scenario={
+            "messages": [
+                {"role": "user", "content": "About EC-1043"},
+                {"role": "assistant", "content": "Sure."},
+                {"role": "user", "content": "when did it arrive?"},
+            ]
+        },
+        run_id="r",
+        sample_id="s",
     )
     assert reply.output == "Order EC-1043 was delivered on 2026-11-20."
 
@@ -91,8 +117,11 @@ def test_token_is_checked_when_set():
             ask(agent.url, "hi")
         assert info.value.message.startswith("the agent answered HTTP 401")
         assert ask(agent.url, "hi", headers={"Authorization": "Bearer s3cret"}).output
-        assert ping_sync(AgentTarget(protocol="evalconsole", endpoint_url=agent.url,
-                                     headers={"Authorization": "Bearer s3cret"})).ok
+        assert ping_sync(
+            AgentTarget(
+                protocol="evalconsole", endpoint_url=agent.url, headers={"Authorization": "Bearer s3cret"}
+            )
+        ).ok
 
 
 def test_rejects_non_protocol_bodies(demo):
@@ -103,19 +132,29 @@ def test_rejects_non_protocol_bodies(demo):
 
 def test_runs_as_a_module():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "agents.demo_agent", "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.demo_agent", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     try:
         assert f"listening on http://127.0.0.1:{port}/" in proc.stdout.readline()
-        assert ask(f"http://127.0.0.1:{port}/", "Where is my order EC-1042?").tool_calls[0]["name"] == "lookup_order"
+        assert (
+            ask(f"http://127.0.0.1:{port}/", "Where is my order EC-1042?").tool_calls[0]["name"]
+            == "lookup_order"
+        )
     finally:
         proc.terminate()
         proc.wait(5)
 
 
 def test_protocol_modules_do_not_import_django():
-    code = ("import sys, agents.protocols, agents.netpolicy, agents.demo_agent, tests.support.fake_agent; "
-            "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')); "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, agents.protocols, agents.netpolicy, agents.demo_agent, tests.support.fake_agent; "
+        "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -18,10 +18,21 @@ from tests.support.fake_agent import FakeAgent
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def post(agent: FakeAgent, *, sample: str = "s", text: str = "hi", fake: dict | None = None, **kw) -> httpx.Response:
-    body = {"protocol": "evalconsole/1", "run": "r", "sample": sample, "attempt": 1,
-            "scenario": {"name": "n", "input": text, "messages": [{"role": "user", "content": text}],
-                         "metadata": {"fake": fake or {}}}}
+def post(
+    agent: FakeAgent, *, sample: str = "s", text: str = "hi", fake: dict | None = None, **kw
+) -> httpx.Response:
+    body = {
+        "protocol": "evalconsole/1",
+        "run": "r",
+        "sample": sample,
+        "attempt": 1,
+        "scenario": {
+            "name": "n",
+            "input": text,
+            "messages": [{"role": "user", "content": text}],
+            "metadata": {"fake": fake or {}},
+        },
+    }
     kw.setdefault("timeout", 5)
     return httpx.post(agent.url, json=body, **kw)
 
@@ -52,7 +63,9 @@ def test_header_settings_and_constructor_defaults_merge():
     with FakeAgent(output="from defaults", trace=[]) as agent:
         r = post(agent, headers={"X-Fake": json.dumps({"output": "from header"})})
         assert r.json()["output"] == "from header" and r.json()["trace"] == []
-        r = post(agent, fake={"output": "from metadata"}, headers={"X-Fake": json.dumps({"output": "from header"})})
+        r = post(
+            agent, fake={"output": "from metadata"}, headers={"X-Fake": json.dumps({"output": "from header"})}
+        )
         assert r.json()["output"] == "from metadata"
         assert post(agent).json()["output"] == "from defaults"
 
@@ -75,8 +88,10 @@ def test_stats_endpoint_and_reset(fake_agent):
 
 
 def test_openai_chat_endpoint(fake_agent):
-    r = httpx.post(fake_agent.openai_url + "/chat/completions",
-                   json={"model": "m", "messages": [{"role": "user", "content": "echo me"}]})
+    r = httpx.post(
+        fake_agent.openai_url + "/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": "echo me"}]},
+    )
     message = r.json()["choices"][0]["message"]
     assert message == {"role": "assistant", "content": "echo me"}
 
@@ -84,9 +99,18 @@ def test_openai_chat_endpoint(fake_agent):
 def test_cli_serves_and_stops_cleanly(tmp_path):
     pid_file = tmp_path / "pid"
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/support/fake_agent.py"), "--port", "0", "--latency-ms", "10",
-         "--pid-file", str(pid_file)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(ROOT / "tests/support/fake_agent.py"),
+            "--port",
+            "0",
+            "--latency-ms",
+            "10",
+            "--pid-file",
+            str(pid_file),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         line = proc.stdout.readline()
@@ -102,8 +126,12 @@ def test_cli_serves_and_stops_cleanly(tmp_path):
 
 
 def test_cli_refuses_non_loopback():
-    proc = subprocess.run([sys.executable, str(ROOT / "tests/support/fake_agent.py"), "--host", "0.0.0.0"],
-                          capture_output=True, text=True, timeout=10)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests/support/fake_agent.py"), "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert proc.returncode != 0
 
 

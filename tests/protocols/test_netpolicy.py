@@ -43,8 +43,13 @@ def run_async(coro_fn, *args, **kw):
 async def async_call(url: str, *, resolver=None, allow_private=True, client_allows=None, **target_kw):
     allows = allow_private if client_allows is None else client_allows
     async with make_async_client(allow_private=allows, resolver=resolver) as client:
-        return await call_agent(target(url, allow_private=allow_private, **target_kw), scenario=scenario(),
-                                run_id="r", sample_id="s", client=client)
+        return await call_agent(
+            target(url, allow_private=allow_private, **target_kw),
+            scenario=scenario(),
+            run_id="r",
+            sample_id="s",
+            client=client,
+        )
 
 
 def sync_call(url: str, *, resolver=None, allow_private=True, client_allows=None, **target_kw):
@@ -52,8 +57,13 @@ def sync_call(url: str, *, resolver=None, allow_private=True, client_allows=None
 
     allows = allow_private if client_allows is None else client_allows
     with make_sync_client(allow_private=allows, resolver=resolver) as client:
-        return call_agent_sync(target(url, allow_private=allow_private, **target_kw), scenario=scenario(),
-                               run_id="r", sample_id="s", client=client)
+        return call_agent_sync(
+            target(url, allow_private=allow_private, **target_kw),
+            scenario=scenario(),
+            run_id="r",
+            sample_id="s",
+            client=client,
+        )
 
 
 @pytest.fixture(params=["async", "sync"])
@@ -103,7 +113,10 @@ def test_check_address(address, default, strict):
 
 
 def test_metadata_reason_reads_well():
-    assert netpolicy.check_address("169.254.169.254") == "refused: 169.254.169.254 is a link-local address (cloud metadata)"
+    assert (
+        netpolicy.check_address("169.254.169.254")
+        == "refused: 169.254.169.254 is a link-local address (cloud metadata)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -149,7 +162,8 @@ def test_hostname_resolving_to_link_local_is_refused(policy_call):
     with pytest.raises(AgentCallError) as info:
         policy_call("http://metadata.evil.test/", resolver=resolver)
     assert info.value.message == (
-        "refused: metadata.evil.test resolves to 169.254.169.254, which is a link-local address (cloud metadata)"
+        "refused: metadata.evil.test resolves to 169.254.169.254, "
+        "which is a link-local address (cloud metadata)"
     )
     assert resolver.lookups == ["metadata.evil.test"]
 
@@ -182,7 +196,9 @@ def test_name_resolving_to_loopback_refused_when_private_is_off(policy_call, fak
     resolver = Resolver({"localhost.evil.test": ["127.0.0.1"]})
     with pytest.raises(AgentCallError) as info:
         policy_call(f"http://localhost.evil.test:{fake_agent.port}/", resolver=resolver, allow_private=False)
-    assert info.value.message.startswith("refused: localhost.evil.test resolves to 127.0.0.1, which is a loopback")
+    assert info.value.message.startswith(
+        "refused: localhost.evil.test resolves to 127.0.0.1, which is a loopback"
+    )
 
 
 def test_connects_to_the_vetted_address_and_keeps_the_host_header(policy_call, fake_agent):
@@ -209,8 +225,9 @@ def test_the_checked_address_is_the_one_connected_to(fake_agent):
 
         async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
             seen.append(host)
-            return await self.inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
-                                                socket_options=socket_options)
+            return await self.inner.connect_tcp(
+                host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+            )
 
         async def sleep(self, seconds):
             await self.inner.sleep(seconds)
@@ -250,7 +267,9 @@ def test_environment_proxies_are_ignored(monkeypatch, fake_agent):
 def test_plain_httpx_client_is_rejected(fake_agent):
     async def go():
         async with httpx.AsyncClient() as plain:
-            await call_agent(target(fake_agent.url), scenario=scenario(), run_id="r", sample_id="s", client=plain)
+            await call_agent(
+                target(fake_agent.url), scenario=scenario(), run_id="r", sample_id="s", client=plain
+            )
 
     with pytest.raises(TypeError, match="make_async_client"):
         asyncio.run(go())
@@ -278,17 +297,23 @@ def tls_material(tmp_path_factory):
     now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
-        .subject_name(name).issuer_name(name).public_key(key.public_key())
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName("agent.test")]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
     d = tmp_path_factory.mktemp("tls")
     (d / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                  serialization.NoEncryption()))
+    (d / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return d / "cert.pem", d / "key.pem"
 
 
@@ -302,10 +327,12 @@ def test_https_uses_the_hostname_for_sni_and_certificate_checks(tls_material):
     resolver = Resolver({"agent.test": ["127.0.0.1"]})
 
     with FakeAgent(ssl_context=server_ctx) as agent:
+
         async def go(url):
             async with make_async_client(resolver=resolver, verify=client_ctx) as client:
-                return await call_agent(target(url, retries=2), scenario=scenario(), run_id="r", sample_id="s",
-                                        client=client)
+                return await call_agent(
+                    target(url, retries=2), scenario=scenario(), run_id="r", sample_id="s", client=client
+                )
 
         reply = asyncio.run(go(f"https://agent.test:{agent.port}/agent"))
         assert reply.output and sni_seen == ["agent.test"]

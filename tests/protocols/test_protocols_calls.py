@@ -35,20 +35,35 @@ def target(url: str, **kw) -> AgentTarget:
 
 def test_build_request_evalconsole_turns_input_into_one_user_message():
     body = build_request(
-        target("http://x/"), scenario={"name": "n", "input": "hi", "metadata": {"k": 1}},
-        run_id="7", sample_id="9", attempt=2,
+        target("http://x/"),
+        scenario={"name": "n", "input": "hi", "metadata": {"k": 1}},
+        run_id="7",
+        sample_id="9",
+        attempt=2,
     )
     assert body == {
-        "protocol": "evalconsole/1", "run": "7", "sample": "9", "attempt": 2,
-        "scenario": {"name": "n", "input": "hi", "messages": [{"role": "user", "content": "hi"}],
-                     "metadata": {"k": 1}},
+        "protocol": "evalconsole/1",
+        "run": "7",
+        "sample": "9",
+        "attempt": 2,
+        "scenario": {
+            "name": "n",
+            "input": "hi",
+            "messages": [{"role": "user", "content": "hi"}],
+            "metadata": {"k": 1},
+        },
     }
 
 
 def test_build_request_keeps_given_messages_and_derives_input():
-    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-                {"role": "user", "content": "c"}]
-    body = build_request(target("http://x/"), scenario={"messages": messages}, run_id="1", sample_id="2", attempt=1)
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+    ]
+    body = build_request(
+        target("http://x/"), scenario={"messages": messages}, run_id="1", sample_id="2", attempt=1
+    )
     assert body["scenario"]["messages"] == messages
     assert body["scenario"]["input"] == "c"
     assert body["scenario"]["metadata"] == {} and body["scenario"]["name"] == ""
@@ -76,8 +91,14 @@ def test_evalconsole_happy_path(call, fake_agent):
     t = target(fake_agent.url, headers={"Authorization": "Bearer k-123"})
     reply = call(t, scenario=scenario("Where is my order EC-1042?"), run_id="r1", sample_id="s1")
     assert reply.output == "Order EC-1042 was found and is in transit."
-    assert reply.tool_calls == [{"name": "lookup_order", "status": "succeeded", "input": {"orderId": "EC-1042"},
-                                 "output": {"found": True, "status": "in_transit"}}]
+    assert reply.tool_calls == [
+        {
+            "name": "lookup_order",
+            "status": "succeeded",
+            "input": {"orderId": "EC-1042"},
+            "output": {"found": True, "status": "in_transit"},
+        }
+    ]
     assert reply.trace is None  # key missing -> unknown
     assert [(a.number, a.status_code, a.error) for a in reply.attempts] == [(1, 200, None)]
     assert reply.latency_ms == reply.attempts[0].latency_ms > 0
@@ -99,11 +120,21 @@ def test_evalconsole_reports_empty_lists_and_missing_keys_as_given(call, fake_ag
 
 
 def test_openai_chat_happy_path(call, fake_agent):
-    t = target(fake_agent.openai_url, protocol="openai-chat", model="gpt-test", headers={"Authorization": "Bearer sk"})
+    t = target(
+        fake_agent.openai_url,
+        protocol="openai-chat",
+        model="gpt-test",
+        headers={"Authorization": "Bearer sk"},
+    )
     reply = call(t, scenario={"input": "Where is EC-1042?"})
-    assert reply.tool_calls == [{"name": "lookup_order", "status": "requested", "input": {"orderId": "EC-1042"}}]
+    assert reply.tool_calls == [
+        {"name": "lookup_order", "status": "requested", "input": {"orderId": "EC-1042"}}
+    ]
     assert reply.output == ""  # content null -> ""
-    assert reply.request == {"model": "gpt-test", "messages": [{"role": "user", "content": "Where is EC-1042?"}]}
+    assert reply.request == {
+        "model": "gpt-test",
+        "messages": [{"role": "user", "content": "Where is EC-1042?"}],
+    }
     assert reply.messages[0] == {"role": "user", "content": "Where is EC-1042?"}
     assert reply.messages[-1]["role"] == "assistant"
     assert fake_agent.requests[-1]["path"] == "/v1/chat/completions"
@@ -117,16 +148,22 @@ def test_openai_chat_unparseable_arguments_stay_a_string(call):
         t = target(agent.openai_url, protocol="openai-chat", model="m")
         reply = call(t, scenario={"input": "x"})
     assert reply.output == "done"
-    assert reply.tool_calls == [{"name": "search", "status": "requested", "input": "{not json"},
-                                {"name": "noop", "status": "requested", "input": {}}]
+    assert reply.tool_calls == [
+        {"name": "search", "status": "requested", "input": "{not json"},
+        {"name": "noop", "status": "requested", "input": {}},
+    ]
 
 
 # ----------------------------------------------------------------------------- retries
 
 
 def test_retries_500_then_succeeds_and_records_every_attempt(call, fake_agent, fake_sleep):
-    reply = call(target(fake_agent.url, retries=2), scenario=scenario(fail_times=2), sample_id="s-500",
-                 sleep=fake_sleep)
+    reply = call(
+        target(fake_agent.url, retries=2),
+        scenario=scenario(fail_times=2),
+        sample_id="s-500",
+        sleep=fake_sleep,
+    )
     assert [(a.number, a.status_code) for a in reply.attempts] == [(1, 500), (2, 500), (3, 200)]
     assert reply.attempts[0].error == "HTTP 500"
     assert reply.request["attempt"] == 3
@@ -157,13 +194,19 @@ def test_other_4xx_are_not_retried(call, fake_agent, fake_sleep, status):
 
 def test_redirects_are_not_followed(call, fake_agent):
     with pytest.raises(AgentCallError) as info:
-        call(target(fake_agent.url), scenario=scenario(status=302, headers={"Location": "http://169.254.169.254/"}))
+        call(
+            target(fake_agent.url),
+            scenario=scenario(status=302, headers={"Location": "http://169.254.169.254/"}),
+        )
     assert "HTTP 302" in info.value.message and "redirects are not followed" in info.value.message
 
 
 def test_429_retry_after_seconds_is_honoured(call, fake_agent, fake_sleep):
-    reply = call(target(fake_agent.url, retries=2), scenario=scenario(status_429_times=2, retry_after=3),
-                 sleep=fake_sleep)
+    reply = call(
+        target(fake_agent.url, retries=2),
+        scenario=scenario(status_429_times=2, retry_after=3),
+        sleep=fake_sleep,
+    )
     assert fake_sleep.calls == [3.0, 3.0]
     assert [a.status_code for a in reply.attempts] == [429, 429, 200]
 
@@ -175,8 +218,11 @@ def test_429_retry_after_http_date(call, fake_agent, fake_sleep):
 
 
 def test_429_retry_after_is_capped(call, fake_agent, fake_sleep):
-    call(target(fake_agent.url, timeout_s=30), scenario=scenario(status_429_times=1, retry_after=3600),
-         sleep=fake_sleep)
+    call(
+        target(fake_agent.url, timeout_s=30),
+        scenario=scenario(status_429_times=1, retry_after=3600),
+        sleep=fake_sleep,
+    )
     assert fake_sleep.calls == [30.0]
 
 
@@ -192,8 +238,11 @@ def test_429_never_sleeps_beyond_the_budget(call, fake_agent, fake_sleep):
 
 def test_429_always_is_flagged_rate_limited(call, fake_agent, fake_sleep):
     with pytest.raises(AgentCallError) as info:
-        call(target(fake_agent.url, retries=1), scenario=scenario(status_429_times=9, retry_after=1),
-             sleep=fake_sleep)
+        call(
+            target(fake_agent.url, retries=1),
+            scenario=scenario(status_429_times=9, retry_after=1),
+            sleep=fake_sleep,
+        )
     assert info.value.rate_limited and len(info.value.attempts) == 2
     assert info.value.message.startswith("the agent answered HTTP 429 (rate limited) after 2 attempts")
 
@@ -202,8 +251,13 @@ def test_429_with_a_real_short_sleep(fake_agent):
     async def go():
         async with make_async_client() as client:
             started = time.monotonic()
-            reply = await call_agent(target(fake_agent.url), scenario=scenario(status_429_times=1, retry_after=0.3),
-                                     run_id="r", sample_id="real-sleep", client=client)
+            reply = await call_agent(
+                target(fake_agent.url),
+                scenario=scenario(status_429_times=1, retry_after=0.3),
+                run_id="r",
+                sample_id="real-sleep",
+                client=client,
+            )
             return reply, time.monotonic() - started
 
     reply, elapsed = asyncio.run(go())
@@ -294,7 +348,12 @@ def test_empty_output_is_fine(call, fake_agent):
     ],
 )
 def test_openai_shape_errors(call, fake_agent, body, message):
-    t = target(fake_agent.openai_url, protocol="openai-chat", model="m", headers={"X-Fake": json.dumps({"body": body})})
+    t = target(
+        fake_agent.openai_url,
+        protocol="openai-chat",
+        model="m",
+        headers={"X-Fake": json.dumps({"body": body})},
+    )
     with pytest.raises(AgentCallError) as info:
         call(t, scenario={"input": "x"})
     assert info.value.message == message
@@ -305,8 +364,10 @@ def test_oversize_reply_is_cut_at_the_cap(call, fake_agent, chunked):
     total = 200_000_000
     started = time.monotonic()
     with pytest.raises(AgentCallError) as info:
-        call(target(fake_agent.url, max_response_bytes=1_000_000, retries=2),
-             scenario=scenario(huge_bytes=total, chunked=chunked))
+        call(
+            target(fake_agent.url, max_response_bytes=1_000_000, retries=2),
+            scenario=scenario(huge_bytes=total, chunked=chunked),
+        )
     assert info.value.message == "the reply is larger than 1000000 bytes"
     assert info.value.kind == "too_large" and len(info.value.attempts) == 1
     assert time.monotonic() - started < 5
@@ -342,7 +403,9 @@ def test_dropped_once_then_answers(call, fake_sleep):
         if len(served) == 1:
             return  # hang up without a word
         body = b'{"output": "second time lucky"}'
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+        )
 
     with RawServer(flaky) as server:
         reply = call(target(server.url, retries=1), scenario=scenario(), sleep=fake_sleep)
@@ -360,7 +423,9 @@ def test_invalid_url_is_reported(call):
 
 def test_ping_ok_and_failing(fake_agent):
     result = asyncio.run(ping(target(fake_agent.url)))
-    assert result.ok and result.status_code == 200 and result.output == "You said: ping" and result.error is None
+    assert (
+        result.ok and result.status_code == 200 and result.output == "You said: ping" and result.error is None
+    )
     bad = ping_sync(target(fake_agent.url, headers={"X-Fake": '{"status": 503}'}, retries=5))
     assert not bad.ok and bad.status_code == 503 and bad.error.startswith("the agent answered HTTP 503")
     assert fake_agent.stats()["statuses"]["503"] == 1  # ping never retries
@@ -373,9 +438,12 @@ def test_many_concurrent_calls_share_one_client():
         async with make_async_client(max_connections=200) as client:
             t = target(agent.url)
             started = time.monotonic()
-            replies = await asyncio.gather(*[
-                call_agent(t, scenario=scenario(), run_id="c", sample_id=str(i), client=client) for i in range(400)
-            ])
+            replies = await asyncio.gather(
+                *[
+                    call_agent(t, scenario=scenario(), run_id="c", sample_id=str(i), client=client)
+                    for i in range(400)
+                ]
+            )
             return replies, time.monotonic() - started
 
     with FakeAgent(latency_ms=200) as agent:
@@ -399,10 +467,11 @@ def test_client_sharing_rules(fake_agent):
     async def go():
         async with httpx.AsyncClient() as plain:
             with pytest.raises(TypeError):
-                await call_agent(target(fake_agent.url), scenario=scenario(), run_id="r", sample_id="s", client=plain)
+                await call_agent(
+                    target(fake_agent.url), scenario=scenario(), run_id="r", sample_id="s", client=plain
+                )
 
     asyncio.run(go())
-
 
 
 def test_waiting_for_a_connection_slot_does_not_count_as_agent_time():
@@ -411,9 +480,12 @@ def test_waiting_for_a_connection_slot_does_not_count_as_agent_time():
     async def go(agent):
         async with make_async_client(max_connections=5) as client:
             t = target(agent.url, timeout_s=1.5, retries=0)
-            return await asyncio.gather(*[
-                call_agent(t, scenario=scenario(), run_id="q", sample_id=str(i), client=client) for i in range(50)
-            ])
+            return await asyncio.gather(
+                *[
+                    call_agent(t, scenario=scenario(), run_id="q", sample_id=str(i), client=client)
+                    for i in range(50)
+                ]
+            )
 
     with FakeAgent(latency_ms=200) as agent:
         replies = asyncio.run(go(agent))
@@ -425,16 +497,32 @@ def test_waiting_for_a_connection_slot_does_not_count_as_agent_time():
 def test_cancelled_calls_give_their_connections_back(fake_agent):
     async def go():
         async with make_async_client(max_connections=3) as client:
-            hung = [asyncio.create_task(call_agent(target(fake_agent.url, timeout_s=30), scenario=scenario(hang=True),
-                                                   run_id="c", sample_id=str(i), client=client)) for i in range(3)]
+            hung = [
+                asyncio.create_task(
+                    call_agent(
+                        target(fake_agent.url, timeout_s=30),
+                        scenario=scenario(hang=True),
+                        run_id="c",
+                        sample_id=str(i),
+                        client=client,
+                    )
+                )
+                for i in range(3)
+            ]
             await asyncio.sleep(0.3)
             for task in hung:
                 task.cancel()
             await asyncio.gather(*hung, return_exceptions=True)
             t = target(fake_agent.url, timeout_s=2, retries=0)
-            return await asyncio.wait_for(asyncio.gather(*[
-                call_agent(t, scenario=scenario(), run_id="c", sample_id=f"after-{i}", client=client) for i in range(6)
-            ]), timeout=5)
+            return await asyncio.wait_for(
+                asyncio.gather(
+                    *[
+                        call_agent(t, scenario=scenario(), run_id="c", sample_id=f"after-{i}", client=client)
+                        for i in range(6)
+                    ]
+                ),
+                timeout=5,
+            )
 
     replies = asyncio.run(go())
     assert len(replies) == 6
@@ -450,7 +538,9 @@ def test_keep_alive_connections_are_reused():
     async def go(agent):
         async with make_async_client() as client:
             for i in range(5):
-                await call_agent(target(agent.url), scenario=scenario(), run_id="k", sample_id=str(i), client=client)
+                await call_agent(
+                    target(agent.url), scenario=scenario(), run_id="k", sample_id=str(i), client=client
+                )
 
     with FakeAgent() as agent:  # its own server: a late accept from another test cannot be counted here
         asyncio.run(go(agent))
@@ -470,8 +560,9 @@ def test_stale_keep_alive_connection_is_replaced():
         async with make_async_client() as client:
             outputs = []
             for i in range(3):
-                reply = await call_agent(target(url, retries=0), scenario=scenario(), run_id="k", sample_id=str(i),
-                                         client=client)
+                reply = await call_agent(
+                    target(url, retries=0), scenario=scenario(), run_id="k", sample_id=str(i), client=client
+                )
                 outputs.append(reply.output)
                 await asyncio.sleep(0.2)
             return outputs
@@ -492,8 +583,13 @@ def test_cookies_ignored_on_a_shared_client(fake_agent):
     async def go():
         async with make_async_client() as client:
             for fake in ({"headers": {"Set-Cookie": "session=abc; Path=/"}}, {}):
-                await call_agent(target(fake_agent.url), scenario=scenario(**fake), run_id="c", sample_id="1",
-                                 client=client)
+                await call_agent(
+                    target(fake_agent.url),
+                    scenario=scenario(**fake),
+                    run_id="c",
+                    sample_id="1",
+                    client=client,
+                )
 
     asyncio.run(go())
     assert "cookie" not in fake_agent.requests[-1]["headers"]
@@ -502,8 +598,10 @@ def test_cookies_ignored_on_a_shared_client(fake_agent):
 def _serve_encoded(body: bytes, encoding: str, status: int = 200):
     def handler(conn):
         read_request(conn)
-        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Encoding: {encoding}\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        head = (
+            f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Encoding: {encoding}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
         conn.sendall(head + body)
 
     return RawServer(handler)
@@ -538,7 +636,11 @@ def _bomb() -> bytes:
 
     z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
     zeros = b"0" * 1_000_000
-    parts = [z.compress(b'{"output": "')] + [z.compress(zeros) for _ in range(100)] + [z.compress(b'"}'), z.flush()]
+    parts = (
+        [z.compress(b'{"output": "')]
+        + [z.compress(zeros) for _ in range(100)]
+        + [z.compress(b'"}'), z.flush()]
+    )
     return b"".join(parts)
 
 
@@ -561,20 +663,24 @@ def test_gzip_bomb_is_cut_at_the_cap_after_decoding(call):
     ],
 )
 def test_bad_encodings_are_reply_errors(call, body, encoding, message):
-    with _serve_encoded(body, encoding) as server:
-        with pytest.raises(AgentCallError) as info:
-            call(target(server.url, retries=2), scenario=scenario())
+    with _serve_encoded(body, encoding) as server, pytest.raises(AgentCallError) as info:
+        call(target(server.url, retries=2), scenario=scenario())
     assert info.value.message == message and len(info.value.attempts) == 1
 
 
 def test_compressed_error_body_shows_in_the_message(call):
-    with _serve_encoded(_gzip(b'{"error": "db down"}'), "gzip", status=400) as server:
-        with pytest.raises(AgentCallError) as info:
-            call(target(server.url), scenario=scenario())
+    with (
+        _serve_encoded(_gzip(b'{"error": "db down"}'), "gzip", status=400) as server,
+        pytest.raises(AgentCallError) as info,
+    ):
+        call(target(server.url), scenario=scenario())
     assert info.value.message == 'the agent answered HTTP 400: {"error": "db down"}'
 
 
 def test_503_retry_after_is_honoured(call, fake_agent, fake_sleep):
-    reply = call(target(fake_agent.url),
-                 scenario=scenario(fail_times=1, fail_status=503, headers={"Retry-After": "2"}), sleep=fake_sleep)
+    reply = call(
+        target(fake_agent.url),
+        scenario=scenario(fail_times=1, fail_status=503, headers={"Retry-After": "2"}),
+        sleep=fake_sleep,
+    )
     assert fake_sleep.calls == [2.0] and [a.status_code for a in reply.attempts] == [503, 200]

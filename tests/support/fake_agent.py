@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import random
@@ -56,9 +57,19 @@ from typing import Any
 
 ORDER_ID = re.compile(r"\bEC-\d{3,}\b", re.IGNORECASE)
 _REASONS = {
-    200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-    408: "Request Timeout", 413: "Payload Too Large", 422: "Unprocessable Entity", 429: "Too Many Requests",
-    500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    413: "Payload Too Large",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
 }
 _HUGE_CHUNK = 64 * 1024
 
@@ -106,8 +117,12 @@ class Stats:
 
 
 def _response(status: int, body: bytes, keep_alive: bool, headers: dict[str, str] | None = None) -> bytes:
-    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Content-Type: application/json",
-            f"Content-Length: {len(body)}", f"Connection: {'keep-alive' if keep_alive else 'close'}"]
+    head = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        f"Connection: {'keep-alive' if keep_alive else 'close'}",
+    ]
     for k, v in (headers or {}).items():
         head.append(f"{k}: {v}")
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
@@ -131,8 +146,14 @@ def default_tool_calls(text: str) -> list[dict[str, Any]]:
     if not match:
         return []
     order = match.group(0).upper()
-    return [{"name": "lookup_order", "status": "succeeded", "input": {"orderId": order},
-             "output": {"found": True, "status": "in_transit"}}]
+    return [
+        {
+            "name": "lookup_order",
+            "status": "succeeded",
+            "input": {"orderId": order},
+            "output": {"found": True, "status": "in_transit"},
+        }
+    ]
 
 
 def default_output(text: str) -> str:
@@ -145,8 +166,14 @@ def default_output(text: str) -> str:
 class FakeAgentServer:
     """The asyncio protocol handler; FakeAgent runs it in a thread, main() in the foreground."""
 
-    def __init__(self, *, latency_ms: float = 0.0, jitter_ms: float = 0.0,
-                 defaults: dict[str, Any] | None = None, keep_requests: int = 200) -> None:
+    def __init__(
+        self,
+        *,
+        latency_ms: float = 0.0,
+        jitter_ms: float = 0.0,
+        defaults: dict[str, Any] | None = None,
+        keep_requests: int = 200,
+    ) -> None:
         self.latency_ms = latency_ms
         self.jitter_ms = jitter_ms
         self.defaults = dict(defaults or {})
@@ -201,10 +228,8 @@ class FakeAgentServer:
             st.open_connections -= 1
             if task is not None:
                 self._tasks.discard(task)
-            try:
+            with contextlib.suppress(Exception):  # the peer may be gone already
                 writer.close()
-            except Exception:  # noqa: BLE001 - the peer may be gone already
-                pass
 
     @staticmethod
     async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
@@ -222,8 +247,16 @@ class FakeAgentServer:
         if writer.transport.get_write_buffer_size() > 256 * 1024:
             await writer.drain()
 
-    async def route(self, method: str, path: str, headers: dict[str, str], body: bytes, keep_alive: bool,
-                    reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def route(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        keep_alive: bool,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
         if method == "GET" and path == "/stats":
             await self._send(writer, _response(200, _json(self.stats.as_dict()), keep_alive))
             return keep_alive
@@ -272,8 +305,15 @@ class FakeAgentServer:
             ms += random.uniform(-self.jitter_ms, self.jitter_ms)
         return max(0.0, ms / 1000)
 
-    async def answer(self, path: str, headers: dict[str, str], body: bytes, keep_alive: bool,
-                     reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def answer(
+        self,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        keep_alive: bool,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
         st = self.stats
         now = time.monotonic()
         st.requests += 1
@@ -293,8 +333,9 @@ class FakeAgentServer:
             sample = str(data.get("sample", "")) if isinstance(data, dict) else ""
         attempt = st.sample_attempts.get(sample, 0) + 1
         st.sample_attempts[sample] = attempt
-        self.requests.append({"path": path, "headers": headers, "json": data, "sample": sample,
-                              "attempt_seen": attempt})
+        self.requests.append(
+            {"path": path, "headers": headers, "json": data, "sample": sample, "attempt_seen": attempt}
+        )
         status = 200
         try:
             delay = self._delay_s(fake)
@@ -325,22 +366,34 @@ class FakeAgentServer:
             if int(fake.get("fail_times") or 0) >= attempt:
                 status = int(fake.get("fail_status") or 500)
                 st.behaviours["fail_times"] += 1
-                await self._send(writer, _response(status, _json({"error": f"failing attempt {attempt}"}),
-                                                   keep_alive, extra_headers))
+                await self._send(
+                    writer,
+                    _response(
+                        status, _json({"error": f"failing attempt {attempt}"}), keep_alive, extra_headers
+                    ),
+                )
                 return keep_alive
             if fake.get("status") is not None and int(fake["status"]) != 200:
                 status = int(fake["status"])
                 st.behaviours["status"] += 1
-                await self._send(writer, _response(status, _json({"error": f"told to answer {status}"}),
-                                                   keep_alive, extra_headers))
+                await self._send(
+                    writer,
+                    _response(
+                        status, _json({"error": f"told to answer {status}"}), keep_alive, extra_headers
+                    ),
+                )
                 return keep_alive
             if fake.get("malformed"):
                 st.behaviours["malformed"] += 1
-                await self._send(writer, _response(200, b'{"output": "half a reply', keep_alive, extra_headers))
+                await self._send(
+                    writer, _response(200, b'{"output": "half a reply', keep_alive, extra_headers)
+                )
                 return keep_alive
             if fake.get("huge_bytes"):
                 st.behaviours["huge"] += 1
-                await self._send_huge(writer, int(fake["huge_bytes"]), bool(fake.get("chunked")), extra_headers)
+                await self._send_huge(
+                    writer, int(fake["huge_bytes"]), bool(fake.get("chunked")), extra_headers
+                )
                 return False
             if fake.get("body") is not None:
                 raw = fake["body"]
@@ -355,12 +408,17 @@ class FakeAgentServer:
             st.statuses[status] += 1
             st.last_reply_t = time.monotonic()
 
-    async def _send_huge(self, writer: asyncio.StreamWriter, size: int, chunked: bool,
-                         headers: dict[str, str]) -> None:
+    async def _send_huge(
+        self, writer: asyncio.StreamWriter, size: int, chunked: bool, headers: dict[str, str]
+    ) -> None:
         prefix, suffix = b'{"output":"', b'"}'
         filler = max(0, size - len(prefix) - len(suffix))
         head = ["HTTP/1.1 200 OK", "Content-Type: application/json", "Connection: close"]
-        head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {filler + len(prefix) + len(suffix)}")
+        head.append(
+            "Transfer-Encoding: chunked"
+            if chunked
+            else f"Content-Length: {filler + len(prefix) + len(suffix)}"
+        )
         head += [f"{k}: {v}" for k, v in headers.items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
 
@@ -384,7 +442,9 @@ class FakeAgentServer:
         self.stats.huge_bytes_sent += len(suffix)
 
     def _reply(self, data: Any, fake: dict[str, Any]) -> dict[str, Any]:
-        scenario = data.get("scenario") if isinstance(data, dict) and isinstance(data.get("scenario"), dict) else {}
+        scenario = (
+            data.get("scenario") if isinstance(data, dict) and isinstance(data.get("scenario"), dict) else {}
+        )
         text = scenario.get("input") if isinstance(scenario.get("input"), str) else ""
         if not text:
             text = _last_user_text(scenario.get("messages"))
@@ -400,25 +460,46 @@ class FakeAgentServer:
     def _openai_reply(self, data: Any, fake: dict[str, Any]) -> dict[str, Any]:
         messages = data.get("messages") if isinstance(data, dict) else None
         text = _last_user_text(messages)
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": fake["output"] if "output" in fake else text}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": fake.get("output", text),
+        }
         calls = fake["tool_calls"] if "tool_calls" in fake else default_tool_calls(text)
         if calls and not fake.get("omit_tool_calls"):
             message["tool_calls"] = [
-                {"id": f"call_{i}", "type": "function",
-                 "function": {"name": c.get("name"), "arguments": c["arguments"] if isinstance(c.get("arguments"), str)
-                              else json.dumps(c.get("input", {}))}}
-                if isinstance(c, dict) else c
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": c.get("name"),
+                        "arguments": c["arguments"]
+                        if isinstance(c.get("arguments"), str)
+                        else json.dumps(c.get("input", {})),
+                    },
+                }
+                if isinstance(c, dict)
+                else c
                 for i, c in enumerate(calls)
             ]
             if "output" not in fake:
                 message["content"] = None
         return {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
             "model": (data or {}).get("model", "fake") if isinstance(data, dict) else "fake",
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-            "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 1, "total_tokens": len(text.split()) + 1},
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": len(text.split()),
+                "completion_tokens": 1,
+                "total_tokens": len(text.split()) + 1,
+            },
         }
 
     async def close_connections(self) -> None:
@@ -431,10 +512,20 @@ class FakeAgentServer:
 class FakeAgent:
     """Runs FakeAgentServer on 127.0.0.1 in a background thread (port 0 = any free port)."""
 
-    def __init__(self, *, latency_ms: float = 0.0, jitter_ms: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0, keep_requests: int = 200, ssl_context: Any = None, **defaults: Any) -> None:
-        self.server = FakeAgentServer(latency_ms=latency_ms, jitter_ms=jitter_ms, defaults=defaults,
-                                      keep_requests=keep_requests)
+    def __init__(
+        self,
+        *,
+        latency_ms: float = 0.0,
+        jitter_ms: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        keep_requests: int = 200,
+        ssl_context: Any = None,
+        **defaults: Any,
+    ) -> None:
+        self.server = FakeAgentServer(
+            latency_ms=latency_ms, jitter_ms=jitter_ms, defaults=defaults, keep_requests=keep_requests
+        )
         self.host = host
         self.port = port
         self.ssl_context = ssl_context  # an ssl.SSLContext makes it an HTTPS server
@@ -478,8 +569,15 @@ class FakeAgent:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self.server.handle, self.host, self.port, backlog=4096,
-                                            limit=1 << 20, reuse_address=True, ssl=self.ssl_context)
+        server = await asyncio.start_server(
+            self.server.handle,
+            self.host,
+            self.port,
+            backlog=4096,
+            limit=1 << 20,
+            reuse_address=True,
+            ssl=self.ssl_context,
+        )
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         async with server:
@@ -502,6 +600,7 @@ class FakeAgent:
         def do() -> None:
             self.server.stats.reset()
             self.server.requests.clear()
+
         self._in_loop(do)
 
     @property
@@ -523,8 +622,9 @@ class FakeAgent:
 
 async def _main_async(args: argparse.Namespace) -> None:
     srv = FakeAgentServer(latency_ms=args.latency_ms, jitter_ms=args.jitter_ms, keep_requests=0)
-    server = await asyncio.start_server(srv.handle, args.host, args.port, backlog=4096, limit=1 << 20,
-                                        reuse_address=True)
+    server = await asyncio.start_server(
+        srv.handle, args.host, args.port, backlog=4096, limit=1 << 20, reuse_address=True
+    )
     host, port = server.sockets[0].getsockname()[:2]
     if args.pid_file:
         with open(args.pid_file, "w") as f:
@@ -551,10 +651,8 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("refusing to bind a non-loopback address")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main_async(args))
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Callable
@@ -38,11 +39,8 @@ class RawServer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                self.handler(conn)
-            except OSError:
-                pass
+        with conn, contextlib.suppress(OSError):
+            self.handler(conn)
 
     def __enter__(self) -> RawServer:
         self._thread = threading.Thread(target=self._accept, daemon=True)
