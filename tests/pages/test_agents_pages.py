@@ -1,0 +1,111 @@
+"""Agent pages: register/edit through agents.services, headers write-only, ping in place, team scoping."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from agents.models import Agent
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _form(**overrides):
+    data = {"name": "Order bot", "description": "", "kind": "agent", "protocol": "evalconsole",
+            "endpoint_url": "http://127.0.0.1:9/agent", "model_name": "", "headers": "", "timeout_s": "30",
+            "retries": "2", "max_concurrency": "10", "nodes": ""}
+    data.update(overrides)
+    return data
+
+
+def test_admin_registers_an_agent_with_secret_headers(login, admin_user, team):
+    client = login(admin_user)
+    response = client.post(reverse("agents:agent-create"), _form(headers="Authorization: Bearer s3cret-value\nX-Org: acme"))
+    agent = Agent.objects.get(team=team, name="Order bot")
+    assert response.status_code == 302 and response["Location"] == agent.get_absolute_url()
+    assert agent.get_headers() == {"Authorization": "Bearer s3cret-value", "X-Org": "acme"}
+    page = client.get(agent.get_absolute_url()).content.decode()
+    assert "Authorization" in page and "X-Org" in page  # names only
+    assert "s3cret-value" not in page
+    edit = client.get(reverse("agents:agent-edit", args=[agent.pk])).content.decode()
+    assert "s3cret-value" not in edit and "Leave blank to keep them" in edit
+
+
+def test_blank_headers_keep_the_stored_ones_and_clear_removes_them(login, admin_user, live_agent):
+    client = login(admin_user)
+    url = reverse("agents:agent-edit", args=[live_agent.pk])
+    client.post(url, _form(name="Fake bot", endpoint_url=live_agent.endpoint_url, timeout_s="7"))
+    live_agent.refresh_from_db()
+    assert live_agent.timeout_s == 7 and live_agent.get_headers() == {"Authorization": "Bearer sk-very-secret-value"}
+    client.post(url, _form(name="Fake bot", endpoint_url=live_agent.endpoint_url, clear_headers="on"))
+    live_agent.refresh_from_db()
+    assert live_agent.get_headers() == {} and live_agent.header_names == []
+
+
+def test_bad_input_shows_the_services_message_and_keeps_what_was_typed(login, admin_user):
+    client = login(admin_user)
+    response = client.post(reverse("agents:agent-create"),
+                           _form(name="Typed name", endpoint_url="ftp://nowhere", timeout_s="900",
+                                 headers="Authorization: Bearer typed-secret"))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "must be an http:// or https:// URL with a host" in html
+    assert "must be between 0.1 and 600 seconds" in html
+    assert 'value="Typed name"' in html and 'value="ftp://nowhere"' in html and 'value="900"' in html
+    assert "typed-secret" not in html  # secrets are never echoed, not even on an error
+    assert "type them again" in html
+    assert not Agent.objects.filter(name="Typed name").exists()
+
+
+def test_header_lines_must_be_name_colon_value(login, admin_user):
+    response = login(admin_user).post(reverse("agents:agent-create"), _form(headers="no colon here"))
+    assert "line 1: expected" in response.content.decode()
+
+
+def test_members_and_viewers_cannot_register_or_edit_agents(login, member, viewer, agent):
+    for user in (member, viewer):
+        client = login(user)
+        assert client.get(reverse("agents:agent-create")).status_code == 403
+        assert client.post(reverse("agents:agent-create"), _form()).status_code == 403
+        assert client.post(reverse("agents:agent-edit", args=[agent.pk]), _form()).status_code == 403
+        page = client.get(agent.get_absolute_url()).content.decode()
+        assert reverse("agents:agent-edit", args=[agent.pk]) not in page
+    assert not Agent.objects.filter(name="Order bot").exists()
+
+
+def test_another_teams_agent_is_404_everywhere(login, outsider, agent):
+    client = login(outsider)
+    for name in ("agents:agent-detail", "agents:agent-edit"):
+        assert client.get(reverse(name, args=[agent.pk])).status_code == 404
+    assert client.post(reverse("agents:agent-ping", args=[agent.pk])).status_code == 404
+    assert client.post(reverse("agents:agent-archive", args=[agent.pk])).status_code == 404
+    assert agent.name not in client.get(reverse("agents:agent-list")).content.decode()
+
+
+def test_ping_shows_the_reply_in_place(login, member, live_agent, fake):
+    response = login(member).post(reverse("agents:agent-ping", args=[live_agent.pk]), **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="ping-result"')  # a fragment, not the page
+    assert "Reachable" in html and "You said: ping" in html
+    assert fake.requests[-1]["headers"]["authorization"] == "Bearer sk-very-secret-value"
+
+
+def test_ping_shows_the_error_in_place(login, member, agent):
+    html = login(member).post(reverse("agents:agent-ping", args=[agent.pk]), **HTMX).content.decode()
+    assert "Ping failed" in html
+
+
+def test_viewer_cannot_ping_and_sees_no_ping_button(login, viewer, agent):
+    client = login(viewer)
+    assert client.post(reverse("agents:agent-ping", args=[agent.pk]), **HTMX).status_code == 403
+    assert "Ping agent" not in client.get(agent.get_absolute_url()).content.decode()
+
+
+def test_archive_hides_the_agent_from_the_list(login, admin_user, agent):
+    client = login(admin_user)
+    response = client.post(reverse("agents:agent-archive", args=[agent.pk]), follow=True)
+    assert "Agent Support bot archived" in response.content.decode()
+    assert f'href="{agent.get_absolute_url()}"' not in client.get(reverse("agents:agent-list")).content.decode()

@@ -1,0 +1,189 @@
+"""Checks tab: kind-driven forms (HTMX swap), inline errors keeping input, versions with diffs, filters."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from checks import kinds
+from checks.models import Check
+from checks.services import create_check, create_test, create_test_set, edit_check
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _post(client, url, **data):
+    return client.post(url, data)
+
+
+def test_kind_select_swaps_the_config_fields_built_from_field_specs(login, member, agent):
+    client = login(member)
+    url = reverse("checks:check-create", args=[agent.pk])
+    for kind in kinds.all_kinds():
+        response = client.get(url, {"kind": kind.name}, HTTP_HX_TARGET="config-fields", **HTMX)
+        html = response.content.decode()
+        assert html.lstrip().startswith('<fieldset id="config-fields"'), kind.name  # only the fragment
+        assert f'data-kind="{kind.name}"' in html
+        for spec in kind.fields:
+            assert spec.label in html and f'cfg-{spec.name}' in html, (kind.name, spec.name)
+
+
+def test_create_checks_of_three_kinds(login, member, agent):
+    client = login(member)
+    url = reverse("checks:check-create", args=[agent.pk])
+    r1 = _post(client, url, name="Mentions order", kind="text_includes", **{"cfg-text": "EC-1042"})
+    r2 = _post(client, url, name="Looked up", kind="tool_usage", **{
+        "cfg-tool": "lookup_order", "cfg-mode": "exactly", "cfg-count": "1", "cfg-inputs-count": "2",
+        "cfg-inputs-0-field": "orderId", "cfg-inputs-0-op": "matches", "cfg-inputs-0-value": "^EC-\\d+$",
+        "cfg-inputs-1-field": "", "cfg-inputs-1-op": "equals", "cfg-inputs-1-value": "",  # an untouched row
+    })
+    r3 = _post(client, url, name="Calls the API", kind="trace",
+               **{"cfg-called": "GET /orders/*\n\n", "cfg-not_called": "POST /refunds", "cfg-status": ""})
+    assert [r.status_code for r in (r1, r2, r3)] == [302, 302, 302]
+    configs = {c.name: c.current_version.config for c in Check.objects.filter(agent=agent)}
+    assert configs["Mentions order"] == {"text": "EC-1042", "case_sensitive": False}  # unticked box = False
+    assert configs["Looked up"]["inputs"] == [{"field": "orderId", "op": "matches", "value": "^EC-\\d+$"}]
+    assert (configs["Looked up"]["mode"], configs["Looked up"]["count"]) == ("exactly", 1)
+    assert configs["Calls the API"]["called"] == ["GET /orders/*"]
+
+
+def test_row_values_round_trip_as_json_when_they_parse(login, member, agent):
+    check = create_check(agent=agent, by=member, name="Typed", kind="tool_usage",
+                         config={"tool": "t", "mode": "first",
+                                 "inputs": [{"field": "a", "op": "equals", "value": 5},
+                                            {"field": "b", "op": "equals", "value": "5"}]})
+    client = login(member)
+    html = client.get(reverse("checks:check-edit", args=[check.pk])).content.decode()
+    assert 'name="cfg-inputs-0-value" value="5"' in html
+    assert 'name="cfg-inputs-1-value" value="&quot;5&quot;"' in html  # the string "5" stays a string
+    response = client.post(reverse("checks:check-edit", args=[check.pk]), {
+        "name": "Typed", "kind": "tool_usage", "cfg-tool": "t", "cfg-mode": "first", "cfg-count": "",
+        "cfg-inputs-count": "2", "cfg-inputs-0-field": "a", "cfg-inputs-0-op": "equals", "cfg-inputs-0-value": "5",
+        "cfg-inputs-1-field": "b", "cfg-inputs-1-op": "equals", "cfg-inputs-1-value": '"5"', "cfg-node": "",
+    }, follow=True)
+    assert "Nothing changed" in response.content.decode()
+    check.refresh_from_db()
+    assert check.version == 1
+
+
+def test_bad_config_is_rejected_inline_with_the_kinds_message_keeping_input(login, member, agent):
+    client = login(member)
+    url = reverse("checks:check-create", args=[agent.pk])
+    response = _post(client, url, name="Order pattern", kind="tool_usage", **{
+        "cfg-tool": "lookup_order", "cfg-mode": "at_least", "cfg-count": "",
+        "cfg-inputs-count": "1", "cfg-inputs-0-field": "orderId", "cfg-inputs-0-op": "matches",
+        "cfg-inputs-0-value": "^EC-(",
+    })
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "this field is required for mode at_least" in html  # the kind's own message for count
+    assert "row 1, value:" in html and "not a valid RE2 pattern" in html
+    assert 'value="Order pattern"' in html and 'value="lookup_order"' in html and 'value="^EC-("' in html
+    assert not Check.objects.filter(name="Order pattern").exists()
+
+
+def test_unparseable_values_and_service_errors_show_together(login, member, agent):
+    response = _post(login(member), reverse("checks:check-create", args=[agent.pk]), name="",
+                     kind="json_schema", **{"cfg-schema": "{not json"})
+    html = response.content.decode()
+    assert "is not valid JSON" in html and "a check needs a name" in html
+    assert "{not json" in html
+
+
+def test_add_and_remove_a_row_in_place_without_saving(login, member, agent):
+    client = login(member)
+    url = reverse("checks:check-create", args=[agent.pk])
+    data = {"name": "Draft", "kind": "tool_usage", "cfg-tool": "lookup_order", "cfg-inputs-count": "0",
+            "_action": "add:inputs"}
+    html = client.post(url, data, HTTP_HX_TARGET="config-fields", **HTMX).content.decode()
+    assert html.lstrip().startswith('<fieldset id="config-fields"')
+    assert 'name="cfg-inputs-0-field"' in html and 'value="lookup_order"' in html
+    data.update({"cfg-inputs-count": "1", "cfg-inputs-0-field": "orderId", "cfg-inputs-0-op": "equals",
+                 "_action": "remove:inputs:0"})
+    html = client.post(url, data, **HTMX).content.decode()
+    assert 'name="cfg-inputs-0-field"' not in html
+    assert not Check.objects.exists()
+
+
+def test_edit_makes_version_two_and_history_shows_what_changed(login, member, agent):
+    check = create_check(agent=agent, by=member, name="Mentions order", kind="text_includes",
+                         config={"text": "EC-1042"})
+    client = login(member)
+    response = client.post(reverse("checks:check-edit", args=[check.pk]),
+                           {"name": "Mentions order", "kind": "text_includes", "cfg-text": "EC-2000",
+                            "cfg-case_sensitive": "on"})
+    assert response.status_code == 302
+    check.refresh_from_db()
+    assert check.version == 2
+    html = client.get(check.get_absolute_url()).content.decode()
+    assert "Version 2" in html and "Version 1" in html
+    assert "<code>config.text</code>" in html
+    assert "<del>EC-1042</del>" in html and "<ins>EC-2000</ins>" in html
+
+
+def test_filters_with_counts_and_htmx_fragment(login, member, agent):
+    used = create_check(agent=agent, by=member, name="Used one", kind="text_includes", config={"text": "a"})
+    create_check(agent=agent, by=member, name="Spare one", kind="latency", config={"max_ms": 100})
+    test_set = create_test_set(agent=agent, by=member, name="Set")
+    create_test(test_set=test_set, by=member, name="T", scenarios=["hi"], checks=[used.pk])
+    client = login(member)
+    url = reverse("checks:check-list", args=[agent.pk])
+    html = client.get(url).content.decode()
+    assert 'data-filter="all">All<span class="count">2</span>' in html
+    assert 'data-filter="in_tests">In tests<span class="count">1</span>' in html
+    assert 'data-filter="in_monitors">In dashboard<span class="count">0</span>' in html
+    assert 'data-filter="unused">Unused<span class="count">1</span>' in html
+    assert "Text includes" in html and "Latency" in html  # grouped by kind
+    fragment = client.get(url, {"used": "unused"}, HTTP_HX_TARGET="checks-panel", **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="checks-panel">')
+    assert "Spare one" in fragment and "Used one" not in fragment
+
+
+def test_viewer_sees_no_write_buttons_and_cannot_write(login, viewer, member, agent):
+    check = create_check(agent=agent, by=member, name="C", kind="text_includes", config={"text": "a"})
+    client = login(viewer)
+    html = client.get(reverse("checks:check-list", args=[agent.pk])).content.decode()
+    assert "New check" not in html
+    assert ">Edit<" not in client.get(check.get_absolute_url()).content.decode()
+    assert client.get(reverse("checks:check-create", args=[agent.pk])).status_code == 403
+    assert client.post(reverse("checks:check-create", args=[agent.pk]),
+                       {"name": "X", "kind": "text_includes", "cfg-text": "x"}).status_code == 403
+    assert client.post(reverse("checks:check-edit", args=[check.pk]),
+                       {"name": "X", "kind": "text_includes", "cfg-text": "x"}).status_code == 403
+    assert client.post(reverse("checks:check-archive", args=[check.pk])).status_code == 403
+    assert Check.objects.count() == 1 and Check.objects.get().version == 1
+
+
+def test_another_teams_checks_are_404(login, outsider, member, agent):
+    check = create_check(agent=agent, by=member, name="C", kind="text_includes", config={"text": "a"})
+    client = login(outsider)
+    assert client.get(reverse("checks:check-list", args=[agent.pk])).status_code == 404
+    assert client.get(reverse("checks:check-create", args=[agent.pk])).status_code == 404
+    assert client.get(check.get_absolute_url()).status_code == 404
+    assert client.post(reverse("checks:check-edit", args=[check.pk]), {"name": "x"}).status_code == 404
+
+
+def test_archive_and_restore_are_admin_only(login, admin_user, member, agent):
+    check = create_check(agent=agent, by=member, name="C", kind="text_includes", config={"text": "a"})
+    assert login(member).post(reverse("checks:check-archive", args=[check.pk])).status_code == 403
+    login(admin_user).post(reverse("checks:check-archive", args=[check.pk]))
+    check.refresh_from_db()
+    assert check.archived_at is not None
+    html = login(admin_user).get(reverse("checks:check-list", args=[agent.pk])).content.decode()
+    assert check.get_absolute_url() not in html
+    login(admin_user).post(reverse("checks:check-archive", args=[check.pk]), {"restore": "1"})
+    check.refresh_from_db()
+    assert check.archived_at is None
+
+
+def test_nothing_changed_makes_no_version(login, member, agent):
+    check = create_check(agent=agent, by=member, name="C", kind="text_includes", config={"text": "a"})
+    edit_check(check=check, by=member, config={"text": "b"})
+    response = login(member).post(reverse("checks:check-edit", args=[check.pk]),
+                                  {"name": "C", "kind": "text_includes", "cfg-text": "b",
+                                   "cfg-case_sensitive": "on"}, follow=True)
+    assert "Nothing changed" in response.content.decode()
+    check.refresh_from_db()
+    assert check.version == 2
