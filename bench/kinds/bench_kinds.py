@@ -23,6 +23,7 @@ best of 5 runs; the garbage collector stays on (parsing large evidence allocates
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -207,18 +208,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller timing budget per case")
     parser.add_argument("--only", help="run only cases whose label contains this text")
+    parser.add_argument("--growth-only", action="store_true", help="skip the typical-evidence table")
+    parser.add_argument("--no-gc", action="store_true",
+                        help="disable the cyclic garbage collector (shows how much of the cost at 10,000 "
+                             "tool calls is GC passes over freshly parsed objects)")
     args = parser.parse_args()
+    if args.no_gc:
+        gc.disable()
     budget = 0.15 if args.quick else 0.5
 
     print(f"# python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus, "
-          f"single process; budget {budget}s per figure")
+          f"single process; budget {budget}s per figure; gc {'off' if args.no_gc else 'on'}")
     datasets = {name: build_evidence(name) for name in SIZES}
     cases = [c for c in CASES if not args.only or args.only in c[0]]
 
     print("\n## Typical evidence (2 KB output, 10 tool calls, 10 trace entries)\n")
     print("| kind (case) | outcome | cold eval/s | warm eval/s | cold µs/eval |")
     print("|---|---|---:|---:|---:|")
-    for label, kind, config, key in cases:
+    for label, kind, config, key in [] if args.growth_only else cases:
         cold, warm, outcome = bench_case(kind, config, datasets["typical"], key, budget)
         print(f"| {label} | {outcome} | {fmt_rate(cold)} | {fmt_rate(warm)} | {fmt_us(cold)} |", flush=True)
 

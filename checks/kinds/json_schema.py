@@ -42,6 +42,11 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
     if len(text) > MAX_SCHEMA_CHARS:
         errors["schema"] = f"is too large ({len(text):,} characters of JSON; at most {MAX_SCHEMA_CHARS:,})"
         return
+    outside = _external_refs(schema)
+    if outside:
+        errors["schema"] = (f"refers to another document ({outside[0]!r}); only references inside the schema "
+                            "(\"#/...\" or an $id it declares) can be used, nothing is fetched")
+        return
     try:
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
@@ -50,6 +55,31 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
         errors["schema"] = f"is not a valid JSON Schema: {_cut(exc.message)}" + (f" (at {where})" if where else "")
     except Exception as exc:  # noqa: BLE001 - e.g. an unknown $schema dialect
         errors["schema"] = f"is not a valid JSON Schema: {_cut(str(exc))}"
+
+
+def _external_refs(schema: Any) -> list[str]:
+    """``$ref``/``$dynamicRef`` values that point outside the schema (they would need a fetch)."""
+    ids: set[str] = set()
+    refs: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key in ("$id", "id") and isinstance(value, str):
+                    ids.add(value.split("#", 1)[0])
+                elif key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                    refs.append(value)
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    outside = []
+    for ref in refs:
+        base = ref.split("#", 1)[0]
+        if base and not any(i == base or i.endswith("/" + base) for i in ids):
+            outside.append(ref)
+    return outside
 
 
 def _cut(text: str, limit: int = _MESSAGE_CHARS) -> str:

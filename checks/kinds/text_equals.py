@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,9 +27,14 @@ def first_difference(a: str, b: str) -> int:
     return lo
 
 
+@functools.lru_cache(maxsize=256)
+def _expected(want: str) -> str:
+    return "the output to be empty" if not want else f"the output to equal {quote(want)}"
+
+
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
     want: str = config["expected"]
-    expected = "the output to be empty" if not want else f"the output to equal {quote(want)}"
+    expected = _expected(want)  # str caches its hash, so a long expected text is hashed once
     output, problem = output_text(evidence)
     if problem:
         return indeterminate(expected, problem)

@@ -23,6 +23,7 @@ from .evidence import TraceEntry, trace_of
 from .registry import Kind, register
 
 MAX_PATTERNS = 50
+MAX_PATTERN_CHARS = 1000
 _SHOWN = 5
 
 
@@ -70,6 +71,8 @@ def pattern_problem(pattern: object) -> str:
     text = pattern.strip()
     if text == "*":
         return ""
+    if len(text) > MAX_PATTERN_CHARS:
+        return f"is too long ({len(text):,} characters; at most {MAX_PATTERN_CHARS:,})"
     pieces = text.split(None, 1)
     if len(pieces) != 2:
         return f"{pattern!r} must be \"METHOD /path\" (e.g. \"POST /repos/*/issues\") or \"*\""

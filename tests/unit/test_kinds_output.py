@@ -78,6 +78,8 @@ def test_json_schema_empty_schema_accepts_any_json():
         ({"schema": {"type": "object", "required": "name"}}, "is not a valid JSON Schema"),
         ({"schema": {"minimum": "3"}}, "is not a valid JSON Schema"),
         ({"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": 3}}, "is not a valid JSON Schema"),
+        ({"schema": {"$ref": "https://example.com/order.json"}}, "refers to another document"),
+        ({"schema": {"properties": {"a": {"$ref": "defs.json#/a"}}}}, "refers to another document"),
     ],
 )
 def test_json_schema_config_errors(config, message):
@@ -125,3 +127,14 @@ def test_latency_config_errors(config):
     with pytest.raises(ConfigError) as caught:
         get_kind("latency").validate_config(config)
     assert "max_ms" in caught.value.errors
+
+
+def test_json_schema_internal_refs_work():
+    schema = {
+        "$id": "https://example.com/order",
+        "$defs": {"sku": {"type": "string", "minLength": 2}},
+        "type": "object",
+        "properties": {"sku": {"$ref": "#/$defs/sku"}, "again": {"$ref": "https://example.com/order#/$defs/sku"}},
+    }
+    assert check("json_schema", {"schema": schema}, output='{"sku": "AB", "again": "CD"}').outcome == PASS
+    assert check("json_schema", {"schema": schema}, output='{"sku": "A"}').outcome == FAIL

@@ -147,6 +147,7 @@ def test_glob_match(glob, text, matched):
         ({"not_called": "*", "status": "any"}, "status"),
         ({"called": "*", "calls": "*"}, "calls"),
         ({"called": ["GET /a"] * 51}, "called"),
+        ({"called": "GET /" + "a" * 1000}, "called.0"),
     ],
 )
 def test_trace_config_errors(config, field):
