@@ -1,0 +1,162 @@
+"""Every list page runs the same number of queries for 1 row and for N rows (no N+1)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from agents.services import create_agent
+from checks.services import create_check, create_test, create_test_set, edit_check
+from evalconsole.services import issue_token
+from runs import services
+
+pytestmark = pytest.mark.django_db
+
+N = 6
+
+
+@pytest.fixture
+def measure(login, member, django_assert_num_queries):
+    """measure(url, add_rows, expected): `expected` queries with one row, and again after add_rows()."""
+
+    def run(url, add_rows, expected, *, user=None, contains=()):
+        client = login(user or member)
+        client.get(url)  # warm caches (content types, session) outside the counted request
+        with django_assert_num_queries(expected):
+            first = client.get(url)
+        add_rows()
+        with django_assert_num_queries(expected):
+            second = client.get(url)
+        assert first.status_code == second.status_code == 200
+        html = second.content.decode()
+        for text in contains:
+            assert text in html
+        return html
+
+    return run
+
+
+def _checks(agent, member, n, kind="text_includes"):
+    return [create_check(agent=agent, by=member, name=f"{kind} {i}", kind=kind,
+                         config={"text": f"t{i}"} if kind == "text_includes" else {"max_ms": 10 + i})
+            for i in range(n)]
+
+
+def test_agent_list(measure, team, admin_user, agent):
+    def add():
+        for i in range(N):
+            a = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
+            _checks(a, admin_user, 2)
+    # session, user, current team, membership (role), COUNT agents, agents page with check/test-set/last-run
+    # subqueries, teams for the switcher
+    measure(reverse("agents:agent-list"), add, 7, contains=["Agent 5"])
+
+
+def test_check_list(measure, agent, member):
+    _checks(agent, member, 1)
+
+    def add():
+        checks = _checks(agent, member, N) + _checks(agent, member, N, kind="latency")
+        test_set = create_test_set(agent=agent, by=member, name="S")
+        create_test(test_set=test_set, by=member, name="T", scenarios=["x"], checks=[c.pk for c in checks[:3]])
+    # session, user, agent, 4 usage counts (all / in tests / in dashboards / unused), COUNT for the page,
+    # checks page (current version, creator, usage subqueries), membership, current team, switcher teams
+    measure(reverse("checks:check-list", args=[agent.pk]), add, 12, contains=["latency 5", "text_includes 5"])
+
+
+def test_testset_list(measure, agent, member):
+    create_test(test_set=create_test_set(agent=agent, by=member, name="S0"), by=member, name="T", scenarios=["x"])
+
+    def add():
+        for i in range(1, N):
+            ts = create_test_set(agent=agent, by=member, name=f"S{i}")
+            for j in range(3):
+                test = create_test(test_set=ts, by=member, name=f"T{j}", scenarios=["x"])
+                services.launch_run(test=test, by=member)
+    # session, user, current team, COUNT sets, sets page (+agent), tests prefetch (+current version,
+    # last-run subqueries), membership, agents for the "new set" picker, switcher teams
+    measure(reverse("checks:testset-list"), add, 9, contains=["S5"])
+
+
+def test_testset_detail(measure, test_set, member):
+    create_test(test_set=test_set, by=member, name="T0", scenarios=["x"])
+
+    def add():
+        for i in range(1, N):
+            test = create_test(test_set=test_set, by=member, name=f"T{i}", scenarios=["x", "y"])
+            services.launch_run(test=test, by=member)
+    # session, user, test set (+agent, team), COUNT tests, tests page (+version, creator, counts, last run),
+    # membership, current team, switcher teams
+    measure(test_set.get_absolute_url(), add, 8, contains=["T5"])
+
+
+def test_test_detail(measure, test_set, member, agent):
+    checks = _checks(agent, member, 1)
+    test = create_test(test_set=test_set, by=member, name="T", scenarios=["x"], checks=[checks[0].pk])
+    services.launch_run(test=test, by=member)
+
+    def add():
+        more = _checks(agent, member, N, kind="latency")
+        for i in range(N):
+            edit_test_kwargs = {"scenarios": ["x"] * (i % 3 + 1), "checks": [c.pk for c in more[: i + 1]]}
+            from checks.services import edit_test
+
+            edit_test(test=test, by=member, **edit_test_kwargs)
+            services.launch_run(test=test, by=member)
+    # session, user, test (+set, agent, team, version, creator), attached checks (+check, version),
+    # versions (+creator, run counts), runs (+version, launcher), membership, current team, switcher teams
+    measure(test.get_absolute_url(), add, 9)
+
+
+def test_check_detail_versions(measure, agent, member):
+    check = _checks(agent, member, 1)[0]
+
+    def add():
+        for i in range(N):
+            edit_check(check=check, by=member, config={"text": f"v{i}"})
+    # session, user, check (+agent, team, version, creator), COUNT versions, versions page (+creator,
+    # run counts), tests using it, monitors, membership, current team, switcher teams
+    measure(check.get_absolute_url(), add, 10, contains=["Version 7"])
+
+
+def test_run_list(measure, order_test, member):
+    services.launch_run(test=order_test, by=member)
+
+    def add():
+        for _ in range(N):
+            services.launch_run(test=order_test, by=member)
+    # session, user, current team, COUNT runs, runs page (+agent, test, version, launcher),
+    # agents and tests for the filter selects, switcher teams
+    measure(reverse("runs:run-list"), add, 8)
+
+
+def test_run_detail_samples(measure, login, member, live_agent, order_checks, run_now):
+    test_set = create_test_set(agent=live_agent, by=member, name="Q")
+    small = create_test(test_set=test_set, by=member, name="Small", scenarios=["EC-1042"],
+                        checks=[c.pk for c in order_checks])
+    big = create_test(test_set=test_set, by=member, name="Big", scenarios=["EC-1042", "hello", "EC-2001"],
+                      checks=[c.pk for c in order_checks], samples_per_scenario=3)
+    one, many = run_now(small), run_now(big)
+    client = login(member)
+    counts = []
+    for run in (one, many):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        client.get(run.get_absolute_url())
+        with CaptureQueriesContext(connection) as ctx:
+            client.get(run.get_absolute_url())
+        counts.append(len(ctx.captured_queries))
+    # session, user, run (+agent, test, version, launcher, token), run checks, samples, their results
+    # (+check versions), runs to compare with, membership, current team, switcher teams
+    assert counts == [10, 10]
+
+
+def test_token_list(measure, member):
+    issue_token(user=member, name="first")
+
+    def add():
+        for i in range(N):
+            issue_token(user=member, name=f"t{i}")
+    # session, user, COUNT tokens, tokens page, current team, switcher teams
+    measure(reverse("token-list"), add, 6, contains=["t5"])
