@@ -10,6 +10,7 @@ ingestion never waits for a check to run.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import connections, router, transaction
 from django.db.models import Count, Q, QuerySet, TextField
 from django.db.models.functions import Cast, TruncDay, TruncHour
 from django.utils import timezone
@@ -133,6 +134,49 @@ def _clean_messages(raw: object, index: int, errors: _Errors) -> list[dict] | No
     return clean
 
 
+def _text_problem(value: object, depth: int = 0) -> str | None:
+    if depth > 64:
+        return "is nested too deeply"
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "must not contain NUL characters (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "must not contain lone surrogate characters"
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            problem = _text_problem(str(key), depth + 1) or _text_problem(item, depth + 1)
+            if problem:
+                return problem
+    elif isinstance(value, list | tuple):
+        for item in value:
+            problem = _text_problem(item, depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def _unstorable_field(item: Mapping) -> tuple[str, str] | None:
+    """(field, message) when the item holds text no database column can store (NUL, lone surrogates).
+
+    Screened with one C-speed json.dumps per item; the precise walk runs only on suspicion.
+    """
+    try:
+        text = json.dumps(item, ensure_ascii=False, default=str)
+        text.encode("utf-8")
+        if "\\u0000" not in text:
+            return None
+    except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
+        pass
+    for key in TASK_FIELDS:
+        problem = _text_problem(item.get(key)) if key in item else None
+        if problem:
+            return key, problem
+    return None
+
+
 def validate_task_items(items: object, *, max_batch: int | None = None) -> list[dict[str, Any]]:
     """Check a posted batch in plain Python; return clean field dicts or raise ValidationFailed.
 
@@ -196,6 +240,9 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         latency = item.get("latency_ms")
         if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0):
             errors.add(index, "latency_ms", "must be a number of milliseconds (0 or more) or null")
+        problem_field = _unstorable_field(item)
+        if problem_field:
+            errors.add(index, problem_field[0], problem_field[1])
         if errors.errors:
             continue
         clean.append({
@@ -222,46 +269,86 @@ def ingest_tasks(*, agent: Agent, by, items: object) -> IngestResult:
     known = dict(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", "id"))
     monitors = [(pk, rate_threshold(rate)) for pk, rate in
                 Monitor.objects.filter(agent=agent, active=True).values_list("id", "sample_rate")]
-    rows: list[Task] = []
-    picked_by: list[list[int]] = []
-    for c in clean:
-        if c["external_id"] in known:
-            continue
+    new = [c for c in clean if c["external_id"] not in known]
+    picks_of: dict[str, list[int]] = {}
+    for c in new:
         picks = [pk for pk, threshold in monitors if sample_bucket(pk, c["external_id"]) < threshold]
-        rows.append(Task(agent=agent, sampled=bool(picks), **c))
-        picked_by.append(picks)
-    if rows:
-        try:
-            with transaction.atomic():
-                Task.objects.bulk_create(rows)
-        except IntegrityError:
-            # Another request stored some of these ids meanwhile: insert what is still missing and
-            # read every id back (sampling happened before, so no evaluation is lost or doubled for
-            # the rows this request really created).
-            return _ingest_after_race(agent=agent, rows=rows, picked_by=picked_by, external_ids=external_ids)
-        created_ids = {row.external_id: row.pk for row in rows}
-        _enqueue_monitor_evaluations(agent, [(row.pk, picks) for row, picks in zip(rows, picked_by, strict=True)])
-    else:
-        created_ids = {}
-    ids = [known.get(x) or created_ids[x] for x in external_ids]
+        picks_of[c["external_id"]] = picks
+        c["sampled"] = bool(picks)
+    inserted = _insert_new_tasks(agent.pk, new) if new else {}
+    # Rows another request stored between our read and our insert were skipped by ON CONFLICT DO
+    # NOTHING: they count as existing, and that request (not this one) has them evaluated.
+    raced = [c["external_id"] for c in new if c["external_id"] not in inserted]
+    if raced:
+        known.update(Task.objects.filter(agent=agent, external_id__in=raced).values_list("external_id", "id"))
+    _enqueue_monitor_evaluations(agent, [(task_id, picks_of[x]) for x, task_id in inserted.items()])
     return IngestResult(
-        created=len(rows), existing=len(clean) - len(rows), ids=ids, sampled=sum(1 for p in picked_by if p)
+        created=len(inserted), existing=len(clean) - len(inserted),
+        ids=[inserted.get(x) or known[x] for x in external_ids],
+        sampled=sum(1 for x in inserted if picks_of[x]),
     )
 
 
-def _ingest_after_race(*, agent: Agent, rows: list[Task], picked_by: list[list[int]], external_ids: list[str]):
-    before = set(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", flat=True))
-    todo = [(row, picks) for row, picks in zip(rows, picked_by, strict=True) if row.external_id not in before]
-    with transaction.atomic():
-        Task.objects.bulk_create([row for row, _ in todo], ignore_conflicts=True)
-    stored = dict(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", "id"))
-    # Only evaluate rows this request inserted: ids above the ones seen before the retry.
-    mine = [(stored[row.external_id], picks) for row, picks in todo]
-    _enqueue_monitor_evaluations(agent, mine)
-    return IngestResult(
-        created=len(todo), existing=len(external_ids) - len(todo), ids=[stored[x] for x in external_ids],
-        sampled=sum(1 for _, p in todo if p),
-    )
+def _write_connection(model):
+    connection = connections[router.db_for_write(model)]
+    if connection.vendor not in ("postgresql", "sqlite"):  # pragma: no cover - settings allow only these
+        raise NotImplementedError(f"unsupported database {connection.vendor}")
+    return connection
+
+
+def _insert_rows(connection, model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                 conflict: str = "", returning: Sequence[str] = ()) -> list[tuple]:
+    """`INSERT ... VALUES (...), (...) ON CONFLICT <conflict> DO NOTHING [RETURNING ...]` in chunks, in
+    one transaction; values must already be adapted by `connection.ops`.
+
+    Raw SQL on the hot paths (ingestion, background evaluation): building model instances and letting
+    the ORM compile every value cost about half the time of a 1,000-task batch. ON CONFLICT DO NOTHING
+    is what bulk_create(ignore_conflicts=True) sends; RETURNING tells which rows were really inserted.
+    """
+    if not rows:
+        return []
+    qn = connection.ops.quote_name
+    ncols = len(columns)
+    per_statement = max(1, min(1000, (connection.features.max_query_params or 999) // ncols))
+    head = f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(qn(c) for c in columns)}) VALUES "
+    tail = f" ON CONFLICT {conflict} DO NOTHING".replace("  ", " ")
+    if returning:
+        tail += " RETURNING " + ", ".join(qn(c) for c in returning)
+    row_sql = "(" + ", ".join(["%s"] * ncols) + ")"
+    fetched: list[tuple] = []
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start:start + per_statement]
+            cursor.execute(head + ", ".join([row_sql] * len(chunk)) + tail, [v for row in chunk for v in row])
+            if returning:
+                fetched.extend(cursor.fetchall())
+    return fetched
+
+
+_TASK_COLUMNS = ("agent_id", "external_id", "messages", "output", "tool_calls", "trace", "metadata", "latency_ms",
+                 "completed_at", "ingested_at", "sampled", "has_failures")
+
+
+def _insert_new_tasks(agent_id: int, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Insert validated tasks; return {external_id: id} of the rows really inserted (a row another
+    request stored meanwhile is skipped by ON CONFLICT (agent, external_id) DO NOTHING)."""
+    connection = _write_connection(Task)
+    ops = connection.ops
+    now = ops.adapt_datetimefield_value(timezone.now())
+
+    def json_or_null(value):
+        return None if value is None else ops.adapt_json_value(value, None)
+
+    values = [
+        (agent_id, row["external_id"], ops.adapt_json_value(row["messages"], None), row["output"],
+         json_or_null(row["tool_calls"]), json_or_null(row["trace"]), ops.adapt_json_value(row["metadata"], None),
+         row["latency_ms"], ops.adapt_datetimefield_value(row["completed_at"]), now, row["sampled"], False)
+        for row in rows
+    ]
+    qn = ops.quote_name
+    fetched = _insert_rows(connection, Task, _TASK_COLUMNS, values,
+                           conflict=f"({qn('agent_id')}, {qn('external_id')})", returning=("id", "external_id"))
+    return {external_id: pk for pk, external_id in fetched}
 
 
 def _enqueue_monitor_evaluations(agent: Agent, picked: Iterable[tuple[int, list[int]]]) -> None:
@@ -289,9 +376,9 @@ _EVIDENCE_FIELDS = ("id", "agent_id", "messages", "output", "tool_calls", "trace
 
 
 def _evaluate_tasks(
-    tasks: Iterable[Task], versions: Sequence[CheckVersion], *, team_id: int, **owner: object
-) -> list[CheckResult]:
-    """One CheckResult per (task, version); `owner` is monitor=... or evaluation=..."""
+    tasks: Iterable[Task], versions: Sequence[CheckVersion], *, team_id: int
+) -> list[tuple[int, int, dict[str, Any], datetime]]:
+    """(task id, version id, CheckResult fields, observed_at) for every (task, version)."""
     ctx = make_context(team_id=team_id, cache={})
     results = []
     for task in tasks:
@@ -301,18 +388,32 @@ def _evaluate_tasks(
         )
         for version in versions:
             verdict = evaluate_version(version.kind, version.config, evidence, ctx)
-            results.append(CheckResult(
-                check_version=version, task_id=task.pk, observed_at=task.completed_at, required=True,
-                **owner, **result_fields(verdict),
-            ))
+            results.append((task.pk, version.pk, result_fields(verdict), task.completed_at))
     return results
 
 
-def _save_results(results: list[CheckResult]) -> int:
-    # ignore_conflicts + the unique (monitor|evaluation, task, version) constraints make redelivered
-    # background jobs harmless: a result already recorded stays as it is and is not counted twice.
-    CheckResult.objects.bulk_create(results, ignore_conflicts=True, batch_size=500)
-    failed = {r.task_id for r in results if r.outcome == Outcome.FAIL}
+_RESULT_COLUMNS = ("check_version_id", "task_id", "monitor_id", "evaluation_id", "required", "outcome", "expected",
+                   "actual", "explanation", "evidence", "details", "observed_at", "created_at")
+
+
+def _save_results(results: list[tuple[int, int, dict[str, Any], datetime]], *, monitor_id: int | None = None,
+                  evaluation_id: int | None = None) -> int:
+    """Store results of a monitor or an evaluation; return how many were computed.
+
+    ON CONFLICT DO NOTHING + the unique (monitor|evaluation, task, version) constraints make redelivered
+    background jobs harmless: a result already recorded stays as it is and is not counted twice.
+    """
+    connection = _write_connection(CheckResult)
+    ops = connection.ops
+    now = ops.adapt_datetimefield_value(timezone.now())
+    values = [
+        (version_id, task_id, monitor_id, evaluation_id, True, f["outcome"], f["expected"], f["actual"],
+         f["explanation"], ops.adapt_json_value(f["evidence"], None), ops.adapt_json_value(f["details"], None),
+         ops.adapt_datetimefield_value(observed_at), now)
+        for task_id, version_id, f, observed_at in results
+    ]
+    _insert_rows(connection, CheckResult, _RESULT_COLUMNS, values)
+    failed = {task_id for task_id, _, f, _ in results if f["outcome"] == Outcome.FAIL}
     if failed:
         Task.objects.filter(pk__in=failed, has_failures=False).update(has_failures=True)
     return len(results)
@@ -334,8 +435,8 @@ def evaluate_monitor_tasks(*, monitor_id: int, task_ids: Sequence[int]) -> int:
     if not versions:
         return 0
     tasks = Task.objects.filter(pk__in=list(task_ids), agent_id=monitor.agent_id).only(*_EVIDENCE_FIELDS)
-    results = _evaluate_tasks(tasks, versions, team_id=monitor.agent.team_id, monitor=monitor)
-    return _save_results(results)
+    results = _evaluate_tasks(tasks, versions, team_id=monitor.agent.team_id)
+    return _save_results(results, monitor_id=monitor.pk)
 
 
 # ---------------------------------------------------------------- monitors
@@ -581,7 +682,7 @@ def run_evaluation(*, evaluation_id: int) -> int:
         chunk = task_ids[start:start + EVALUATION_CHUNK]
         tasks = Task.objects.filter(pk__in=chunk).only(*_EVIDENCE_FIELDS)
         written += _save_results(
-            _evaluate_tasks(tasks, versions, team_id=evaluation.agent.team_id, evaluation=evaluation)
+            _evaluate_tasks(tasks, versions, team_id=evaluation.agent.team_id), evaluation_id=evaluation.pk
         )
     Evaluation.objects.filter(pk=evaluation_id).update(status=Evaluation.Status.COMPLETED, finished_at=timezone.now())
     return written

@@ -233,3 +233,14 @@ def test_api_list_queries_do_not_grow(api, agent, member, checks, n, django_asse
     for url, limit in ((f"{V1}/tasks/", 4), (f"{V1}/monitors/", 5), (f"{V1}/evaluations/", 5)):
         with django_assert_max_num_queries(limit):
             assert api.get(url).status_code == 200
+
+
+def test_ingest_rejects_text_no_database_can_store(api, agent, django_capture_on_commit_callbacks):
+    body = ('[{"external_id": "a", "completed_at": "2025-01-01T00:00:00Z", "output": "nul \\u0000 here"},'
+            ' {"external_id": "b", "completed_at": "2025-01-01T00:00:00Z", "metadata": {"k": "\\ud800"}},'
+            ' {"external_id": "c", "completed_at": "2025-01-01T00:00:00Z", "output": "a literal \\\\u0000 is fine"}]')
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(f"{V1}/agents/{agent.pk}/tasks/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert set(response.json()) == {"items.0.output", "items.1.metadata"}
+    assert "NUL" in response.json()["items.0.output"][0]

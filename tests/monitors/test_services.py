@@ -275,3 +275,17 @@ def test_delete_old_tasks_command(agent, member, settings, django_capture_on_com
     assert list(Task.objects.values_list("external_id", flat=True)) == ["conv-99"]
     with pytest.raises(CommandError):
         call_command("delete_old_tasks", "--days", "0")
+
+
+def test_insert_skips_rows_another_request_stored(agent, member, django_capture_on_commit_callbacks):
+    """The race path: ON CONFLICT DO NOTHING returns only the rows this request inserted."""
+    first, _ = ingest(agent, member, [task_item(1)], django_capture_on_commit_callbacks)
+    rows = monitoring.validate_task_items([task_item(1), task_item(2)])
+    for row in rows:
+        row["sampled"] = False
+    inserted = monitoring._insert_new_tasks(agent.pk, rows)
+    assert list(inserted) == ["conv-2"]
+    assert Task.objects.get(external_id="conv-1").pk == first.ids[0]
+    stored = Task.objects.get(external_id="conv-2")
+    assert stored.messages[0] == {"role": "user", "content": "question 2"} and stored.tool_calls is None
+    assert stored.completed_at == datetime(2025, 1, 1, 0, 2, tzinfo=UTC) and stored.metadata["plan"] == "free"

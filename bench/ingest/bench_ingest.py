@@ -1,0 +1,272 @@
+"""Benchmark: ingest tasks through the REST API over real HTTP, then drain the monitor evaluations.
+
+    .venv/bin/python bench/ingest/bench_ingest.py                           # SQLite in a temp dir
+    DATABASE_URL="$(bash .ci/pg-throwaway.sh start /tmp/pgbench8)" \\
+        .venv/bin/python bench/ingest/bench_ingest.py                       # PostgreSQL
+
+What it does (see bench/README.md "Task ingestion"):
+1. migrates a fresh database and creates a team, a member with a write token, an agent with
+   3 checks (text_includes, tool_usage, trace) and one monitor sampling --rate percent (10);
+2. starts `manage.py runserver --noreload` on loopback (production settings: DEBUG off, tasks
+   queued for django-q2, not run inline) and POSTs --tasks tasks (100,000) to
+   /api/v1/agents/{id}/tasks/ in batches of --batch (1,000) from --clients client threads; the
+   JSON bodies are built before the clock starts, so the figure is the server's;
+3. re-posts one batch to show it creates nothing (idempotency) and stops the web server;
+4. starts `manage.py qcluster` (--workers processes) and measures how fast it evaluates the sampled
+   tasks: evaluations/s = check results written per second, from the first result to the last.
+
+Only loopback, only this project's own processes; everything it starts is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tasks", type=int, default=100_000)
+    p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--rate", default="10", help="monitor sample rate in percent (default 10)")
+    p.add_argument("--clients", type=int, default=1, help="concurrent HTTP clients (default 1)")
+    p.add_argument("--workers", type=int, default=2, help="qcluster worker processes (default 2)")
+    p.add_argument("--port", type=int, default=0, help="web server port (default: a free one)")
+    p.add_argument("--skip-worker", action="store_true", help="only measure ingestion")
+    p.add_argument("--json", type=Path, help="also write the figures to this file")
+    return p.parse_args()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with {proc.returncode}; see its log")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit("the server did not start in time")
+
+
+def stop(proc: subprocess.Popen | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def make_task(i: int, rng: random.Random) -> dict:
+    """A realistic ~1 KB support conversation with tool calls, a trace and metadata."""
+    order = 10_000 + i
+    ok = rng.random() < 0.8
+    answer = (f"Your order {order} has shipped and should arrive on Tuesday. The tracking number is "
+              f"TRK{order}X. Is there anything else I can help with?") if ok else "Sorry, I could not find that."
+    calls = [{"name": "lookup_order", "status": "succeeded", "input": {"order_id": str(order)},
+              "output": {"status": "shipped", "eta": "Tuesday"}}]
+    if not ok:
+        calls.append({"name": "escalate_to_human", "status": "succeeded", "input": {"reason": "not found"}})
+    return {
+        "external_id": f"prod-{i:07d}",
+        "completed_at": f"2025-06-{1 + (i // 3600) % 28:02d}T{(i // 150) % 24:02d}:{(i // 3) % 60:02d}:{i % 60:02d}Z",
+        "messages": [
+            {"role": "system", "content": "You are the order desk assistant of Example Shop."},
+            {"role": "user", "content": f"Hi, where is my order {order}? It was due last week."},
+            {"role": "assistant", "content": answer},
+        ],
+        "output": answer,
+        "tool_calls": calls,
+        "trace": [{"method": "GET", "path": f"/orders/{order}", "status": 200 if ok else 404, "tool": "orders"}],
+        "metadata": {"customer": f"cust-{i % 5000}", "plan": rng.choice(["free", "pro", "enterprise"]),
+                     "region": rng.choice(["eu", "us", "apac"]), "channel": "chat"},
+        "latency_ms": round(rng.uniform(300, 4000), 1),
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    env = dict(os.environ)
+    env.setdefault("DATABASE_URL", f"sqlite:///{work / 'bench.sqlite3'}")
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "evalconsole.settings", "EVALCONSOLE_VAR_DIR": str(work),
+        "SECRET_KEY": "bench-secret-key-0123456789-0123456789-0123456789", "DEBUG": "false",
+        "EVALCONSOLE_API_INGEST_THROTTLE": "1000000/min", "EVALCONSOLE_WORKERS": str(args.workers),
+        "EVALCONSOLE_MAX_TASK_BATCH": str(max(args.batch, 1000)), "PYTHONUNBUFFERED": "1",
+    })
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from agents.models import Task
+    from agents.services import create_agent
+    from checks.services import create_check
+    from evalconsole.services import add_member, create_team, get_or_create_user, issue_token
+    from runs import monitoring
+    from runs.models import CheckResult
+
+    vendor = connection.vendor
+    print(f"database: {vendor} ({env['DATABASE_URL'].split('@')[-1]}); work dir {work}", flush=True)
+    call_command("migrate", verbosity=0, interactive=False)
+    suffix = str(int(time.time()))
+    team = create_team(name=f"Bench {suffix}")
+    user, _ = get_or_create_user(username=f"bench-{suffix}")
+    add_member(team=team, user=user, role="admin")
+    agent = create_agent(team=team, by=user, name="Order desk", endpoint_url="http://127.0.0.1:9/agent")
+    checks = [
+        create_check(agent=agent, by=user, name="Gives tracking", kind="text_includes", config={"text": "TRK"}),
+        create_check(agent=agent, by=user, name="Looks up the order", kind="tool_usage",
+                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+        create_check(agent=agent, by=user, name="Reads the order", kind="trace", config={"called": ["GET /orders/*"]}),
+    ]
+    monitor = monitoring.create_monitor(agent=agent, by=user, name="Live 10 %", checks=[c.pk for c in checks],
+                                        sample_rate=args.rate)
+    token = issue_token(user=user, name="bench").secret
+    connection.close()
+
+    rng = random.Random(8)
+    bodies = []
+    for start in range(0, args.tasks, args.batch):
+        items = [make_task(i, rng) for i in range(start, min(start + args.batch, args.tasks))]
+        bodies.append(json.dumps(items).encode())
+    mb = sum(len(b) for b in bodies) / 1e6
+    print(f"payload: {len(bodies)} batches, {mb:.1f} MB of JSON ({mb * 1e3 / args.tasks:.2f} KB/task)", flush=True)
+
+    port = args.port or free_port()
+    log = open(work / "runserver.log", "wb")
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    worker = None
+    figures: dict = {"database": vendor, "tasks": args.tasks, "batch": args.batch, "rate": args.rate,
+                     "clients": args.clients, "workers": args.workers}
+    try:
+        import httpx
+
+        wait_for_port(port, server)
+        url = f"http://127.0.0.1:{port}/api/v1/agents/{agent.pk}/tasks/"
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        latencies: list[float] = []
+        created = [0]
+        lock = threading.Lock()
+        queue = list(enumerate(bodies))
+
+        def client_loop() -> None:
+            with httpx.Client(timeout=120, headers=headers) as client:
+                while True:
+                    with lock:
+                        if not queue:
+                            return
+                        _, body = queue.pop(0)
+                    t0 = time.perf_counter()
+                    response = client.post(url, content=body)
+                    elapsed = time.perf_counter() - t0
+                    if response.status_code not in (200, 201):
+                        raise SystemExit(f"HTTP {response.status_code}: {response.text[:500]}")
+                    with lock:
+                        latencies.append(elapsed)
+                        created[0] += response.json()["created"]
+
+        # Warm up the server process (imports, first connection) on a throwaway agent-less request.
+        httpx.get(f"http://127.0.0.1:{port}/api/v1/", headers=headers, timeout=30)
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=client_loop) for _ in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ingest_s = time.perf_counter() - t0
+        if created[0] != args.tasks:
+            raise SystemExit(f"created {created[0]} tasks, expected {args.tasks}")
+        latencies.sort()
+        figures.update({
+            "ingest_seconds": round(ingest_s, 2), "ingest_tasks_per_s": round(args.tasks / ingest_s),
+            "batch_ms_p50": round(latencies[len(latencies) // 2] * 1e3),
+            "batch_ms_p95": round(latencies[int(len(latencies) * 0.95) - 1] * 1e3),
+        })
+        print(f"ingest: {args.tasks} tasks in {ingest_s:.1f} s = {args.tasks / ingest_s:,.0f} tasks/s "
+              f"(batch p50 {figures['batch_ms_p50']} ms, p95 {figures['batch_ms_p95']} ms)", flush=True)
+        again = httpx.post(url, content=bodies[0], headers=headers, timeout=60).json()
+        print(f"re-post of batch 0: created {again['created']}, existing {again['existing']}", flush=True)
+        figures["repost_created"] = again["created"]
+    finally:
+        stop(server)
+        log.close()
+
+    sampled = Task.objects.filter(agent=agent, sampled=True).count()
+    expected = sampled * len(checks)
+    figures.update({"sampled": sampled, "observed_rate_percent": round(sampled * 100 / args.tasks, 2),
+                    "expected_results": expected})
+    print(f"sampled: {sampled} tasks ({sampled * 100 / args.tasks:.2f} %) -> {expected} evaluations queued "
+          f"in {-(-args.tasks // args.batch)} background jobs", flush=True)
+    if not args.skip_worker and expected:
+        wlog = open(work / "qcluster.log", "wb")
+        t_start = time.perf_counter()
+        worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env,
+                                  stdout=wlog, stderr=subprocess.STDOUT)
+        try:
+            first_at = None
+            done = 0
+            deadline = time.monotonic() + 1800
+            while time.monotonic() < deadline:
+                done = CheckResult.objects.filter(monitor=monitor).count()
+                now = time.perf_counter()
+                if done and first_at is None:
+                    first_at = now
+                if done >= expected:
+                    break
+                if worker.poll() is not None:
+                    raise SystemExit("qcluster exited; see its log")
+                time.sleep(0.2)
+            end = time.perf_counter()
+            connection.close()
+        finally:
+            stop(worker)
+            wlog.close()
+        if done < expected:
+            raise SystemExit(f"only {done} of {expected} results after 30 minutes")
+        busy = end - (first_at or t_start)
+        figures.update({
+            "worker_seconds_from_start": round(end - t_start, 2), "worker_seconds_busy": round(busy, 2),
+            "evaluations_per_s": round(expected / busy), "evaluated_tasks_per_s": round(sampled / busy),
+        })
+        print(f"worker: {expected} evaluations ({sampled} tasks x {len(checks)} checks) in {busy:.1f} s after the "
+              f"first result ({end - t_start:.1f} s including qcluster start) = {expected / busy:,.0f} evaluations/s "
+              f"({sampled / busy:,.0f} tasks/s)", flush=True)
+        failures = Task.objects.filter(agent=agent, has_failures=True).count()
+        figures["tasks_with_failures"] = failures
+        print(f"tasks marked has_failures: {failures}", flush=True)
+    print("figures: " + json.dumps(figures), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
