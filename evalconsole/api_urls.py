@@ -1,6 +1,8 @@
 """/api/v1/ router, /api/schema/ and interactive docs (/api/docs/ Swagger UI, /api/redoc/)."""
 
-from django.urls import include, path
+from django.http import JsonResponse
+from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
@@ -11,6 +13,12 @@ from evalconsole.token_api import TokenViewSet
 from runs.api import RunViewSet
 from runs.monitor_api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
 
+
+@csrf_exempt
+def api_not_found(request, *args, **kwargs) -> JsonResponse:
+    return JsonResponse({"detail": "Not found."}, status=404)
+
+
 router = DefaultRouter()
 # REST API v1 (DESIGN.md): agents, checks, test sets, tests, runs, tokens.
 router.register("agents", AgentViewSet, basename="agent")
@@ -18,7 +26,7 @@ router.register("checks", CheckViewSet, basename="check")
 router.register("test-sets", TestSetViewSet, basename="testset")
 router.register("tests", TestViewSet, basename="test")
 router.register("runs", RunViewSet, basename="run")
-router.register("tokens", TokenViewSet, basename="token")
+router.register("tokens", TokenViewSet, basename="api-token")  # "token-list" is the Tokens page
 # Live tasks, monitors and one-off evaluations (issue 8).
 router.register(r"agents/(?P<agent_id>[^/.]+)/tasks", AgentTaskIngestViewSet, basename="agent-tasks")
 router.register("tasks", TaskViewSet, basename="task")
@@ -30,4 +38,6 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # Any other URL under /api/ (e.g. /api/v1/agents/0.5/) is a JSON 404, not the HTML error page.
+    re_path(r"^", api_not_found),
 ]
