@@ -1,0 +1,182 @@
+"""End to end, for each adapter: its example agent served on loopback, registered in the console,
+a test with tool-usage checks launched and run by a REAL qcluster worker.
+
+The example servers (adapters/ai-sdk/examples/serve.mjs, adapters/python/examples/serve.py) are
+started once per module as subprocesses on port 0 (tests/adapters/examples.py). Both are the same
+deterministic order desk: a message with an order id like EC-1042 makes the agent call
+``lookup_order`` with ``{"orderId": "EC-1042"}`` and answer "Order EC-1042 is shipped."; any other
+message gets an answer without tools (``toolCalls: []``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agents.services import create_agent
+from checks.services import create_check, create_test, create_test_set
+from runs import services
+from runs.models import Run, Sample
+from tests.adapters.examples import ADAPTERS, ExampleServer
+from tests.support.workers import wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+SECRET = "s3cret"
+ANSWER = "Order EC-1042 is shipped."
+NO_ORDER_ANSWER = "I can look up orders for you. Please send an order id like EC-1042."
+LOOKUP = {"name": "lookup_order", "status": "succeeded", "input": {"orderId": "EC-1042"}}
+# Two ways of asking about the same order (the second in lower case, inside small talk).
+ORDER_SCENARIOS = ["Where is order EC-1042?", "Hello there! Any news on ec-1042, the order I placed last week?"]
+
+
+@pytest.fixture(scope="module")
+def example_server() -> Iterator:
+    """``example_server(adapter, secret=None)``: a running example (one per adapter and secret).
+
+    All are stopped with SIGTERM after the module; each must exit with status 0.
+    """
+    started: dict[tuple[str, str | None], ExampleServer] = {}
+
+    def get(adapter: str, secret: str | None = None) -> ExampleServer:
+        key = (adapter, secret)
+        if key not in started:
+            started[key] = ExampleServer.start(adapter, secret=secret)
+        return started[key]
+
+    yield get
+    problems = []
+    for (adapter, secret), server in started.items():
+        code = server.stop()
+        if code != 0:
+            problems.append(f"{adapter} example (secret={secret!r}) exited with {code} on SIGTERM:\n{server.stderr()}")
+        server.close()
+    assert not problems, "\n".join(problems)
+
+
+def _register(team, admin_user, server: ExampleServer, name: str, headers: dict | None = None):
+    return create_agent(team=team, by=admin_user, name=name, endpoint_url=server.url + "/", headers=headers,
+                        timeout_s=10.0, retries=1, max_concurrency=4)
+
+
+def _order_checks(agent, by) -> dict[str, object]:
+    return {
+        "looked up": create_check(
+            agent=agent, by=by, name="Looked up EC-1042", kind="tool_usage",
+            config={"tool": "lookup_order", "mode": "at_least", "count": 1,
+                    "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}]},
+        ),
+        "no refund": create_check(agent=agent, by=by, name="No refund", kind="tool_usage",
+                                  config={"tool": "issue_refund", "mode": "at_most", "count": 0}),
+        "mentions": create_check(agent=agent, by=by, name="Mentions the order", kind="text_includes",
+                                 config={"text": "EC-1042"}),
+    }
+
+
+def _test_of(agent, by, scenarios: list[str], checks: dict) -> object:
+    test_set = create_test_set(agent=agent, by=by, name="Orders")
+    return create_test(test_set=test_set, by=by, name="Order status", scenarios=scenarios,
+                       checks=[{"check": c.pk, "required": True} for c in checks.values()], samples_per_scenario=1)
+
+
+def _finished(run_id: int, timeout: float = 20.0) -> Run:
+    def done():
+        run = Run.objects.get(pk=run_id)
+        return run if run.status in ("completed", "cancelled") else None
+
+    return wait_for(done, timeout=timeout, message=lambda: f"run {run_id} to finish: "
+                    f"{list(Sample.objects.filter(run_id=run_id).values_list('status', 'error'))}")
+
+
+def _results(sample: Sample) -> dict[str, object]:
+    return {r.check_version.name: r for r in sample.results.select_related("check_version")}
+
+
+def _tool_call_fields(sample: Sample) -> list[dict]:
+    return [{k: call.get(k) for k in ("name", "status", "input")} for call in sample.tool_calls]
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_a_test_with_tool_usage_checks_passes_end_to_end(adapter, example_server, qcluster, team, admin_user,
+                                                         member):
+    server = example_server(adapter)
+    agent = _register(team, admin_user, server, f"Order desk ({adapter})")
+    checks = _order_checks(agent, member)
+    test = _test_of(agent, member, ORDER_SCENARIOS, checks)
+
+    run = _finished(services.launch_run(test=test, by=member).pk)
+
+    assert (run.status, run.result, run.done_samples, run.total_samples) == ("completed", "pass", 2, 2)
+    samples = list(run.samples.order_by("scenario_index"))
+    assert [s.request["scenario"]["input"] for s in samples] == ORDER_SCENARIOS
+    for sample in samples:
+        assert (sample.outcome, sample.error, sample.output) == ("pass", "", ANSWER)
+        assert _tool_call_fields(sample) == [LOOKUP]
+        assert sample.tool_calls[0]["output"] == {"found": True, "orderId": "EC-1042", "status": "shipped"}
+        results = _results(sample)
+        assert {name: r.outcome for name, r in results.items()} == {
+            "Looked up EC-1042": "pass", "No refund": "pass", "Mentions the order": "pass"}
+        looked_up = results["Looked up EC-1042"]
+        assert looked_up.explanation == ('Expected lookup_order with orderId equal to "EC-1042" to be called '
+                                         "at least 1 time, and it was called 1 time.")
+        assert looked_up.evidence == [0]  # the index of the call in the sample's tool calls
+        assert results["No refund"].explanation == (
+            "Expected issue_refund to be called at most 0 times, and it was called 0 times.")
+        assert all(r.required for r in results.values())
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_a_turn_without_tools_fails_the_lookup_check_determinately(adapter, example_server, qcluster, team,
+                                                                   admin_user, member):
+    """No order id: the agent calls no tool and reports ``toolCalls: []``, so "at least 1" FAILS (not
+    indeterminate), even though the answer mentions EC-1042 (a text check alone would pass)."""
+    server = example_server(adapter)
+    agent = _register(team, admin_user, server, f"Order desk ({adapter})")
+    checks = _order_checks(agent, member)
+    test = _test_of(agent, member, ["Hello there"], checks)
+
+    run = _finished(services.launch_run(test=test, by=member).pk)
+
+    assert (run.status, run.result) == ("completed", "fail")
+    sample = run.samples.get()
+    assert (sample.outcome, sample.error, sample.output) == ("fail", "", NO_ORDER_ANSWER)
+    assert sample.tool_calls == []  # reported, and empty: determinate evidence of no calls
+    results = _results(sample)
+    assert {name: r.outcome for name, r in results.items()} == {
+        "Looked up EC-1042": "fail", "No refund": "pass", "Mentions the order": "pass"}
+    looked_up = results["Looked up EC-1042"]
+    assert looked_up.explanation == ('Expected lookup_order with orderId equal to "EC-1042" to be called '
+                                     "at least 1 time, but it was called 0 times.")
+    assert looked_up.evidence == []
+    assert looked_up.details == {"count": 0, "calls_of_tool": 0}
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_the_agents_shared_secret_is_sent_and_a_wrong_one_is_refused(adapter, example_server, qcluster, team,
+                                                                    admin_user, member):
+    server = example_server(adapter, secret=SECRET)
+    headers = {"right": {"Authorization": f"Bearer {SECRET}"}, "wrong": {"Authorization": "Bearer nope"},
+               "none": None}
+    runs = {}
+    for which, agent_headers in headers.items():
+        agent = _register(team, admin_user, server, f"Order desk ({adapter}, {which} secret)", agent_headers)
+        test = _test_of(agent, member, ORDER_SCENARIOS[:1], _order_checks(agent, member))
+        runs[which] = services.launch_run(test=test, by=member).pk
+
+    finished = {which: _finished(pk) for which, pk in runs.items()}
+
+    assert (finished["right"].status, finished["right"].result) == ("completed", "pass")
+    right = finished["right"].samples.get()
+    assert (right.outcome, right.output) == ("pass", ANSWER) and _tool_call_fields(right) == [LOOKUP]
+    assert "Authorization" not in str(right.request)  # the body is stored, never the headers
+    for which in ("wrong", "none"):
+        run = finished[which]
+        assert (run.status, run.result) == ("completed", "error")
+        sample = run.samples.get()
+        assert sample.outcome == "error" and "401" in sample.error, sample.error
+        assert sample.tool_calls is None and sample.output == ""
+        assert [a["status_code"] for a in sample.attempts] == [401]  # a 401 is not retried
+        assert {r.outcome for r in sample.results.all()} == {"error"}
+        assert all(r.explanation.startswith("Not evaluated: the agent call failed (") and "401" in r.explanation
+                   for r in sample.results.all())
