@@ -270,10 +270,31 @@ def build_request(
     }
 
 
+# Framing and encoding are ours to decide: an agent's configured headers cannot override them.
+_RESERVED_HEADERS = frozenset(
+    (
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "upgrade",
+        "te",
+        "trailer",
+        "accept-encoding",
+        "content-type",
+        "content-encoding",
+        "expect",
+        "proxy-authorization",
+    )
+)
+
+
 def _headers(target: AgentTarget) -> dict[str, str]:
     # gzip/deflate only: _BodyReader decodes them within the size cap (no brotli/zstd surprises).
     headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate", "User-Agent": USER_AGENT}
-    headers.update(target.headers)
+    for name, value in target.headers.items():
+        if str(name).strip().lower() not in _RESERVED_HEADERS:
+            headers[str(name)] = value
     headers["Content-Type"] = "application/json"
     return headers
 
@@ -406,7 +427,17 @@ class _Failure:
 class _Call:
     """The protocol-independent state of one call: attempts, budget, retry decisions."""
 
-    def __init__(self, target: AgentTarget, scenario: Mapping[str, Any], run_id: str, sample_id: str):
+    def __init__(
+        self,
+        target: AgentTarget,
+        scenario: Mapping[str, Any],
+        run_id: str,
+        sample_id: str,
+        first_attempt: int = 1,
+    ):
+        if not isinstance(first_attempt, int) or first_attempt < 1:
+            raise ValueError("first_attempt must be an integer >= 1")
+        self.first_attempt = first_attempt
         self.target = target
         self.scenario = scenario
         self.run_id = str(run_id)
@@ -426,7 +457,7 @@ class _Call:
         return now, min(self.target.timeout_s, max(0.001, self.deadline - now))
 
     def next_request(self) -> bytes:
-        number = len(self.attempts) + 1
+        number = self.first_attempt + len(self.attempts)
         self.request = build_request(
             self.target, scenario=self.scenario, run_id=self.run_id, sample_id=self.sample_id, attempt=number
         )
@@ -434,7 +465,7 @@ class _Call:
 
     def record(self, status: int | None, started: float, error: str | None) -> float:
         latency = round((time.monotonic() - started) * 1000, 3)
-        self.attempts.append(Attempt(len(self.attempts) + 1, status, latency, error))
+        self.attempts.append(Attempt(self.first_attempt + len(self.attempts), status, latency, error))
         return latency
 
     def delay_before_retry(self, failure: _Failure) -> float | None:
@@ -642,17 +673,21 @@ async def call_agent(
     sample_id: str,
     client: httpx.AsyncClient | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    first_attempt: int = 1,
 ) -> AgentReply:
     """Call the agent once for one sample (with retries). Raises AgentCallError.
 
     ``client`` should be a shared client from make_async_client; without one (or when it allows
     private addresses and the target does not) a one-off client is used and closed.
+    ``first_attempt`` numbers the attempts (and the body's ``attempt``) when a sample is called again
+    later, e.g. after a rate-limited requeue, so its attempt list keeps counting; ``retries`` still
+    applies per call.
     """
     own = None
     if client is None or not _client_fits(client, target):
         own = client = make_async_client(allow_private=target.allow_private, max_connections=4)
     try:
-        return await _call_async(client, _Call(target, scenario, run_id, sample_id), sleep)
+        return await _call_async(client, _Call(target, scenario, run_id, sample_id, first_attempt), sleep)
     finally:
         if own is not None:
             await own.aclose()
@@ -769,13 +804,14 @@ def call_agent_sync(
     sample_id: str,
     client: httpx.Client | None = None,
     sleep: Callable[[float], Any] = time.sleep,
+    first_attempt: int = 1,
 ) -> AgentReply:
     """Blocking call_agent (ping button, CLI, sync workers). Same rules, same errors."""
     own = None
     if client is None or not _client_fits(client, target):
         own = client = make_sync_client(allow_private=target.allow_private, max_connections=2)
     try:
-        call = _Call(target, scenario, run_id, sample_id)
+        call = _Call(target, scenario, run_id, sample_id, first_attempt)
         while True:
             started, limit = call.begin_attempt()
             try:

@@ -684,3 +684,33 @@ def test_503_retry_after_is_honoured(call, fake_agent, fake_sleep):
         sleep=fake_sleep,
     )
     assert fake_sleep.calls == [2.0] and [a.status_code for a in reply.attempts] == [503, 200]
+
+
+def test_first_attempt_continues_the_numbering(fake_agent, fake_sleep):
+    async def go():
+        async with make_async_client() as client:
+            return await call_agent(
+                target(fake_agent.url, retries=1),
+                scenario=scenario(fail_times=1),
+                run_id="r",
+                sample_id="requeued",
+                client=client,
+                sleep=fake_sleep,
+                first_attempt=4,
+            )
+
+    reply = asyncio.run(go())
+    assert [(a.number, a.status_code) for a in reply.attempts] == [(4, 500), (5, 200)]
+    assert reply.request["attempt"] == 5
+    assert [r["json"]["attempt"] for r in fake_agent.requests] == [4, 5]
+
+
+def test_configured_headers_cannot_break_framing(call, fake_agent):
+    t = target(
+        fake_agent.url,
+        headers={"Content-Length": "3", "Accept-Encoding": "br", "Connection": "close", "X-Api-Key": "k"},
+    )
+    assert call(t, scenario=scenario()).output
+    seen = fake_agent.requests[-1]["headers"]
+    assert seen["accept-encoding"] == "gzip, deflate" and seen["x-api-key"] == "k"
+    assert seen["content-length"] != "3"
