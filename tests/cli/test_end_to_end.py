@@ -1,0 +1,138 @@
+"""End to end with only the API and the CLI: a live console, a real qcluster worker, the demo agent on loopback.
+
+Register the agent, add checks, a test set and two tests over HTTP with a token, then gate on them with
+`evalconsole run --wait --junit`: exit 1 for the failing test, 0 for the passing one, 1 for the whole set,
+and JUnit files that parse.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import httpx
+import pytest
+
+from tests.support.workers import qcluster, qcluster_factory  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.worker
+
+
+@pytest.fixture
+def demo_agent():
+    from agents.demo_agent import DemoAgent
+
+    with DemoAgent() as agent:
+        yield agent
+
+
+@pytest.fixture
+def console(live_server, admin_user):
+    """An httpx client on the live console with a token made by `manage.py create_api_token`."""
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("create_api_token", admin_user.username, "--name", "ci", stdout=out)
+    token = out.getvalue().strip()
+    with httpx.Client(base_url=f"{live_server.url}/api/v1", headers={"Authorization": f"Bearer {token}"},
+                      timeout=30) as client:
+        client.token = token
+        client.console_url = live_server.url
+        yield client
+
+
+def _created(response: httpx.Response) -> dict:
+    assert response.status_code in (201, 202), response.text
+    return response.json()
+
+
+def cli(console, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
+    env.update(EVALCONSOLE_URL=console.console_url, EVALCONSOLE_TOKEN=console.token)
+    return subprocess.run([sys.executable, "-m", "evalconsole.cli", "run", *args], capture_output=True, text=True,
+                          timeout=180, env=env)
+
+
+def junit(path) -> ET.Element:
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    return root
+
+
+def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path):  # noqa: F811
+    agent = _created(console.post("/agents/", json={"name": "Demo shop bot", "endpoint_url": demo_agent.url,
+                                                    "timeout_s": 10}))
+    shipped = _created(console.post("/checks/", json={"agent": agent["id"], "name": "Says it shipped",
+                                                      "kind": "text_includes", "config": {"text": "has shipped"}}))
+    looked_up = _created(console.post("/checks/", json={
+        "agent": agent["id"], "name": "Looks up the order", "kind": "tool_usage",
+        "config": {"tool": "lookup_order", "mode": "exactly", "count": 1,
+                   "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}]}}))
+    refunded = _created(console.post("/checks/", json={"agent": agent["id"], "name": "Promises a refund",
+                                                       "kind": "text_includes", "config": {"text": "refund issued"}}))
+    test_set = _created(console.post("/test-sets/", json={"agent": agent["id"], "name": "Order desk"}))
+    scenarios = [{"name": "Where is EC-1042", "input": "Where is my order EC-1042?"},
+                 {"name": "Status, politely", "messages": [{"role": "user", "content": "Hi! Status of EC-1042?"}]}]
+    passing = _created(console.post("/tests/", json={
+        "test_set": test_set["id"], "name": "Order status", "scenarios": scenarios, "samples_per_scenario": 2,
+        "checks": [{"check": shipped["id"]}, {"check": looked_up["id"]}]}))
+    failing = _created(console.post("/tests/", json={
+        "test_set": test_set["id"], "name": "Refund promise", "scenarios": scenarios[:1],
+        "checks": [{"check": refunded["id"]}, {"check": shipped["id"], "required": False}]}))
+
+    # The failing test: exit 1, JUnit with the explanation of the failed check.
+    report = tmp_path / "failing.xml"
+    result = cli(console, "--test", str(failing["id"]), "--wait", "--junit", str(report), "--poll", "0.2",
+                 "--timeout", "120")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL" in result.stdout and "Where is EC-1042" in result.stdout
+    assert "samples" in result.stderr  # progress while waiting
+    root = junit(report)
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert set(cases) == {"scenario: Where is EC-1042", "check: Promises a refund v1",
+                          "check: Says it shipped v1 (advisory)"}
+    failure = cases["check: Promises a refund v1"].find("failure")
+    assert failure is not None and "refund issued" in failure.get("message")
+    assert cases["scenario: Where is EC-1042"].find("failure") is not None
+    assert root.get("failures") == "2"
+
+    # The passing test: exit 0, every testcase green.
+    report = tmp_path / "passing.xml"
+    result = cli(console, "--test", str(passing["id"]), "--wait", "--junit", str(report), "--poll", "0.2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    root = junit(report)
+    assert [case.get("name") for case in root.iter("testcase")] == [
+        "scenario: Where is EC-1042", "scenario: Status, politely", "check: Says it shipped v1",
+        "check: Looks up the order v1"]
+    assert root.get("failures") == "0" and root.get("errors") == "0"
+    assert not list(root.iter("failure"))
+
+    # The whole set as JSON: one failing test fails the job.
+    result = cli(console, "--test-set", str(test_set["id"]), "--wait", "--json", "--poll", "0.2")
+    assert result.returncode == 1, result.stderr
+    import json
+
+    document = json.loads(result.stdout)
+    assert document["result"] == "fail" and document["exit_code"] == 1
+    assert sorted((run["name"], run["result"]) for run in document["runs"]) == [
+        ("Order status", "pass"), ("Refund promise", "fail")]
+
+    # The runs the CLI launched are in the API, with their exact check versions.
+    runs = console.get("/runs/", params={"test": passing["id"], "status": "completed"}).json()
+    assert runs["count"] == 2 and all(run["result"] == "pass" for run in runs["results"])
+    samples = console.get(f"/runs/{runs['results'][0]['id']}/samples/").json()
+    assert samples["count"] == 4 and all(s["outcome"] == "pass" for s in samples["results"])
+    assert all(len(s["results"]) == 2 for s in samples["results"])
+
+
+def test_the_cli_reports_a_bad_token_and_an_unknown_test(console, live_server):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
+    bad = subprocess.run([sys.executable, "-m", "evalconsole.cli", "run", "--test", "1", "--url", live_server.url,
+                          "--token", "ect_0123456789ab_nope"], capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 3 and "refused the token (HTTP 401)" in bad.stderr
+    missing = cli(console, "--test", "999999")
+    assert missing.returncode == 3 and "Test 999999 does not exist" in missing.stderr
