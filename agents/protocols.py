@@ -595,11 +595,13 @@ class _BodyReader:
         codings = [c for c in codings if c and c != "identity"]
         self._z: Any = None
         self._raw_deflate_ok = False
-        if codings:
-            if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+        if codings and (len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate")):
+            if not truncate:
                 raise _ShapeError(
                     f"the reply uses an unsupported Content-Encoding: {headers['content-encoding']}"
                 )
+            codings = []  # an error body we cannot decode: its raw start is better than nothing
+        if codings:
             self._z = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
             self._raw_deflate_ok = codings[0] == "deflate"
         elif not truncate:

@@ -714,3 +714,9 @@ def test_configured_headers_cannot_break_framing(call, fake_agent):
     seen = fake_agent.requests[-1]["headers"]
     assert seen["accept-encoding"] == "gzip, deflate" and seen["x-api-key"] == "k"
     assert seen["content-length"] != "3"
+
+
+def test_undecodable_error_body_still_retries(call, fake_sleep):
+    with _serve_encoded(b"\x00\x01binary", "br", status=503) as server, pytest.raises(AgentCallError) as info:
+        call(target(server.url, retries=1), scenario=scenario(), sleep=fake_sleep)
+    assert info.value.message.startswith("the agent answered HTTP 503 after 2 attempts")
