@@ -245,8 +245,10 @@ def summarise_run(samples: Iterable[SampleRecord], scenarios: Sequence[ScenarioS
     must be one of them (ValueError otherwise). A scenario with no samples counts as having 0
     determinate samples (so it is INDETERMINATE unless something failed).
     """
-    summaries = [ScenarioSummary(index=i, min_valid=spec.min_valid, required_pass_rate=spec.required_pass_rate)
-                 for i, spec in enumerate(scenarios)]
+    summaries = [
+        ScenarioSummary(index=i, min_valid=spec.min_valid, required_pass_rate=spec.required_pass_rate)
+        for i, spec in enumerate(scenarios)
+    ]
     checks: dict[Any, CheckSummary] = {}
     for sample in samples:
         index = sample.scenario_index
@@ -267,4 +269,6 @@ def summarise_run(samples: Iterable[SampleRecord], scenarios: Sequence[ScenarioS
             setattr(check, counter, getattr(check, counter) + 1)
     total = sum(s.total for s in summaries)
     done = total - sum(s.pending for s in summaries)
-    return RunSummary(result=run_result(summaries), scenarios=summaries, checks=checks, done=done, total=total)
+    return RunSummary(
+        result=run_result(summaries), scenarios=summaries, checks=checks, done=done, total=total
+    )

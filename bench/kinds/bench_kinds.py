@@ -47,8 +47,36 @@ SIZES = {
     "S3": (1_000_000, 10_000, 10_000),
 }
 
-WORDS = ("the order EC-1042 was shipped on Monday and the customer asked whether a refund is possible "
-         "because one item arrived damaged; we checked the policy and replied politely ").split()
+WORDS = [
+    "the",
+    "order",
+    "EC-1042",
+    "was",
+    "shipped",
+    "on",
+    "Monday",
+    "and",
+    "the",
+    "customer",
+    "asked",
+    "whether",
+    "a",
+    "refund",
+    "is",
+    "possible",
+    "because",
+    "one",
+    "item",
+    "arrived",
+    "damaged;",
+    "we",
+    "checked",
+    "the",
+    "policy",
+    "and",
+    "replied",
+    "politely",
+]
 
 TOOLS = ("search_kb", "lookup_order", "lookup_customer", "check_policy", "draft_reply")
 
@@ -80,25 +108,37 @@ def make_tool_calls(n: int) -> list[dict]:
     calls = []
     for i in range(n):
         name = TOOLS[i % len(TOOLS)]
-        calls.append({
-            "name": name,
-            "status": ("succeeded", "failed", "requested")[i % 3],
-            "input": {"orderId": f"EC-{1000 + i}", "items": [{"sku": f"A{i}", "qty": i % 4}], "tags": ["vip", "eu"]},
-            "output": {"ok": True},
-            "node": "support" if i % 2 else "billing",
-        })
-    calls.append({"name": "issue_refund", "status": "requested", "input": {"orderId": "EC-1042"}, "node": "billing"})
+        calls.append(
+            {
+                "name": name,
+                "status": ("succeeded", "failed", "requested")[i % 3],
+                "input": {
+                    "orderId": f"EC-{1000 + i}",
+                    "items": [{"sku": f"A{i}", "qty": i % 4}],
+                    "tags": ["vip", "eu"],
+                },
+                "output": {"ok": True},
+                "node": "support" if i % 2 else "billing",
+            }
+        )
+    calls.append(
+        {"name": "issue_refund", "status": "requested", "input": {"orderId": "EC-1042"}, "node": "billing"}
+    )
     return calls
 
 
 def make_trace(n: int) -> list[dict]:
     entries = []
     for i in range(n):
-        method, path = (("GET", f"/repos/acme/orders/issues/{i}?page=2"),
-                        ("POST", f"/repos/acme/orders/issues/{i}/comments"),
-                        ("GET", f"/api/conversations.history?channel=C{i}"),
-                        ("POST", "/api/chat.postMessage"))[i % 4]
-        entries.append({"method": method, "path": path, "status": (200, 201, 404, 500)[i % 4], "tool": "github"})
+        method, path = (
+            ("GET", f"/repos/acme/orders/issues/{i}?page=2"),
+            ("POST", f"/repos/acme/orders/issues/{i}/comments"),
+            ("GET", f"/api/conversations.history?channel=C{i}"),
+            ("POST", "/api/chat.postMessage"),
+        )[i % 4]
+        entries.append(
+            {"method": method, "path": path, "status": (200, 201, 404, 500)[i % 4], "tool": "github"}
+        )
     return entries
 
 
@@ -107,28 +147,77 @@ def make_trace(n: int) -> list[dict]:
 CASES = [
     ("text_includes (found at the end)", "text_includes", {"text": "In short: the refund"}, "tail"),
     ("text_includes (absent)", "text_includes", {"text": "chargeback"}, "text"),
-    ("text_includes (ignore case, absent)", "text_includes", {"text": "ChargeBack", "case_sensitive": False}, "text"),
+    (
+        "text_includes (ignore case, absent)",
+        "text_includes",
+        {"text": "ChargeBack", "case_sensitive": False},
+        "text",
+    ),
     ("text_equals (differs at end)", "text_equals", None, "text"),
     ("text_matches (absent)", "text_matches", {"pattern": r"EC-\d{5,}"}, "text"),
-    ("text_matches (ignore case, found)", "text_matches", {"pattern": r"REFUND\s+IS", "case_sensitive": False}, "text"),
-    ("json_schema", "json_schema", {"schema": {
-        "type": "object", "required": ["orderId", "items"],
-        "properties": {"orderId": {"type": "string", "pattern": "^EC-[0-9]+$"},
-                       "items": {"type": "array", "items": {
-                           "type": "object", "required": ["sku", "qty"],
-                           "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1},
-                                          "price": {"type": "number"}}}}}}}, "json"),
+    (
+        "text_matches (ignore case, found)",
+        "text_matches",
+        {"pattern": r"REFUND\s+IS", "case_sensitive": False},
+        "text",
+    ),
+    (
+        "json_schema",
+        "json_schema",
+        {
+            "schema": {
+                "type": "object",
+                "required": ["orderId", "items"],
+                "properties": {
+                    "orderId": {"type": "string", "pattern": "^EC-[0-9]+$"},
+                    "items": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["sku", "qty"],
+                            "properties": {
+                                "sku": {"type": "string"},
+                                "qty": {"type": "integer", "minimum": 1},
+                                "price": {"type": "number"},
+                            },
+                        },
+                    },
+                },
+            }
+        },
+        "json",
+    ),
     ("latency", "latency", {"max_ms": 2000}, "text"),
-    ("tool_usage at_least + inputs", "tool_usage", {
-        "tool": "lookup_order", "count": 1,
-        "inputs": [{"field": "orderId", "op": "matches", "value": "^EC-1042$"},
-                   {"field": "items.0.qty", "op": "equals", "value": "2"},
-                   {"field": "tags", "op": "contains", "value": "vip"}]}, "text"),
-    ("tool_usage last, node", "tool_usage", {"tool": "issue_refund", "mode": "last", "node": "billing"}, "text"),
+    (
+        "tool_usage at_least + inputs",
+        "tool_usage",
+        {
+            "tool": "lookup_order",
+            "count": 1,
+            "inputs": [
+                {"field": "orderId", "op": "matches", "value": "^EC-1042$"},
+                {"field": "items.0.qty", "op": "equals", "value": "2"},
+                {"field": "tags", "op": "contains", "value": "vip"},
+            ],
+        },
+        "text",
+    ),
+    (
+        "tool_usage last, node",
+        "tool_usage",
+        {"tool": "issue_refund", "mode": "last", "node": "billing"},
+        "text",
+    ),
     ("tool_sequence", "tool_sequence", {"tools": ["search_kb", "check_policy", "issue_refund"]}, "text"),
-    ("trace called + not_called", "trace", {
-        "called": ["GET /repos/acme/orders/issues/*", "POST /api/chat.postMessage"],
-        "not_called": ["DELETE /repos/*", "PATCH /repos/*/issues/*"]}, "text"),
+    (
+        "trace called + not_called",
+        "trace",
+        {
+            "called": ["GET /repos/acme/orders/issues/*", "POST /api/chat.postMessage"],
+            "not_called": ["DELETE /repos/*", "PATCH /repos/*/issues/*"],
+        },
+        "text",
+    ),
 ]
 
 
@@ -161,7 +250,9 @@ def measure(run, budget: float, cap: int = 1_000_000) -> float:
     return n / best
 
 
-def bench_case(kind_name: str, config, data: dict, output_key: str, budget: float) -> tuple[float, float, str]:
+def bench_case(
+    kind_name: str, config, data: dict, output_key: str, budget: float
+) -> tuple[float, float, str]:
     kind = get_kind(kind_name)
     output = data[output_key]
     if config is None:  # text_equals: expected differs from the output in its last character
@@ -209,16 +300,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller timing budget per case")
     parser.add_argument("--only", help="run only cases whose label contains this text")
     parser.add_argument("--growth-only", action="store_true", help="skip the typical-evidence table")
-    parser.add_argument("--no-gc", action="store_true",
-                        help="disable the cyclic garbage collector (shows how much of the cost at 10,000 "
-                             "tool calls is GC passes over freshly parsed objects)")
+    parser.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="disable the cyclic garbage collector (shows how much of the cost at 10,000 "
+        "tool calls is GC passes over freshly parsed objects)",
+    )
     args = parser.parse_args()
     if args.no_gc:
         gc.disable()
     budget = 0.15 if args.quick else 0.5
 
-    print(f"# python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus, "
-          f"single process; budget {budget}s per figure; gc {'off' if args.no_gc else 'on'}")
+    print(
+        f"# python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus, "
+        f"single process; budget {budget}s per figure; gc {'off' if args.no_gc else 'on'}"
+    )
     datasets = {name: build_evidence(name) for name in SIZES}
     cases = [c for c in CASES if not args.only or args.only in c[0]]
 
@@ -229,8 +325,10 @@ def main() -> None:
         cold, warm, outcome = bench_case(kind, config, datasets["typical"], key, budget)
         print(f"| {label} | {outcome} | {fmt_rate(cold)} | {fmt_rate(warm)} | {fmt_us(cold)} |", flush=True)
 
-    print("\n## Growing evidence: cold µs per evaluation (S1 10 KB/100 calls/100 trace entries, "
-          "S2 ×10, S3 = 1 MB/10,000/10,000)\n")
+    print(
+        "\n## Growing evidence: cold µs per evaluation (S1 10 KB/100 calls/100 trace entries, "
+        "S2 ×10, S3 = 1 MB/10,000/10,000)\n"
+    )
     print("| kind (case) | S1 µs | S2 µs | S3 µs | S2/S1 | S3/S2 | warm S3 µs |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for label, kind, config, key in cases:
@@ -240,8 +338,11 @@ def main() -> None:
             costs.append(1e6 / cold)
             warm_s3 = 1e6 / warm
         r1, r2 = costs[1] / costs[0], costs[2] / costs[1]
-        print(f"| {label} | {costs[0]:,.1f} | {costs[1]:,.1f} | {costs[2]:,.1f} | {r1:.1f}× | {r2:.1f}× | "
-              f"{warm_s3:,.1f} |", flush=True)
+        print(
+            f"| {label} | {costs[0]:,.1f} | {costs[1]:,.1f} | {costs[2]:,.1f} | {r1:.1f}× | {r2:.1f}× | "
+            f"{warm_s3:,.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 Adding a kind is a new module that calls ``register(Kind(...))`` plus one import line below.
 """
 
+# ruff: noqa: I001 - the kind imports stay in registration order (the order pickers show)
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -40,7 +41,9 @@ __all__ = [
 ]
 
 
-def evaluate(kind_name: str, config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
+def evaluate(
+    kind_name: str, config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None
+) -> Verdict:
     """Evaluate an (already validated) config of kind ``kind_name``. Raises UnknownKind only."""
     return get_kind(kind_name).evaluate(config, evidence, ctx)
 

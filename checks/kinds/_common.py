@@ -18,7 +18,7 @@ def quote(text: str, limit: int = PREVIEW_CHARS) -> str:
     """``text`` as a JSON string literal, cut to ``limit`` characters with its full length noted."""
     if len(text) <= limit:
         return _dumps(text)
-    return f"{_dumps(text[:limit])[:-1]}…\" ({len(text):,} characters)"
+    return f'{_dumps(text[:limit])[:-1]}…" ({len(text):,} characters)'
 
 
 def json_text(value: Any, limit: int = PREVIEW_CHARS) -> str:
@@ -52,24 +52,34 @@ def json_type(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def passed(expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None) -> Verdict:
+def passed(
+    expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None
+) -> Verdict:
     return Verdict(Outcome.PASS, expected, actual, f"Expected {expected}, and {actual}.", evidence, details)
 
 
-def failed(expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None) -> Verdict:
+def failed(
+    expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None
+) -> Verdict:
     return Verdict(Outcome.FAIL, expected, actual, f"Expected {expected}, but {actual}.", evidence, details)
 
 
-def judged(ok: bool, expected: str, actual: str, evidence: tuple[int, ...] = (),
-           details: Mapping | None = None) -> Verdict:
+def judged(
+    ok: bool, expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None
+) -> Verdict:
     return (passed if ok else failed)(expected, actual, evidence, details)
 
 
 def indeterminate(expected: str, problem: str, details: Mapping | None = None) -> Verdict:
     """Evidence missing or malformed: neither pass nor fail; ``problem`` says why."""
-    return Verdict(Outcome.INDETERMINATE, expected, problem,
-                   f"Expected {expected}, but this could not be determined because {problem}.", (),
-                   details if details is not None else {"problem": problem})
+    return Verdict(
+        Outcome.INDETERMINATE,
+        expected,
+        problem,
+        f"Expected {expected}, but this could not be determined because {problem}.",
+        (),
+        details if details is not None else {"problem": problem},
+    )
 
 
 def output_text(evidence: Evidence) -> tuple[str, str]:
@@ -108,4 +118,4 @@ def excerpt(text: str, start: int, end: int, margin: int = 40) -> str:
     """The text around [start, end) as a quoted excerpt with ellipses where it was cut."""
     lo, hi = max(0, start - margin), min(len(text), end + margin)
     body = _dumps(text[lo:hi])[1:-1]
-    return f"\"{'…' if lo else ''}{body}{'…' if hi < len(text) else ''}\""
+    return f'"{"…" if lo else ""}{body}{"…" if hi < len(text) else ""}"'

@@ -46,8 +46,15 @@ class Verdict:
     evidence: tuple[int, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
 
-    def __init__(self, outcome: Outcome | str, expected: str, actual: str, explanation: str,
-                 evidence: tuple[int, ...] = (), details: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        outcome: Outcome | str,
+        expected: str,
+        actual: str,
+        explanation: str,
+        evidence: tuple[int, ...] = (),
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
         # A generated frozen __init__ sets each field through object.__setattr__; filling __dict__ in
         # one call is several times faster on the hot path and stays immutable afterwards.
         self.__dict__.update(

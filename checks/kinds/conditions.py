@@ -151,7 +151,9 @@ def clean_inputs(raw: Any, errors: dict[str, str], name: str = "inputs") -> list
                 errors[f"{where}.{key}"] = "unknown key; a condition has field, op and value"
         field = item.get("field")
         if not isinstance(field, str) or not field.strip():
-            errors[f"{where}.field"] = "this field is required (a dot path into the tool input, e.g. order.id)"
+            errors[f"{where}.field"] = (
+                "this field is required (a dot path into the tool input, e.g. order.id)"
+            )
         else:
             field = field.strip()
             if any(not segment for segment in field.split(".")):

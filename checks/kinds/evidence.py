@@ -78,8 +78,15 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
             return ParsedToolCalls((), f"toolCalls[{index}] is {json_type(item)}, not an object")
         name = item.get("name")
         if (type(name) is not str and not isinstance(name, str)) or not name:
-            what = "has no name" if name is None else (
-                "has an empty name" if name == "" else f"has a name that is {json_type(name)}, not a string")
+            what = (
+                "has no name"
+                if name is None
+                else (
+                    "has an empty name"
+                    if name == ""
+                    else f"has a name that is {json_type(name)}, not a string"
+                )
+            )
             return ParsedToolCalls((), f"toolCalls[{index}] {what}")
         status = item.get("status")
         if (type(status) is not str and not isinstance(status, str)) or status not in _TOOL_STATUS_SET:
@@ -89,11 +96,12 @@ def parse_tool_calls(raw: object) -> ParsedToolCalls:
                 what = f"has an unknown status {status!r}"
             else:
                 what = f"has a status that is {json_type(status)}"
-            return ParsedToolCalls(
-                (), f"toolCalls[{index}] {what} (expected requested, succeeded or failed)")
+            return ParsedToolCalls((), f"toolCalls[{index}] {what} (expected requested, succeeded or failed)")
         node = item.get("node")
         if node is not None and type(node) is not str and not isinstance(node, str):
-            return ParsedToolCalls((), f"toolCalls[{index}] has a node that is {json_type(node)}, not a string")
+            return ParsedToolCalls(
+                (), f"toolCalls[{index}] has a node that is {json_type(node)}, not a string"
+            )
         append(new(ToolCall, (index, name, status, item.get("input"), node or None)))
     return ParsedToolCalls(tuple(calls), "")
 
@@ -111,8 +119,11 @@ def parse_trace(raw: object) -> ParsedTrace:
             return ParsedTrace((), f"trace[{index}] is {json_type(item)}, not an object")
         method = item.get("method")
         if (type(method) is not str and not isinstance(method, str)) or not method.strip():
-            what = "has no method" if method is None or method == "" else (
-                f"has a method that is {json_type(method)}, not a string")
+            what = (
+                "has no method"
+                if method is None or method == ""
+                else (f"has a method that is {json_type(method)}, not a string")
+            )
             return ParsedTrace((), f"trace[{index}] {what}")
         path = item.get("path")
         if type(path) is not str and not isinstance(path, str):
@@ -121,11 +132,15 @@ def parse_trace(raw: object) -> ParsedTrace:
         if "status" not in item:
             return ParsedTrace((), f"trace[{index}] has no status")
         status = item["status"]
-        if status is not None and not (type(status) is int and 0 <= status <= 999) and (
-                isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 999):
+        if (
+            status is not None
+            and not (type(status) is int and 0 <= status <= 999)
+            and (isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 999)
+        ):
             # (fast path above for a plain int; booleans are not status codes, int subclasses are)
             return ParsedTrace(
-                (), f"trace[{index}] has a status that is not an HTTP status code ({_short(status)})")
+                (), f"trace[{index}] has a status that is not an HTTP status code ({_short(status)})"
+            )
         tool = item.get("tool")
         if tool is not None and not isinstance(tool, str):
             return ParsedTrace((), f"trace[{index}] has a tool that is {json_type(tool)}, not a string")

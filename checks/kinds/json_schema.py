@@ -44,15 +44,19 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
         return
     outside = _external_refs(schema)
     if outside:
-        errors["schema"] = (f"refers to another document ({outside[0]!r}); only references inside the schema "
-                            "(\"#/...\" or an $id it declares) can be used, nothing is fetched")
+        errors["schema"] = (
+            f"refers to another document ({outside[0]!r}); only references inside the schema "
+            '("#/..." or an $id it declares) can be used, nothing is fetched'
+        )
         return
     try:
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path)
-        errors["schema"] = f"is not a valid JSON Schema: {_cut(exc.message)}" + (f" (at {where})" if where else "")
+        errors["schema"] = f"is not a valid JSON Schema: {_cut(exc.message)}" + (
+            f" (at {where})" if where else ""
+        )
     except Exception as exc:  # noqa: BLE001 - e.g. an unknown $schema dialect
         errors["schema"] = f"is not a valid JSON Schema: {_cut(str(exc))}"
 
@@ -119,14 +123,23 @@ def _parsed_output(evidence: Evidence) -> tuple[Any, str]:
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
     schema = config["schema"]
     title = schema.get("title") if isinstance(schema, Mapping) else None
-    expected = "the output to be JSON valid against the schema" + (f" {title!r}" if isinstance(title, str) else "")
+    expected = "the output to be JSON valid against the schema" + (
+        f" {title!r}" if isinstance(title, str) else ""
+    )
     if not isinstance(evidence.output, str):
-        return indeterminate(expected, "the agent reported no output" if evidence.output is None
-                             else f"the agent's output is {json_type(evidence.output)}, not text")
+        return indeterminate(
+            expected,
+            "the agent reported no output"
+            if evidence.output is None
+            else f"the agent's output is {json_type(evidence.output)}, not text",
+        )
     value, problem = _parsed_output(evidence)
     if value is _NOT_JSON:
-        return failed(expected, f"the output is not valid JSON ({problem}); {describe_output(evidence.output)}",
-                      details={"json_error": problem})
+        return failed(
+            expected,
+            f"the output is not valid JSON ({problem}); {describe_output(evidence.output)}",
+            details={"json_error": problem},
+        )
     errors = list(itertools.islice(_validator(schema).iter_errors(value), MAX_ERRORS))
     if not errors:
         return passed(expected, "it was")
@@ -137,25 +150,39 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
         more = f" (and {'at least ' if len(errors) == MAX_ERRORS else ''}{len(errors) - 1:,} more problems)"
     message = _cut(error.message)
     at = "at the top level" if where == "/" else f"at {where}"
-    return failed(expected, f"{at}: {message}{more}",
-                  details={"path": where, "message": message, "problems": len(errors)})
+    return failed(
+        expected,
+        f"{at}: {message}{more}",
+        details={"path": where, "message": message, "problems": len(errors)},
+    )
 
 
-KIND = register(Kind(
-    name="json_schema",
-    label="JSON matches schema",
-    description="The response is JSON that validates against a JSON Schema.",
-    fields=(
-        FieldSpec("schema", "JSON Schema", "json", required=True,
-                  help="A JSON Schema object (draft 2020-12 unless $schema says otherwise); formats are checked."),
-    ),
-    needs=frozenset({"output"}),
-    json_schema={
-        "type": "object",
-        "properties": {"schema": {"type": "object", "description": "A JSON Schema the output must validate against."}},
-        "required": ["schema"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+KIND = register(
+    Kind(
+        name="json_schema",
+        label="JSON matches schema",
+        description="The response is JSON that validates against a JSON Schema.",
+        fields=(
+            FieldSpec(
+                "schema",
+                "JSON Schema",
+                "json",
+                required=True,
+                help=(
+                    "A JSON Schema object (draft 2020-12 unless $schema says otherwise); formats are checked."
+                ),
+            ),
+        ),
+        needs=frozenset({"output"}),
+        json_schema={
+            "type": "object",
+            "properties": {
+                "schema": {"type": "object", "description": "A JSON Schema the output must validate against."}
+            },
+            "required": ["schema"],
+            "additionalProperties": False,
+        },
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

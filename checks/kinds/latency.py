@@ -30,27 +30,42 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     latency = evidence.latency_ms
     if latency is None:
         return indeterminate(expected, "the sample has no latency measurement")
-    if isinstance(latency, bool) or not isinstance(latency, int | float) or not math.isfinite(latency) \
-            or latency < 0:
-        return indeterminate(expected, f"the recorded latency {latency!r:.40} is not a number of milliseconds")
-    return judged(latency <= limit, expected, f"it was {milliseconds(latency)}", details={"latency_ms": latency})
+    if (
+        isinstance(latency, bool)
+        or not isinstance(latency, int | float)
+        or not math.isfinite(latency)
+        or latency < 0
+    ):
+        return indeterminate(
+            expected, f"the recorded latency {latency!r:.40} is not a number of milliseconds"
+        )
+    return judged(
+        latency <= limit, expected, f"it was {milliseconds(latency)}", details={"latency_ms": latency}
+    )
 
 
-KIND = register(Kind(
-    name="latency",
-    label="Latency",
-    description="The agent answered within a time limit.",
-    fields=(
-        FieldSpec("max_ms", "Maximum latency (ms)", "int", required=True,
-                  help="The sample passes when the agent's reply took at most this many milliseconds."),
-    ),
-    needs=frozenset({"latency"}),
-    json_schema={
-        "type": "object",
-        "properties": {"max_ms": {"type": "integer", "minimum": 1}},
-        "required": ["max_ms"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+KIND = register(
+    Kind(
+        name="latency",
+        label="Latency",
+        description="The agent answered within a time limit.",
+        fields=(
+            FieldSpec(
+                "max_ms",
+                "Maximum latency (ms)",
+                "int",
+                required=True,
+                help="The sample passes when the agent's reply took at most this many milliseconds.",
+            ),
+        ),
+        needs=frozenset({"latency"}),
+        json_schema={
+            "type": "object",
+            "properties": {"max_ms": {"type": "integer", "minimum": 1}},
+            "required": ["max_ms"],
+            "additionalProperties": False,
+        },
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

@@ -34,9 +34,9 @@ def _reason(exc: Exception) -> str:
     reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     if reason.startswith("invalid escape sequence: \\") and reason[-1:].isdigit():
         reason += " (backreferences are not supported)"
-    elif reason.startswith("invalid perl operator: (?<") or reason.startswith("invalid perl operator: (?="):
-        reason += " (lookaround is not supported)"
-    elif reason.startswith("invalid perl operator: (?!"):
+    elif reason.startswith(
+        ("invalid perl operator: (?<", "invalid perl operator: (?=", "invalid perl operator: (?!")
+    ):
         reason += " (lookaround is not supported)"
     return reason
 
@@ -66,8 +66,9 @@ def show(pattern: str, limit: int = 200) -> str:
     return f"/{body}/"
 
 
-def search(pattern: str, text: str, case_sensitive: bool = True, data: bytes | None = None
-           ) -> tuple[int, int] | None:
+def search(
+    pattern: str, text: str, case_sensitive: bool = True, data: bytes | None = None
+) -> tuple[int, int] | None:
     """Character span of the leftmost match of ``pattern`` in ``text``, or None.
 
     ``data`` may carry ``text`` already encoded as UTF-8 (callers cache it per Evidence).

@@ -41,24 +41,34 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     if output == want:
         return passed(expected, describe_output(output))
     at = first_difference(output, want)
-    return failed(expected, f"{describe_output(output)} (first difference at character {at:,})",
-                  details={"first_difference": at})
+    return failed(
+        expected,
+        f"{describe_output(output)} (first difference at character {at:,})",
+        details={"first_difference": at},
+    )
 
 
-KIND = register(Kind(
-    name="text_equals",
-    label="Text equals",
-    description="The response exactly matches an expected value.",
-    fields=(
-        FieldSpec("expected", "Expected value", "textarea", required=True,
-                  help="The exact message that should have been sent (compared character for character)."),
-    ),
-    needs=frozenset({"output"}),
-    json_schema={
-        "type": "object",
-        "properties": {"expected": {"type": "string", "description": "The exact expected output."}},
-        "required": ["expected"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-))
+KIND = register(
+    Kind(
+        name="text_equals",
+        label="Text equals",
+        description="The response exactly matches an expected value.",
+        fields=(
+            FieldSpec(
+                "expected",
+                "Expected value",
+                "textarea",
+                required=True,
+                help="The exact message that should have been sent (compared character for character).",
+            ),
+        ),
+        needs=frozenset({"output"}),
+        json_schema={
+            "type": "object",
+            "properties": {"expected": {"type": "string", "description": "The exact expected output."}},
+            "required": ["expected"],
+            "additionalProperties": False,
+        },
+        evaluator=_evaluate,
+    )
+)

@@ -6,7 +6,16 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import describe_output, excerpt, failed, indeterminate, output_casefold, output_text, passed, quote
+from ._common import (
+    describe_output,
+    excerpt,
+    failed,
+    indeterminate,
+    output_casefold,
+    output_text,
+    passed,
+    quote,
+)
 from .base import Context, Evidence, FieldSpec, Verdict
 from .registry import Kind, register
 
@@ -39,30 +48,49 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     # casefold can change lengths (ß -> ss); show the original text when positions still line up.
     shown = output if len(haystack) == len(output) else haystack
     length = len(text) if case_sensitive else len(text.casefold())
-    return passed(expected, f"it was found at character {position:,}: {excerpt(shown, position, position + length)}",
-                  details={"position": position})
+    return passed(
+        expected,
+        f"it was found at character {position:,}: {excerpt(shown, position, position + length)}",
+        details={"position": position},
+    )
 
 
-KIND = register(Kind(
-    name="text_includes",
-    label="Text includes",
-    description="The response includes a specific text.",
-    fields=(
-        FieldSpec("text", "Required text", "text", required=True,
-                  help="The text that must appear in the response."),
-        FieldSpec("case_sensitive", "Case sensitive", "bool", default=True,
-                  help="Off: compare ignoring case (Unicode case folding)."),
-    ),
-    needs=frozenset({"output"}),
-    json_schema={
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "minLength": 1, "description": "Text that must appear in the output."},
-            "case_sensitive": {"type": "boolean", "default": True},
+KIND = register(
+    Kind(
+        name="text_includes",
+        label="Text includes",
+        description="The response includes a specific text.",
+        fields=(
+            FieldSpec(
+                "text",
+                "Required text",
+                "text",
+                required=True,
+                help="The text that must appear in the response.",
+            ),
+            FieldSpec(
+                "case_sensitive",
+                "Case sensitive",
+                "bool",
+                default=True,
+                help="Off: compare ignoring case (Unicode case folding).",
+            ),
+        ),
+        needs=frozenset({"output"}),
+        json_schema={
+            "type": "object",
+            "properties": {
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Text that must appear in the output.",
+                },
+                "case_sensitive": {"type": "boolean", "default": True},
+            },
+            "required": ["text"],
+            "additionalProperties": False,
         },
-        "required": ["text"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

@@ -22,7 +22,9 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
 
 @functools.lru_cache(maxsize=1024)
 def _expected(pattern: str, case_sensitive: bool) -> str:
-    return f"the output to match the pattern {regex.show(pattern)}" + ("" if case_sensitive else " (ignoring case)")
+    return f"the output to match the pattern {regex.show(pattern)}" + (
+        "" if case_sensitive else " (ignoring case)"
+    )
 
 
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
@@ -36,32 +38,45 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     if span is None:
         return failed(expected, f"nothing matched; {describe_output(output)}")
     start, end = span
-    return passed(expected, f"it matched {quote(output[start:end], 80)} at character {start:,}: "
-                            f"{excerpt(output, start, end)}",
-                  details={"start": start, "end": end})
+    return passed(
+        expected,
+        f"it matched {quote(output[start:end], 80)} at character {start:,}: {excerpt(output, start, end)}",
+        details={"start": start, "end": end},
+    )
 
 
-KIND = register(Kind(
-    name="text_matches",
-    label="Text matches pattern",
-    description="A regular expression is found in the response.",
-    fields=(
-        FieldSpec("pattern", "Pattern", "text", required=True,
-                  help="A regular expression searched anywhere in the response; anchor with ^…$. "
-                       "RE2 syntax: no backreferences or lookaround."),
-        FieldSpec("case_sensitive", "Case sensitive", "bool", default=True),
-    ),
-    needs=frozenset({"output"}),
-    json_schema={
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "minLength": 1, "maxLength": regex.MAX_PATTERN_CHARS,
-                        "description": "RE2 regular expression searched in the output."},
-            "case_sensitive": {"type": "boolean", "default": True},
+KIND = register(
+    Kind(
+        name="text_matches",
+        label="Text matches pattern",
+        description="A regular expression is found in the response.",
+        fields=(
+            FieldSpec(
+                "pattern",
+                "Pattern",
+                "text",
+                required=True,
+                help="A regular expression searched anywhere in the response; anchor with ^…$. "
+                "RE2 syntax: no backreferences or lookaround.",
+            ),
+            FieldSpec("case_sensitive", "Case sensitive", "bool", default=True),
+        ),
+        needs=frozenset({"output"}),
+        json_schema={
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": regex.MAX_PATTERN_CHARS,
+                    "description": "RE2 regular expression searched in the output.",
+                },
+                "case_sensitive": {"type": "boolean", "default": True},
+            },
+            "required": ["pattern"],
+            "additionalProperties": False,
         },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

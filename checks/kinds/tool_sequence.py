@@ -71,31 +71,46 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     elif not found:
         actual = f"{tools[0]} was never called; the calls were {_names(calls)}"
     else:
-        actual = (f"no call of {want} followed {tools[len(found) - 1]} (tool call {found[-1]}); "
-                  f"the calls were {_names(calls)}")
+        actual = (
+            f"no call of {want} followed {tools[len(found) - 1]} (tool call {found[-1]}); "
+            f"the calls were {_names(calls)}"
+        )
     return judged(False, expected, actual, tuple(found), {"matched": len(found)})
 
 
-KIND = register(Kind(
-    name="tool_sequence",
-    label="Tool sequence",
-    description="Tools were called in a given order; other calls may come between them.",
-    fields=(
-        FieldSpec("tools", "Tools, in order", "list", required=True,
-                  help="At least two tool names; each must be called after the previous one."),
-        FieldSpec("node", "Workforce node", "text", help="Only consider calls made in this node of a workforce."),
-    ),
-    needs=frozenset({"tool_calls"}),
-    json_schema={
-        "type": "object",
-        "properties": {
-            "tools": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 2,
-                      "maxItems": MAX_TOOLS},
-            "node": {"type": ["string", "null"]},
+KIND = register(
+    Kind(
+        name="tool_sequence",
+        label="Tool sequence",
+        description="Tools were called in a given order; other calls may come between them.",
+        fields=(
+            FieldSpec(
+                "tools",
+                "Tools, in order",
+                "list",
+                required=True,
+                help="At least two tool names; each must be called after the previous one.",
+            ),
+            FieldSpec(
+                "node", "Workforce node", "text", help="Only consider calls made in this node of a workforce."
+            ),
+        ),
+        needs=frozenset({"tool_calls"}),
+        json_schema={
+            "type": "object",
+            "properties": {
+                "tools": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "minItems": 2,
+                    "maxItems": MAX_TOOLS,
+                },
+                "node": {"type": ["string", "null"]},
+            },
+            "required": ["tools"],
+            "additionalProperties": False,
         },
-        "required": ["tools"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

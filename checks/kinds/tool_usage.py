@@ -81,55 +81,95 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
         return failed(expected, f"it was {call.name} (tool call {call.index})", (call.index,))
     unmet = [cond for cond in inputs if not condition_met(cond, call.input)]
     if unmet:
-        return failed(expected, f"it was {tool} (tool call {call.index}) without "
-                                f"{' and '.join(describe_condition(c) for c in unmet)}", (call.index,))
+        return failed(
+            expected,
+            f"it was {tool} (tool call {call.index}) without "
+            f"{' and '.join(describe_condition(c) for c in unmet)}",
+            (call.index,),
+        )
     return passed(expected, f"tool call {call.index} was {what}", (call.index,))
 
 
-KIND = register(Kind(
-    name="tool_usage",
-    label="Tool usage",
-    description="A specific tool was used (at least / at most / exactly N times, or first / last).",
-    fields=(
-        FieldSpec("tool", "Tool", "text", required=True, help="Name of the tool, as the agent reports it."),
-        FieldSpec("mode", "When the tool is used by the agent", "choice", default="at_least", choices=MODES,
-                  help="At least, At most, Exactly (compare with the number of times), Used first or Used last."),
-        FieldSpec("count", "Number of times", "int",
-                  help="Required for at least / at most / exactly; 0 or more. Every attempted call counts."),
-        FieldSpec("inputs", "Input conditions", "list", default=[],
-                  help='Each {"field": dot path, "op": equals|contains|has_value|matches, "value": ...}; '
-                       "a call counts only if its input meets every condition."),
-        FieldSpec("node", "Workforce node", "text",
-                  help="Only count calls made in this node of a workforce."),
-    ),
-    needs=frozenset({"tool_calls"}),
-    json_schema={
-        "type": "object",
-        "properties": {
-            "tool": {"type": "string", "minLength": 1},
-            "mode": {"type": "string", "enum": list(MODES), "default": "at_least"},
-            "count": {"type": ["integer", "null"], "minimum": 0,
-                      "description": "Required for at_least, at_most and exactly."},
-            "inputs": {
-                "type": "array",
-                "maxItems": 20,
-                "default": [],
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "field": {"type": "string", "minLength": 1, "description": "Dot path, e.g. order.items.0.sku"},
-                        "op": {"type": "string", "enum": list(OPS)},
-                        "value": {"description": "Any JSON value; a regex string for matches; unused by has_value."},
+KIND = register(
+    Kind(
+        name="tool_usage",
+        label="Tool usage",
+        description="A specific tool was used (at least / at most / exactly N times, or first / last).",
+        fields=(
+            FieldSpec(
+                "tool", "Tool", "text", required=True, help="Name of the tool, as the agent reports it."
+            ),
+            FieldSpec(
+                "mode",
+                "When the tool is used by the agent",
+                "choice",
+                default="at_least",
+                choices=MODES,
+                help=(
+                    "At least, At most, Exactly (compare with the number of times), Used first or Used last."
+                ),
+            ),
+            FieldSpec(
+                "count",
+                "Number of times",
+                "int",
+                help="Required for at least / at most / exactly; 0 or more. Every attempted call counts.",
+            ),
+            FieldSpec(
+                "inputs",
+                "Input conditions",
+                "list",
+                default=[],
+                help='Each {"field": dot path, "op": equals|contains|has_value|matches, "value": ...}; '
+                "a call counts only if its input meets every condition.",
+            ),
+            FieldSpec(
+                "node", "Workforce node", "text", help="Only count calls made in this node of a workforce."
+            ),
+        ),
+        needs=frozenset({"tool_calls"}),
+        json_schema={
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "minLength": 1},
+                "mode": {"type": "string", "enum": list(MODES), "default": "at_least"},
+                "count": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "description": "Required for at_least, at_most and exactly.",
+                },
+                "inputs": {
+                    "type": "array",
+                    "maxItems": 20,
+                    "default": [],
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "field": {
+                                "type": "string",
+                                "minLength": 1,
+                                "description": "Dot path, e.g. order.items.0.sku",
+                            },
+                            "op": {"type": "string", "enum": list(OPS)},
+                            "value": {
+                                "description": (
+                                    "Any JSON value; a regex string for matches; unused by has_value."
+                                )
+                            },
+                        },
+                        "required": ["field", "op"],
+                        "additionalProperties": False,
                     },
-                    "required": ["field", "op"],
-                    "additionalProperties": False,
+                },
+                "node": {
+                    "type": ["string", "null"],
+                    "description": "Workforce node the calls must come from.",
                 },
             },
-            "node": {"type": ["string", "null"], "description": "Workforce node the calls must come from."},
+            "required": ["tool"],
+            "additionalProperties": False,
         },
-        "required": ["tool"],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

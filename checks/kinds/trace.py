@@ -67,7 +67,7 @@ def _normal_path(path: str) -> str:
 
 def pattern_problem(pattern: object) -> str:
     if not isinstance(pattern, str):
-        return f"must be a string like \"GET /orders/*\" or \"*\", not {json_type(pattern)}"
+        return f'must be a string like "GET /orders/*" or "*", not {json_type(pattern)}'
     text = pattern.strip()
     if text == "*":
         return ""
@@ -75,7 +75,7 @@ def pattern_problem(pattern: object) -> str:
         return f"is too long ({len(text):,} characters; at most {MAX_PATTERN_CHARS:,})"
     pieces = text.split(None, 1)
     if len(pieces) != 2:
-        return f"{pattern!r} must be \"METHOD /path\" (e.g. \"POST /repos/*/issues\") or \"*\""
+        return f'{pattern!r} must be "METHOD /path" (e.g. "POST /repos/*/issues") or "*"'
     method, path = pieces
     if method != "*" and not (method.isascii() and method.replace("-", "").isalpha()):
         return f"{pattern!r}: the method must be an HTTP method such as GET, or *"
@@ -123,10 +123,17 @@ def _clean_patterns(name: str, value: Any, errors: dict[str, str]) -> list[str]:
 def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
     config["called"] = _clean_patterns("called", config["called"], errors)
     config["not_called"] = _clean_patterns("not_called", config["not_called"], errors)
-    if not config["called"] and not config["not_called"] and not any(
-            key.startswith(("called", "not_called")) for key in errors):
+    if (
+        not config["called"]
+        and not config["not_called"]
+        and not any(key.startswith(("called", "not_called")) for key in errors)
+    ):
         errors["called"] = "set called, not_called or both"
-    if config["status"] == "any" and not config["called"] and not any(key.startswith("called") for key in errors):
+    if (
+        config["status"] == "any"
+        and not config["called"]
+        and not any(key.startswith("called") for key in errors)
+    ):
         errors["status"] = "any only applies together with called patterns"
 
 
@@ -139,8 +146,10 @@ def _quoted(patterns: list[str]) -> str:
 
 def _entries(entries: list[TraceEntry]) -> str:
     """E.g. ``trace entries 1 (POST /a → 500), 4 (POST /a → no response)``."""
-    text = ", ".join(f"{e.index} ({e.method} {e.path} → {e.status if e.status is not None else 'no response'})"
-                     for e in entries[:_SHOWN])
+    text = ", ".join(
+        f"{e.index} ({e.method} {e.path} → {e.status if e.status is not None else 'no response'})"
+        for e in entries[:_SHOWN]
+    )
     if len(entries) > _SHOWN:
         text += f" and {len(entries) - _SHOWN:,} more"
     return ("trace entry " if len(entries) == 1 else "trace entries ") + text
@@ -153,7 +162,9 @@ def _expected(called: tuple[str, ...], not_called: tuple[str, ...], any_status: 
         kind = "a call (any status)" if any_status else "a working call (status below 400)"
         wants.append(f"{kind} matching {'each of ' if len(called) > 1 else ''}{_quoted(list(called))}")
     if not_called:
-        wants.append(f"no call matching {'any of ' if len(not_called) > 1 else ''}{_quoted(list(not_called))}")
+        wants.append(
+            f"no call matching {'any of ' if len(not_called) > 1 else ''}{_quoted(list(not_called))}"
+        )
     return "the agent to make " + " and ".join(wants)
 
 
@@ -199,7 +210,9 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
                     break
     if violations:
         bad.update(e.index for e in violations)
-        problems.append(f"{plural(len(violations), 'call')} matched {_quoted(violated)}: {_entries(violations)}")
+        problems.append(
+            f"{plural(len(violations), 'call')} matched {_quoted(violated)}: {_entries(violations)}"
+        )
 
     details = {"missing": missing_patterns, "violated": violated}
     if problems:
@@ -207,40 +220,69 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     parts = []
     if called:
         shown = ", ".join(str(i) for i in sorted(good)[:20]) + (" …" if len(good) > 20 else "")
-        parts.append(f"{'every pattern was' if len(called) > 1 else 'it was'} matched by "
-                     f"{'trace entry' if len(good) == 1 else 'trace entries'} {shown}")
+        parts.append(
+            f"{'every pattern was' if len(called) > 1 else 'it was'} matched by "
+            f"{'trace entry' if len(good) == 1 else 'trace entries'} {shown}"
+        )
     if not_called:
-        parts.append(f"none of {plural(len(entries), 'call')} matched the forbidden "
-                     f"{'patterns' if len(not_called) > 1 else 'pattern'}")
+        parts.append(
+            f"none of {plural(len(entries), 'call')} matched the forbidden "
+            f"{'patterns' if len(not_called) > 1 else 'pattern'}"
+        )
     return judged(True, expected, " and ".join(parts), tuple(sorted(good)), details)
 
 
-KIND = register(Kind(
-    name="trace",
-    label="Trace (API calls)",
-    description="The agent made (or did not make) specific API calls.",
-    fields=(
-        FieldSpec("called", "Called", "list", default=[],
-                  help='Patterns like "POST /repos/*/issues" or "*"; each needs a working call (status < 400).'),
-        FieldSpec("not_called", "Not called", "list", default=[],
-                  help="No call may match any of these patterns, failed attempts included."),
-        FieldSpec("status", "Count failed attempts for Called", "choice", choices=("any",),
-                  help="any: a failed attempt also satisfies a Called pattern."),
-    ),
-    needs=frozenset({"trace"}),
-    json_schema={
-        "type": "object",
-        "properties": {
-            "called": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"},
-                                                      "maxItems": MAX_PATTERNS}],
-                       "description": 'Pattern "METHOD /path" (* spans /) or "*", or a list of them.'},
-            "not_called": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"},
-                                                          "maxItems": MAX_PATTERNS}]},
-            "status": {"type": ["string", "null"], "enum": ["any", None]},
+KIND = register(
+    Kind(
+        name="trace",
+        label="Trace (API calls)",
+        description="The agent made (or did not make) specific API calls.",
+        fields=(
+            FieldSpec(
+                "called",
+                "Called",
+                "list",
+                default=[],
+                help='Patterns like "POST /repos/*/issues" or "*"; each needs a working call (status < 400).',
+            ),
+            FieldSpec(
+                "not_called",
+                "Not called",
+                "list",
+                default=[],
+                help="No call may match any of these patterns, failed attempts included.",
+            ),
+            FieldSpec(
+                "status",
+                "Count failed attempts for Called",
+                "choice",
+                choices=("any",),
+                help="any: a failed attempt also satisfies a Called pattern.",
+            ),
+        ),
+        needs=frozenset({"trace"}),
+        json_schema={
+            "type": "object",
+            "properties": {
+                "called": {
+                    "oneOf": [
+                        {"type": "string"},
+                        {"type": "array", "items": {"type": "string"}, "maxItems": MAX_PATTERNS},
+                    ],
+                    "description": 'Pattern "METHOD /path" (* spans /) or "*", or a list of them.',
+                },
+                "not_called": {
+                    "oneOf": [
+                        {"type": "string"},
+                        {"type": "array", "items": {"type": "string"}, "maxItems": MAX_PATTERNS},
+                    ]
+                },
+                "status": {"type": ["string", "null"], "enum": ["any", None]},
+            },
+            "anyOf": [{"required": ["called"]}, {"required": ["not_called"]}],
+            "additionalProperties": False,
         },
-        "anyOf": [{"required": ["called"]}, {"required": ["not_called"]}],
-        "additionalProperties": False,
-    },
-    evaluator=_evaluate,
-    cleaner=_clean,
-))
+        evaluator=_evaluate,
+        cleaner=_clean,
+    )
+)

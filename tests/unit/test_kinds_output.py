@@ -53,8 +53,11 @@ def test_json_schema(output, outcome, where):
 
 
 def test_json_schema_counts_problems():
-    verdict = check("json_schema", {"schema": {"type": "array", "items": {"type": "integer"}}},
-                    output='["a", "b", 3, "c"]')
+    verdict = check(
+        "json_schema",
+        {"schema": {"type": "array", "items": {"type": "integer"}}},
+        output='["a", "b", 3, "c"]',
+    )
     assert verdict.outcome == FAIL
     assert "(and 2 more problems)" in verdict.explanation
     assert verdict.details["problems"] == 3
@@ -77,7 +80,10 @@ def test_json_schema_empty_schema_accepts_any_json():
         ({"schema": {"type": "objekt"}}, "is not a valid JSON Schema"),
         ({"schema": {"type": "object", "required": "name"}}, "is not a valid JSON Schema"),
         ({"schema": {"minimum": "3"}}, "is not a valid JSON Schema"),
-        ({"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": 3}}, "is not a valid JSON Schema"),
+        (
+            {"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": 3}},
+            "is not a valid JSON Schema",
+        ),
         ({"schema": {"$ref": "https://example.com/order.json"}}, "refers to another document"),
         ({"schema": {"properties": {"a": {"$ref": "defs.json#/a"}}}}, "refers to another document"),
     ],
@@ -134,7 +140,10 @@ def test_json_schema_internal_refs_work():
         "$id": "https://example.com/order",
         "$defs": {"sku": {"type": "string", "minLength": 2}},
         "type": "object",
-        "properties": {"sku": {"$ref": "#/$defs/sku"}, "again": {"$ref": "https://example.com/order#/$defs/sku"}},
+        "properties": {
+            "sku": {"$ref": "#/$defs/sku"},
+            "again": {"$ref": "https://example.com/order#/$defs/sku"},
+        },
     }
     assert check("json_schema", {"schema": schema}, output='{"sku": "AB", "again": "CD"}').outcome == PASS
     assert check("json_schema", {"schema": schema}, output='{"sku": "A"}').outcome == FAIL

@@ -33,8 +33,14 @@ REPO = Path(__file__).resolve().parents[2]
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "400"))  # raise for a longer fuzz run
 
 EXPECTED_KINDS = [
-    "text_includes", "text_equals", "tool_usage", "trace",
-    "text_matches", "json_schema", "latency", "tool_sequence",
+    "text_includes",
+    "text_equals",
+    "tool_usage",
+    "trace",
+    "text_matches",
+    "json_schema",
+    "latency",
+    "tool_sequence",
 ]
 
 # One valid config per kind, for the properties below.
@@ -45,9 +51,15 @@ SAMPLE_CONFIGS = {
         {"tool": "a", "count": 1},
         {"tool": "a", "mode": "exactly", "count": 0, "node": "n"},
         {"tool": "a", "mode": "first", "inputs": [{"field": "x.0", "op": "equals", "value": "1"}]},
-        {"tool": "a", "mode": "last", "inputs": [{"field": "x", "op": "contains", "value": 1},
-                                                 {"field": "y", "op": "matches", "value": "a+"},
-                                                 {"field": "z", "op": "has_value"}]},
+        {
+            "tool": "a",
+            "mode": "last",
+            "inputs": [
+                {"field": "x", "op": "contains", "value": 1},
+                {"field": "y", "op": "matches", "value": "a+"},
+                {"field": "z", "op": "has_value"},
+            ],
+        },
     ],
     "trace": [{"called": "*"}, {"called": ["GET /a/*", "* /b"], "not_called": "DELETE *", "status": "any"}],
     "text_matches": [{"pattern": "a|b"}, {"pattern": "^x", "case_sensitive": False}],
@@ -106,8 +118,13 @@ def test_register_adds_a_kind_in_one_call():
     def _evaluate(config, evidence, ctx=None):
         return Verdict(Outcome.PASS, "x", "x", "Expected x, and x.")
 
-    kind = Kind(name="_test_only", label="Test", fields=(FieldSpec("a", "A", "int", default=1),),
-                evaluator=_evaluate, needs=frozenset({"messages"}))
+    kind = Kind(
+        name="_test_only",
+        label="Test",
+        fields=(FieldSpec("a", "A", "int", default=1),),
+        evaluator=_evaluate,
+        needs=frozenset({"messages"}),
+    )
     try:
         assert register(kind) is kind
         assert get_kind("_test_only").validate_config({}) == {"a": 1}
@@ -147,8 +164,11 @@ def test_internal_failure_is_an_error_verdict_not_an_exception():
 
 
 def test_verdict_as_dict_is_json():
-    verdict = evaluate("tool_usage", get_kind("tool_usage").validate_config({"tool": "a", "count": 1}),
-                       Evidence(output="", tool_calls=[{"name": "a", "status": "failed"}]))
+    verdict = evaluate(
+        "tool_usage",
+        get_kind("tool_usage").validate_config({"tool": "a", "count": 1}),
+        Evidence(output="", tool_calls=[{"name": "a", "status": "failed"}]),
+    )
     data = json.loads(json.dumps(verdict.as_dict()))
     assert data == {
         "outcome": "pass",
@@ -163,17 +183,26 @@ def test_verdict_as_dict_is_json():
 def test_context_is_optional_and_ignored_by_pure_kinds():
     config = get_kind("text_includes").validate_config({"text": "a"})
     evidence = Evidence(output="abc")
-    assert evaluate("text_includes", config, evidence, Context(judge=object(), cache={}, settings={"x": 1})) == \
-        evaluate("text_includes", config, evidence)
+    assert evaluate(
+        "text_includes", config, evidence, Context(judge=object(), cache={}, settings={"x": 1})
+    ) == evaluate("text_includes", config, evidence)
 
 
 def test_evidence_memo_is_not_a_field():
     from dataclasses import asdict
 
     evidence = Evidence(output="x", tool_calls=[])
-    evaluate("tool_usage", {"tool": "a", "mode": "at_least", "count": 0, "inputs": [], "node": None}, evidence)
-    assert asdict(evidence) == {"output": "x", "messages": (), "tool_calls": [], "trace": None,
-                                "latency_ms": None, "metadata": {}}
+    evaluate(
+        "tool_usage", {"tool": "a", "mode": "at_least", "count": 0, "inputs": [], "node": None}, evidence
+    )
+    assert asdict(evidence) == {
+        "output": "x",
+        "messages": (),
+        "tool_calls": [],
+        "trace": None,
+        "latency_ms": None,
+        "metadata": {},
+    }
     assert evidence == Evidence(output="x", tool_calls=[])
 
 
@@ -239,7 +268,13 @@ def test_engine_imports_no_django():
         "or m.startswith('django_') or m.startswith('rest_framework')); "
         "print(','.join(bad))"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
-                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""

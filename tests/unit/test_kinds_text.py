@@ -46,7 +46,9 @@ def test_text_includes_explanation_holds_expected_and_actual():
     verdict = run("text_includes", {"text": "refund"}, "No money back.")
     assert verdict.expected == 'the output to include "refund"'
     assert verdict.actual == 'the output was "No money back."'
-    assert verdict.explanation == 'Expected the output to include "refund", but the output was "No money back.".'
+    assert (
+        verdict.explanation == 'Expected the output to include "refund", but the output was "No money back.".'
+    )
 
 
 def test_text_includes_pass_reports_position():
@@ -82,7 +84,13 @@ def test_text_equals(expected, output, outcome):
 
 @pytest.mark.parametrize(
     ("expected", "output", "at"),
-    [("Hello", "Help", 3), ("abc", "abcdef", 3), ("abcdef", "abc", 3), ("x", "y", 0), ("a" * 5000 + "b", "a" * 5001, 5000)],
+    [
+        ("Hello", "Help", 3),
+        ("abc", "abcdef", 3),
+        ("abcdef", "abc", 3),
+        ("x", "y", 0),
+        ("a" * 5000 + "b", "a" * 5001, 5000),
+    ],
 )
 def test_text_equals_reports_first_difference(expected, output, at):
     verdict = run("text_equals", {"expected": expected}, output)

@@ -242,36 +242,60 @@ def test_conditions_on_odd_inputs_fail_without_error(tool_input):
         ({"tool": "issue_refund", "mode": "last"}, PASS, (3,)),
         ({"tool": "lookup_order", "mode": "last"}, FAIL, (3,)),
         (
-            {"tool": "lookup_order", "count": 1, "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}]},
+            {
+                "tool": "lookup_order",
+                "count": 1,
+                "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}],
+            },
             PASS,
             (1,),
         ),
         (
-            {"tool": "lookup_order", "mode": "exactly", "count": 1,
-             "inputs": [{"field": "orderId", "op": "matches", "value": "^EC-"}]},
+            {
+                "tool": "lookup_order",
+                "mode": "exactly",
+                "count": 1,
+                "inputs": [{"field": "orderId", "op": "matches", "value": "^EC-"}],
+            },
             FAIL,
             (1, 2),
         ),
         (
-            {"tool": "lookup_order", "count": 1,
-             "inputs": [{"field": "items.0.qty", "op": "equals", "value": "2"},
-                        {"field": "tags", "op": "contains", "value": "eu"}]},
+            {
+                "tool": "lookup_order",
+                "count": 1,
+                "inputs": [
+                    {"field": "items.0.qty", "op": "equals", "value": "2"},
+                    {"field": "tags", "op": "contains", "value": "eu"},
+                ],
+            },
             PASS,
             (1,),
         ),
         (
-            {"tool": "lookup_order", "count": 1,
-             "inputs": [{"field": "orderId", "op": "has_value"}, {"field": "note", "op": "has_value"}]},
+            {
+                "tool": "lookup_order",
+                "count": 1,
+                "inputs": [{"field": "orderId", "op": "has_value"}, {"field": "note", "op": "has_value"}],
+            },
             FAIL,
             (),
         ),
         (
-            {"tool": "search_kb", "mode": "first", "inputs": [{"field": "q", "op": "contains", "value": "refund"}]},
+            {
+                "tool": "search_kb",
+                "mode": "first",
+                "inputs": [{"field": "q", "op": "contains", "value": "refund"}],
+            },
             PASS,
             (0,),
         ),
         (
-            {"tool": "search_kb", "mode": "first", "inputs": [{"field": "q", "op": "contains", "value": "shipping"}]},
+            {
+                "tool": "search_kb",
+                "mode": "first",
+                "inputs": [{"field": "q", "op": "contains", "value": "shipping"}],
+            },
             FAIL,
             (0,),
         ),
@@ -293,12 +317,20 @@ def test_tool_usage(config, outcome, evidence):
 def test_first_or_last_with_no_calls_at_all_fails(mode):
     verdict = usage({"tool": "lookup_order", "mode": mode}, [])
     assert verdict.outcome == FAIL
-    assert verdict.explanation == f"Expected the {mode} tool call to be lookup_order, but no tools were called."
+    assert (
+        verdict.explanation == f"Expected the {mode} tool call to be lookup_order, but no tools were called."
+    )
 
 
 @pytest.mark.parametrize(
     ("mode", "count", "outcome"),
-    [("at_least", 0, PASS), ("at_least", 1, FAIL), ("at_most", 0, PASS), ("exactly", 0, PASS), ("exactly", 1, FAIL)],
+    [
+        ("at_least", 0, PASS),
+        ("at_least", 1, FAIL),
+        ("at_most", 0, PASS),
+        ("exactly", 0, PASS),
+        ("exactly", 1, FAIL),
+    ],
 )
 def test_counting_with_no_calls_at_all(mode, count, outcome):
     assert usage({"tool": "lookup_order", "mode": mode, "count": count}, []).outcome == outcome
@@ -306,7 +338,10 @@ def test_counting_with_no_calls_at_all(mode, count, outcome):
 
 def test_tool_usage_explanation():
     verdict = usage({"tool": "lookup_order", "count": 1}, [call("search_kb")])
-    assert verdict.explanation == "Expected lookup_order to be called at least 1 time, but it was called 0 times."
+    assert (
+        verdict.explanation
+        == "Expected lookup_order to be called at least 1 time, but it was called 0 times."
+    )
     verdict = usage(
         {"tool": "lookup_order", "count": 1, "inputs": [{"field": "orderId", "op": "equals", "value": "X"}]}
     )
@@ -318,8 +353,17 @@ def test_tool_usage_explanation():
 
 def test_unicode_tool_names_and_inputs():
     calls = [call("répondre", message="Grüße, 世界")]
-    assert usage({"tool": "répondre", "count": 1,
-                  "inputs": [{"field": "message", "op": "matches", "value": "世界$"}]}, calls).outcome == PASS
+    assert (
+        usage(
+            {
+                "tool": "répondre",
+                "count": 1,
+                "inputs": [{"field": "message", "op": "matches", "value": "世界$"}],
+            },
+            calls,
+        ).outcome
+        == PASS
+    )
 
 
 @pytest.mark.parametrize(
@@ -334,27 +378,53 @@ def test_unicode_tool_names_and_inputs():
         ({"tool": "a", "count": "3"}, {"count": "must be a whole number, not a string"}),
         ({"tool": "a", "count": True}, {"count": "must be a whole number, not a boolean"}),
         ({"tool": "a", "count": 1.5}, {"count": "must be a whole number, not a number"}),
-        ({"tool": "a", "mode": "sometimes"}, {"mode": "must be one of at_least, at_most, exactly, first, last"}),
+        (
+            {"tool": "a", "mode": "sometimes"},
+            {"mode": "must be one of at_least, at_most, exactly, first, last"},
+        ),
         ({"tool": "a", "mode": "first", "colour": 1}, {"colour": None}),
-        ({"tool": "a", "count": 1, "inputs": {"field": "x"}}, {"inputs": "must be a list of conditions, not an object"}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "", "op": "equals", "value": 1}]}, {"inputs.0.field": None}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "a..b", "op": "equals", "value": 1}]},
-         {"inputs.0.field": "'a..b' is not a dot path (empty segment)"}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "like", "value": 1}]}, {"inputs.0.op": None}),
+        (
+            {"tool": "a", "count": 1, "inputs": {"field": "x"}},
+            {"inputs": "must be a list of conditions, not an object"},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "", "op": "equals", "value": 1}]},
+            {"inputs.0.field": None},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "a..b", "op": "equals", "value": 1}]},
+            {"inputs.0.field": "'a..b' is not a dot path (empty segment)"},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "like", "value": 1}]},
+            {"inputs.0.op": None},
+        ),
         ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "equals"}]}, {"inputs.0.value": None}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "contains", "value": None}]},
-         {"inputs.0.value": "this field is required"}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "matches", "value": "[a-"}]},
-         {"inputs.0.value": None}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "matches", "value": r"(\w)\1"}]},
-         {"inputs.0.value": None}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "matches", "value": 5}]},
-         {"inputs.0.value": "must be a string (a regular expression)"}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "equals", "value": 1, "extra": 2}]},
-         {"inputs.0.extra": None}),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "contains", "value": None}]},
+            {"inputs.0.value": "this field is required"},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "matches", "value": "[a-"}]},
+            {"inputs.0.value": None},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "matches", "value": r"(\w)\1"}]},
+            {"inputs.0.value": None},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "matches", "value": 5}]},
+            {"inputs.0.value": "must be a string (a regular expression)"},
+        ),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "equals", "value": 1, "extra": 2}]},
+            {"inputs.0.extra": None},
+        ),
         ({"tool": "a", "count": 1, "inputs": ["x"]}, {"inputs.0": None}),
-        ({"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "has_value"}] * 21},
-         {"inputs": "at most 20 conditions"}),
+        (
+            {"tool": "a", "count": 1, "inputs": [{"field": "x", "op": "has_value"}] * 21},
+            {"inputs": "at most 20 conditions"},
+        ),
     ],
 )
 def test_tool_usage_config_errors(config, errors):
@@ -369,14 +439,28 @@ def test_tool_usage_config_errors(config, errors):
 def test_tool_usage_config_is_normalised():
     kind = get_kind("tool_usage")
     assert kind.validate_config({"tool": "a", "count": 2}) == {
-        "tool": "a", "mode": "at_least", "count": 2, "inputs": [], "node": None,
+        "tool": "a",
+        "mode": "at_least",
+        "count": 2,
+        "inputs": [],
+        "node": None,
     }
     # first/last take no count; a blank node from a form means no node; has_value drops a value
     assert kind.validate_config(
-        {"tool": "a", "mode": "last", "count": 1, "node": "",
-         "inputs": [{"field": " x.y ", "op": "has_value", "value": "ignored"}]}
-    ) == {"tool": "a", "mode": "last", "count": None, "inputs": [{"field": "x.y", "op": "has_value", "value": None}],
-          "node": None}
+        {
+            "tool": "a",
+            "mode": "last",
+            "count": 1,
+            "node": "",
+            "inputs": [{"field": " x.y ", "op": "has_value", "value": "ignored"}],
+        }
+    ) == {
+        "tool": "a",
+        "mode": "last",
+        "count": None,
+        "inputs": [{"field": "x.y", "op": "has_value", "value": None}],
+        "node": None,
+    }
     assert kind.validate_config({"tool": "a", "count": 3.0})["count"] == 3
 
 
@@ -391,8 +475,11 @@ def test_validate_config_does_not_alias_the_raw_input():
 
 
 def sequence(config: dict, tool_calls=REFUND_FLOW):
-    return evaluate("tool_sequence", get_kind("tool_sequence").validate_config(config),
-                    Evidence(output="", tool_calls=tool_calls))
+    return evaluate(
+        "tool_sequence",
+        get_kind("tool_sequence").validate_config(config),
+        Evidence(output="", tool_calls=tool_calls),
+    )
 
 
 @pytest.mark.parametrize(
@@ -406,7 +493,11 @@ def sequence(config: dict, tool_calls=REFUND_FLOW):
         ({"tools": ["lookup_order", "search_kb"]}, FAIL, (1,)),
         ({"tools": ["nothing", "search_kb"]}, FAIL, ()),
         ({"tools": ["search_kb", "lookup_order", "issue_refund"]}, PASS, (0, 1, 3)),
-        ({"tools": ["search_kb", "issue_refund"], "node": "billing"}, FAIL, ()),  # search_kb is not in billing
+        (
+            {"tools": ["search_kb", "issue_refund"], "node": "billing"},
+            FAIL,
+            (),
+        ),  # search_kb is not in billing
     ],
 )
 def test_tool_sequence(config, outcome, evidence):
@@ -421,7 +512,8 @@ def test_tool_sequence_explanations():
     )
     assert sequence({"tools": ["issue_refund", "search_kb"]}).explanation == (
         "Expected the tools issue_refund → search_kb to be called in this order, but no call of search_kb "
-        "followed issue_refund (tool call 3); the calls were search_kb, lookup_order, lookup_order, issue_refund."
+        "followed issue_refund (tool call 3); the calls were "
+        "search_kb, lookup_order, lookup_order, issue_refund."
     )
 
 

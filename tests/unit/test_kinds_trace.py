@@ -41,10 +41,16 @@ def trace(config: dict, raw=TRACE):
         ({"called": "POST /repos/*"}, PASS, (1,)),  # * spans /; 422 does not count
         ({"called": "POST /repos/*/issues"}, FAIL, (2,)),  # only a failed attempt: evidence shows it
         ({"called": "POST /repos/*/issues", "status": "any"}, PASS, (2,)),
-        ({"called": ["GET /repos/acme/orders/issues/13", "POST /repos/acme/orders/issues/13/comments"]},
-         PASS, (0, 1)),
-        ({"called": ["POST /repos/acme/orders/issues/13/comments", "GET /repos/acme/orders/issues/13"]},
-         PASS, (0, 1)),  # a list does not check order
+        (
+            {"called": ["GET /repos/acme/orders/issues/13", "POST /repos/acme/orders/issues/13/comments"]},
+            PASS,
+            (0, 1),
+        ),
+        (
+            {"called": ["POST /repos/acme/orders/issues/13/comments", "GET /repos/acme/orders/issues/13"]},
+            PASS,
+            (0, 1),
+        ),  # a list does not check order
         ({"called": ["GET /repos/acme/orders/issues/13", "PUT /x"]}, FAIL, ()),
         ({"called": "GET /health"}, FAIL, (5,)),  # no response is not a working call
         ({"called": "GET /health", "status": "any"}, PASS, (5,)),
@@ -158,8 +164,14 @@ def test_trace_config_errors(config, field):
 
 def test_trace_config_is_normalised():
     kind = get_kind("trace")
-    assert kind.validate_config({"called": " GET /a "}) == {"called": ["GET /a"], "not_called": [], "status": None}
+    assert kind.validate_config({"called": " GET /a "}) == {
+        "called": ["GET /a"],
+        "not_called": [],
+        "status": None,
+    }
     assert kind.validate_config({"not_called": ["*"], "status": ""}) == {
-        "called": [], "not_called": ["*"], "status": None,
+        "called": [],
+        "not_called": ["*"],
+        "status": None,
     }
     assert kind.validate_config({"called": "*", "status": "any"})["status"] == "any"

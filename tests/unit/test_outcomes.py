@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from checks.kinds import Outcome
 from runs.outcomes import SampleRecord, ScenarioSpec, sample_outcome, summarise_run, worst
 
-P, F, E, I = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.INDETERMINATE
-outcomes = st.sampled_from([P, F, E, I])
+P, F, E, IND = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.INDETERMINATE
+outcomes = st.sampled_from([P, F, E, IND])
 
 
 # --- sample outcome ---------------------------------------------------------------------------
@@ -25,11 +25,11 @@ outcomes = st.sampled_from([P, F, E, I])
         ([], P),  # no required results: nothing required failed
         ([(P, True)], P),
         ([(P, True), (F, True)], F),
-        ([(I, True), (E, True)], E),
-        ([(F, True), (E, True), (I, True)], F),  # a known failure stays a failure
-        ([(I, True), (P, True)], I),
+        ([(IND, True), (E, True)], E),
+        ([(F, True), (E, True), (IND, True)], F),  # a known failure stays a failure
+        ([(IND, True), (P, True)], IND),
         ([(F, False), (P, True)], P),  # advisory checks are never counted
-        ([(E, False), (I, False)], P),
+        ([(E, False), (IND, False)], P),
         (([("fail", True), ("pass", True)]), F),  # plain strings work too
     ],
 )
@@ -52,8 +52,8 @@ def test_any_required_fail_makes_the_sample_fail(results):
         assert outcome == F
     elif E in required:
         assert outcome == E
-    elif I in required:
-        assert outcome == I
+    elif IND in required:
+        assert outcome == IND
     else:
         assert outcome == P
     assert sample_outcome(results + [(F, True)]) == F
@@ -76,7 +76,7 @@ def test_worst():
 
 def samples(*per_scenario: str) -> list[SampleRecord]:
     """'ppf' -> scenario 0: pass, pass, fail. Letters p f e i, '.' for pending."""
-    letters = {"p": P, "f": F, "e": E, "i": I, ".": None}
+    letters = {"p": P, "f": F, "e": E, "i": IND, ".": None}
     return [SampleRecord(index, letters[c]) for index, text in enumerate(per_scenario) for c in text]
 
 
@@ -91,27 +91,27 @@ def spec(min_valid: int = 1, rate: int = 100) -> ScenarioSpec:
         (["f"], [spec()], F),
         (["e"], [spec()], E),  # rule 1
         (["ee", "e"], [spec(), spec()], E),
-        (["i"], [spec()], I),  # no determinate sample: below the minimum
-        (["ie"], [spec()], I),  # errors and indeterminates count neither way
+        (["i"], [spec()], IND),  # no determinate sample: below the minimum
+        (["ie"], [spec()], IND),  # errors and indeterminates count neither way
         (["pe"], [spec()], P),
-        (["pi"], [spec(min_valid=2)], I),  # rule 3
+        (["pi"], [spec(min_valid=2)], IND),  # rule 3
         (["pp"], [spec(min_valid=2)], P),
         (["ppf"], [spec(rate=67)], F),  # 2/3 = 66.67% < 67%: integers, 200 < 201
         (["ppf"], [spec(rate=66)], P),  # 200 >= 198
         (["pf"], [spec(rate=50)], P),  # exactly the rate passes
         (["pf"], [spec(rate=51)], F),
         (["p", "f"], [spec(), spec()], F),  # one healthy scenario cannot hide another
-        (["p", "i"], [spec(), spec()], I),
+        (["p", "i"], [spec(), spec()], IND),
         (["f", "i"], [spec(), spec()], F),  # rule 2 before rule 3
         (["e", "f"], [spec(), spec()], F),  # not every sample errored
-        (["e", "p"], [spec(), spec()], I),  # scenario 0 has no determinate sample
+        (["e", "p"], [spec(), spec()], IND),  # scenario 0 has no determinate sample
         (["ep", "p"], [spec(), spec()], P),
-        (["p", ""], [spec(), spec()], I),  # a scenario with no samples has 0 determinate
+        (["p", ""], [spec(), spec()], IND),  # a scenario with no samples has 0 determinate
         (["pppppppff"], [spec(rate=78)], F),  # 7/9 = 77.8%: 700 < 702
         (["pppppppff"], [spec(rate=77)], P),  # 700 < 693 is false
-        (["p."], [spec(min_valid=2)], I),  # pending samples count in total only
+        (["p."], [spec(min_valid=2)], IND),  # pending samples count in total only
         (["e."], [spec()], E),  # every finished sample errored so far
-        ([".."], [spec()], I),
+        ([".."], [spec()], IND),
     ],
 )
 def test_run_result(runs, specs, result):
@@ -132,14 +132,21 @@ def test_summary_counts_and_flags():
         SampleRecord(0, P, {"c1": P, "c2": F}),
         SampleRecord(0, F, {"c1": F, "c2": F}),
         SampleRecord(0, E, {}),
-        SampleRecord(0, I, {"c1": I}),
+        SampleRecord(0, IND, {"c1": IND}),
         SampleRecord(1, P, {"c1": P, "c2": "pass"}),
         SampleRecord(1, P, {"c1": P, "c2": P}),
         SampleRecord(1, None),
     ]
     summary = summarise_run(records, [spec(min_valid=1, rate=50), spec(min_valid=2, rate=100)])
     s0, s1 = summary.scenarios
-    assert (s0.total, s0.passed, s0.failed, s0.errored, s0.indeterminate, s0.determinate) == (4, 1, 1, 1, 1, 2)
+    assert (s0.total, s0.passed, s0.failed, s0.errored, s0.indeterminate, s0.determinate) == (
+        4,
+        1,
+        1,
+        1,
+        1,
+        2,
+    )
     assert s0.pass_rate == 50.0 and s0.meets_threshold is True and not s0.consistent and s0.flaky
     assert (s1.total, s1.done, s1.pending, s1.determinate) == (3, 2, 1, 2)
     assert s1.pass_rate == 100.0 and s1.consistent and not s1.flaky and s1.enough_valid
@@ -163,8 +170,17 @@ def test_no_determinate_sample_has_no_rate():
 
 def test_check_ids_become_json_keys():
     summary = summarise_run([SampleRecord(0, P, {17: P})], [spec()])
-    assert summary.as_dict()["checks"] == {"17": {"passed": 1, "failed": 0, "errored": 0, "indeterminate": 0,
-                                                  "determinate": 1, "pass_rate": 100.0, "flaky": False}}
+    assert summary.as_dict()["checks"] == {
+        "17": {
+            "passed": 1,
+            "failed": 0,
+            "errored": 0,
+            "indeterminate": 0,
+            "determinate": 1,
+            "pass_rate": 100.0,
+            "flaky": False,
+        }
+    }
 
 
 def test_bad_scenario_index_is_a_value_error():
@@ -176,17 +192,20 @@ def test_bad_scenario_index_is_a_value_error():
 
 specs_strategy = st.lists(
     st.builds(ScenarioSpec, min_valid=st.integers(1, 5), required_pass_rate=st.integers(1, 100)),
-    min_size=1, max_size=4,
+    min_size=1,
+    max_size=4,
 )
 
 
 @st.composite
 def run_strategy(draw):
     specs = draw(specs_strategy)
-    records = draw(st.lists(
-        st.builds(SampleRecord, scenario_index=st.integers(0, len(specs) - 1), outcome=outcomes),
-        max_size=12,
-    ))
+    records = draw(
+        st.lists(
+            st.builds(SampleRecord, scenario_index=st.integers(0, len(specs) - 1), outcome=outcomes),
+            max_size=12,
+        )
+    )
     return specs, records
 
 
@@ -204,7 +223,7 @@ def reference_result(records, specs):
     if any(d and Fraction(p, d) < Fraction(s.required_pass_rate, 100) for p, d, s in stats):
         return F
     if any(d < s.min_valid for p, d, s in stats):
-        return I
+        return IND
     return P
 
 
@@ -258,7 +277,7 @@ def test_a_failing_scenario_fails_the_run_unless_all_errored(run):
 
 def test_shuffled_large_run_is_stable():
     rnd = random.Random(7)
-    records = [SampleRecord(rnd.randrange(3), rnd.choice([P, F, E, I])) for _ in range(1000)]
+    records = [SampleRecord(rnd.randrange(3), rnd.choice([P, F, E, IND])) for _ in range(1000)]
     specs = [spec(3, 60), spec(1, 40), spec(2, 90)]
     expected = summarise_run(records, specs).as_dict()
     rnd.shuffle(records)
