@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DrainReport", "drain", "execute_sample", "target_for"]
 
+# Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
+BLOCKING_KINDS = frozenset({"ai_judge"})
+
 
 def _setting(name: str, default: Any) -> Any:
     return getattr(settings, name, default)
@@ -193,9 +196,12 @@ class _Drain:
         self.inflight: dict[asyncio.Task, ClaimedSample] = {}
         self.finished: list[SampleWrite] = []
         self.report = DrainReport()
+        self._done: list[asyncio.Task] = []
+        self._wake: asyncio.Event | None = None
 
     async def run(self) -> DrainReport:
         start = time.monotonic()
+        self._wake = asyncio.Event()
         self.client = make_async_client(
             allow_private=bool(_setting("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)),
             max_connections=max(10, self.capacity),
@@ -221,6 +227,7 @@ class _Drain:
             now = time.monotonic()
             elapsed = now - start
             claiming = elapsed < self.claim_for_s
+            self._collect()
             if self.finished:  # write first: a finished sample still holds its agent's slot
                 await self._flush()
                 last_work = time.monotonic()
@@ -267,24 +274,40 @@ class _Drain:
             if isinstance(target, Exception):
                 coro = self._bad_target(sample, plan, target)
             else:
-                coro = execute_sample(sample, plan, target, self.client)
-            self.inflight[asyncio.ensure_future(coro)] = sample
+                inline = not any(c.kind in BLOCKING_KINDS for c in plan.checks)
+                coro = execute_sample(sample, plan, target, self.client, evaluate_inline=inline)
+            task = asyncio.ensure_future(coro)
+            task.add_done_callback(self._on_done)
+            self.inflight[task] = sample
             self.report.claimed += 1
 
     async def _bad_target(self, sample: ClaimedSample, plan: RunPlan, exc: Exception) -> SampleWrite:
         return services_failure(sample, plan, f"the agent cannot be called: {exc}")
 
+    def _on_done(self, task: asyncio.Task) -> None:
+        self._done.append(task)
+        self._wake.set()
+
     async def _wait(self) -> None:
+        if self._done:
+            return
         if not self.inflight:
             await asyncio.sleep(self.poll_s)
             return
+        # Wake on the first finished call; otherwise poll for new work (or just renew leases when full).
         timeout = self.heartbeat_s if len(self.inflight) >= self.capacity else self.poll_s * 5
-        done, _ = await asyncio.wait(list(self.inflight), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        self._collect(done)
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except TimeoutError:
+            pass
 
-    def _collect(self, done) -> None:
+    def _collect(self) -> None:
+        done, self._done = self._done, []
         for task in done:
-            sample = self.inflight.pop(task)
+            sample = self.inflight.pop(task, None)
+            if sample is None:
+                continue
             if task.cancelled():
                 self.report.dropped += 1
                 continue
@@ -296,9 +319,10 @@ class _Drain:
             self.finished.append(task.result())
 
     async def _flush(self) -> None:
-        # Results that finished while we were busy are written together (one transaction).
-        done = [t for t in self.inflight if t.done()]
-        self._collect(done)
+        # Everything that finished while we were busy is written together (one transaction).
+        self._collect()
+        if not self.finished:
+            return
         batch, self.finished = self.finished, []
         written = await self.db(services.record_sample_results, batch)
         self.report.written += sum(written)

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -496,45 +496,76 @@ class SampleWrite:
 def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
     """Write finished samples in ONE transaction; returns, per item, whether it was written.
 
-    Each sample update is guarded by its claim token and ``status = running``: a stale executor
-    (its sample cancelled, or re-run elsewhere after its lease expired) writes nothing. Every run
-    touched gets its done count and summary refreshed and is completed (exactly once) when none of
-    its samples is open. Agent windows (AIMD) are updated afterwards, outside the transaction.
+    Each sample is written only while it is ``running`` under the item's claim token: a stale
+    executor (its sample cancelled, or re-run elsewhere after its lease expired) writes nothing.
+    The rows are locked first (runs, then their samples), so the check and the write cannot be
+    separated by another worker. Every run touched gets its done count and summary refreshed and
+    is completed (exactly once) when none of its samples is open. Agent windows (AIMD) are updated
+    afterwards, outside the transaction.
     """
     if not items:
         return []
     now = timezone.now()
-    written: list[bool] = []
     with transaction.atomic():
-        run_ids = sorted({item.run_id for item in items if item.requeue_at is None})
-        if run_ids:  # lock order everywhere: runs (by pk), then their samples
-            list(Run.objects.select_for_update().filter(pk__in=run_ids).order_by("pk").values_list("pk", flat=True))
-        results: list[CheckResult] = []
-        touched: set[int] = set()
+        run_ids = sorted({item.run_id for item in items})
+        # Lock order everywhere: runs (by pk), then their samples (cancel_run does the same).
+        list(Run.objects.select_for_update().filter(pk__in=run_ids).order_by("pk").values_list("pk", flat=True))
+        held = dict(
+            Sample.objects.select_for_update()
+            .filter(pk__in=[item.sample_id for item in items], status=Sample.Status.RUNNING)
+            .order_by("pk")
+            .values_list("pk", "claimed_by")
+        )
+        written: list[bool] = []
+        finished: list[SampleWrite] = []
         for item in items:
-            guarded = Sample.objects.filter(pk=item.sample_id, claimed_by=item.claim, status=Sample.Status.RUNNING)
+            ok = bool(item.claim) and held.pop(item.sample_id, None) == item.claim  # pop: once per batch
+            written.append(ok)
+            if not ok:
+                continue
             if item.requeue_at is not None:
-                ok = guarded.update(
+                Sample.objects.filter(pk=item.sample_id).update(
                     status=Sample.Status.QUEUED, claimed_by="", lease_expires_at=item.requeue_at,
                     attempts=item.attempts, error=item.error,
                 )
             else:
-                ok = guarded.update(
-                    status=Sample.Status.DONE, outcome=item.outcome, request=item.request, output=item.output or "",
-                    tool_calls=item.tool_calls, trace=item.trace, transcript=item.transcript,
-                    latency_ms=item.latency_ms, attempts=item.attempts, error=item.error or "",
-                    lease_expires_at=None, finished_at=now,
-                )
-                if ok:
-                    touched.add(item.run_id)
-                    results.extend(CheckResult(sample_id=item.sample_id, **r) for r in item.results)
-            written.append(bool(ok))
-        if results:
-            CheckResult.objects.bulk_create(results)
-        for run_id in sorted(touched):
-            _refresh_run(run_id, now)
+                finished.append(item)
+        if finished:
+            _write_finished(finished, now)
+            CheckResult.objects.bulk_create(
+                [CheckResult(sample_id=item.sample_id, **r) for item in finished for r in item.results]
+            )
+            for run_id in sorted({item.run_id for item in finished}):
+                _refresh_run(run_id, now)
     _adapt_windows(items, written)
     return written
+
+
+_FINISHED_FIELDS = ("status", "outcome", "request", "output", "tool_calls", "trace", "transcript", "latency_ms",
+                    "attempts", "error", "lease_expires_at", "finished_at")
+
+
+def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
+    """One UPDATE per sample through executemany: the hot path of a busy worker.
+
+    The rows are locked and checked by the caller; values go through each field's own database
+    preparation (JSON on SQLite and PostgreSQL, aware datetimes), exactly as the ORM would.
+    """
+    qn = connection.ops.quote_name
+    fields = [Sample._meta.get_field(name) for name in _FINISHED_FIELDS]
+    sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
+    sql = f"UPDATE {qn(Sample._meta.db_table)} SET {sets} WHERE {qn(Sample._meta.pk.column)} = %s"
+    rows = []
+    for item in items:
+        values = {
+            "status": Sample.Status.DONE, "outcome": str(item.outcome), "request": item.request,
+            "output": item.output or "", "tool_calls": item.tool_calls, "trace": item.trace,
+            "transcript": item.transcript, "latency_ms": item.latency_ms, "attempts": item.attempts,
+            "error": item.error or "", "lease_expires_at": None, "finished_at": now,
+        }
+        rows.append([f.get_db_prep_save(values[f.name], connection) for f in fields] + [item.sample_id])
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _adapt_windows(items: Sequence[SampleWrite], written: Sequence[bool]) -> None:

@@ -1,0 +1,268 @@
+#!/usr/bin/env python
+"""Benchmark run execution end to end: launches -> real qcluster workers -> fake agent -> results.
+
+What it measures (see bench/README.md "Run execution" for recorded figures):
+
+  burst   R runs x S samples launched back to back (each launch is its own transaction, as from
+          the API): wall time from the first launch to the last run's completion (the run's
+          finished_at, written by the worker), samples/s, per-run launch->completion (median,
+          p95), and the overhead over the physical limit ceil(R*S / agent cap) x latency.
+  single  one S-sample run launched while the worker is idle (its drain has returned): launch ->
+          completion; "warm" is the same while a drain is still lingering for new work.
+
+The agent is tests/support/fake_agent.py in its own process (every request answers after the
+latency with the EC-1042 reply and a lookup_order tool call); each run has the peers-bench checks
+(output includes EC-1042; lookup_order called), so every sample is evaluated and passes. The agent
+row has max_concurrency 100 (the like-for-like setting for promptfoo at concurrency 100).
+
+  .venv/bin/python bench/runs/bench_runs.py                                 # SQLite, 1 worker
+  .venv/bin/python bench/runs/bench_runs.py --database-url "$PG" --workers 2   # PostgreSQL
+  .venv/bin/python bench/runs/bench_runs.py --runs 100 --latencies 200 --single 0   # vs promptfoo
+
+SQLite: a fresh file under --work-dir. PostgreSQL: a fresh database ``evalconsole_bench`` is
+created next to the one in the URL (the role needs CREATEDB, as the throwaway cluster's has).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE_AGENT = ROOT / "tests" / "support" / "fake_agent.py"
+
+
+def log(*args: object) -> None:
+    print(*args, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- processes
+
+
+class Proc:
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 60) -> None:
+        self.log_path = log_path
+        self.fh = open(log_path, "w")
+        self.p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while ready not in log_path.read_text(errors="replace"):
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{args[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(15)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.fh.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_json(url: str, method: str = "GET") -> dict:
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
+
+
+# --------------------------------------------------------------------------- database
+
+
+def prepare_database(url: str | None, work: Path) -> str:
+    if not url:
+        path = work / "bench.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return f"sqlite:///{path}"
+    parsed = urlparse(url)
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS evalconsole_bench WITH (FORCE)")
+        conn.execute("CREATE DATABASE evalconsole_bench")
+    return urlunparse(parsed._replace(path="/evalconsole_bench"))
+
+
+# --------------------------------------------------------------------------- the benchmark
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--database-url", default="", help="PostgreSQL URL (default: a fresh SQLite file)")
+    ap.add_argument("--workers", type=int, default=1, help="qcluster worker processes")
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--samples", type=int, default=10, help="samples per run (scenarios x 1 sample)")
+    ap.add_argument("--latencies", default="200,0", help="agent latencies in ms, comma separated")
+    ap.add_argument("--repeat", type=int, default=3, help="burst repetitions per latency")
+    ap.add_argument("--single", type=int, default=5, help="single-run repetitions per latency (0: skip)")
+    ap.add_argument("--max-concurrency", type=int, default=100, help="the agent's max_concurrency")
+    ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_runs"))
+    ap.add_argument("--out", default="", help="write the raw figures as JSON here")
+    a = ap.parse_args()
+
+    work = Path(a.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    db_url = prepare_database(a.database_url, work)
+    env = {**os.environ, "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
+           "EVALCONSOLE_WORKERS": str(a.workers), "Q_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"}
+    env.pop("EVALCONSOLE_TEST_Q_SYNC", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True)
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")})
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    from agents.models import Agent
+    from agents.services import create_agent
+    from checks.services import create_check, create_test, create_test_set
+    from evalconsole.services import add_member, create_team, get_or_create_user
+    from runs import services
+    from runs.models import Run
+
+    engine = "PostgreSQL" if connection.vendor == "postgresql" else "SQLite"
+    user, _ = get_or_create_user(username="bench")
+    team = create_team(name="Bench")
+    add_member(team=team, user=user, role="admin")
+    agent = create_agent(team=team, by=user, name="Fake", endpoint_url="http://127.0.0.1:9/agent",
+                         max_concurrency=a.max_concurrency, timeout_s=30.0, retries=2)
+    checks = [
+        create_check(agent=agent, by=user, name="Mentions EC-1042", kind="text_includes", config={"text": "EC-1042"}),
+        create_check(agent=agent, by=user, name="Looked up the order", kind="tool_usage",
+                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+    ]
+    old_limit = settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN
+    test = create_test(
+        test_set=create_test_set(agent=agent, by=user, name="Bench"), by=user, name="Orders",
+        scenarios=[f"Where is my order EC-1042? (#{i})" for i in range(a.samples)],
+        checks=[{"check": c.pk, "required": True} for c in checks],
+    )
+    assert a.samples <= old_limit, "samples per run is over EVALCONSOLE_MAX_SAMPLES_PER_RUN"
+    idle_s = int(getattr(settings, "EVALCONSOLE_DRAIN_IDLE_MS", 1500)) / 1000
+
+    worker = Proc([sys.executable, "manage.py", "qcluster", "--skip-checks"], env, work / "qcluster.log", "running.")
+    results: dict = {"engine": engine, "workers": a.workers, "runs": a.runs, "samples": a.samples,
+                     "max_concurrency": a.max_concurrency, "burst": [], "single": []}
+
+    def wait_done(ids: list[int], timeout: float = 300) -> list[Run]:
+        deadline = time.monotonic() + timeout
+        while Run.objects.filter(pk__in=ids, status="completed").count() < len(ids):
+            if time.monotonic() > deadline:
+                raise RuntimeError("runs did not complete in time")
+            time.sleep(0.005)
+        runs = list(Run.objects.filter(pk__in=ids))
+        bad = [r.pk for r in runs if r.result != "pass"]
+        if bad:
+            raise RuntimeError(f"runs did not pass: {bad}")
+        return runs
+
+    try:
+        for latency in [float(x) for x in a.latencies.split(",") if x.strip()]:
+            port = free_port()
+            fake = Proc([sys.executable, str(FAKE_AGENT), "--port", str(port), "--latency-ms", str(latency)],
+                        env, work / f"agent_{int(latency)}.log", "LISTENING")
+            Agent.objects.filter(pk=agent.pk).update(endpoint_url=f"http://127.0.0.1:{port}/agent")
+            try:
+                wait_done([services.launch_run(test=test, by=user).pk])  # warm-up (imports, connections)
+                for rep in range(a.repeat):
+                    time.sleep(idle_s + 0.5)  # the worker's drain has returned: a cold start
+                    http_json(f"http://127.0.0.1:{port}/stats/reset", "POST")
+                    t0 = time.time()
+                    ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
+                    launched = time.time() - t0
+                    runs = wait_done(ids)
+                    stats = http_json(f"http://127.0.0.1:{port}/stats")
+                    last = max(r.finished_at.timestamp() for r in runs)
+                    wall = last - t0
+                    per_run = sorted(r.finished_at.timestamp() - r.created_at.timestamp() for r in runs)
+                    total = a.runs * a.samples
+                    ideal = math.ceil(total / a.max_concurrency) * latency / 1000
+                    row = {
+                        "latency_ms": latency, "rep": rep, "wall_s": round(wall, 3), "launch_s": round(launched, 3),
+                        "samples_per_s": round(total / wall, 1), "ideal_s": round(ideal, 3),
+                        "overhead_s": round(wall - ideal, 3),
+                        "overhead_per_run_ms": round((wall - ideal) / a.runs * 1000, 1),
+                        "run_median_s": round(statistics.median(per_run), 3),
+                        "run_p95_s": round(per_run[max(0, math.ceil(0.95 * len(per_run)) - 1)], 3),
+                        "agent_requests": stats["requests"], "agent_max_in_flight": stats["max_in_flight"],
+                    }
+                    results["burst"].append(row)
+                    log(f"[{engine} {a.workers}w] burst {a.runs}x{a.samples} @{latency:g} ms: {row}")
+                for rep in range(a.single):
+                    for mode in ("cold", "warm"):
+                        time.sleep(idle_s + 0.5 if mode == "cold" else 0.2)
+                        t0 = time.time()
+                        run = services.launch_run(test=test, by=user)
+                        run = wait_done([run.pk])[0]
+                        row = {"latency_ms": latency, "rep": rep, "mode": mode,
+                               "launch_to_done_ms": round((run.finished_at.timestamp() - t0) * 1000, 1),
+                               "first_call_ms": round((run.started_at.timestamp() - t0) * 1000, 1)}
+                        results["single"].append(row)
+                        log(f"[{engine} {a.workers}w] single @{latency:g} ms: {row}")
+            finally:
+                fake.stop()
+    finally:
+        worker.stop()
+
+    print(report(results))
+    if a.out:
+        Path(a.out).write_text(json.dumps(results, indent=2))
+
+
+def _med(values: list[float]) -> str:
+    if not values:
+        return "-"
+    return f"{statistics.median(values):g} ({min(values):g}–{max(values):g})"
+
+
+def report(r: dict) -> str:
+    lines = [f"### {r['engine']}, {r['workers']} worker process(es), agent max_concurrency {r['max_concurrency']}", ""]
+    lines += ["| load | latency ms | wall s | samples/s | ideal s | overhead per run ms | run median / p95 s |",
+              "|---|---|---|---|---|---|---|"]
+    for latency in sorted({row["latency_ms"] for row in r["burst"]}, reverse=True):
+        rows = [row for row in r["burst"] if row["latency_ms"] == latency]
+        lines.append(
+            f"| {r['runs']} runs × {r['samples']} | {latency:g} | {_med([x['wall_s'] for x in rows])} | "
+            f"{_med([x['samples_per_s'] for x in rows])} | {rows[0]['ideal_s']:g} | "
+            f"{_med([x['overhead_per_run_ms'] for x in rows])} | "
+            f"{statistics.median([x['run_median_s'] for x in rows]):g} / "
+            f"{statistics.median([x['run_p95_s'] for x in rows]):g} |"
+        )
+    if r["single"]:
+        lines += ["", "| single run | latency ms | launch → completed ms (median, min–max) |", "|---|---|---|"]
+        for latency in sorted({row["latency_ms"] for row in r["single"]}, reverse=True):
+            for mode in ("cold", "warm"):
+                rows = [x["launch_to_done_ms"] for x in r["single"] if x["latency_ms"] == latency and x["mode"] == mode]
+                lines.append(f"| 1 × {r['samples']} ({mode} worker) | {latency:g} | {_med(rows)} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
