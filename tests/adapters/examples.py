@@ -52,7 +52,7 @@ def _dist_is_fresh() -> bool:
     built = [f.stat().st_mtime for f in dist.rglob("*.js")] if dist.is_dir() else []
     if not (dist / "index.js").is_file() or not built:
         return False
-    sources = [AI_SDK / "src", AI_SDK / "package.json", AI_SDK / "package-lock.json", AI_SDK / "tsconfig.json"]
+    sources = [AI_SDK / name for name in ("src", "package.json", "package-lock.json", "tsconfig.json")]
     return min(built) >= _newest_mtime(sources)
 
 
@@ -94,9 +94,8 @@ class ExampleServer:
         threading.Thread(target=self._drain_stdout, daemon=True).start()
 
     @classmethod
-    def start(cls, adapter: str, *, secret: str | None = None, secret_env: bool = False,
-              timeout: float = 30.0) -> ExampleServer:
-        """Start the ``adapter`` example on port 0; ``secret`` by ``--secret`` or ``EVALCONSOLE_SECRET``."""
+    def start(cls, adapter: str, *, secret: str | None = None, timeout: float = 30.0) -> ExampleServer:
+        """Start the ``adapter`` example on port 0 (``--secret`` when given; EVALCONSOLE_SECRET is unset)."""
         env = {k: v for k, v in os.environ.items() if k not in ("EVALCONSOLE_SECRET", "PORT")}
         env["PYTHONUNBUFFERED"] = "1"
         if adapter == "ai-sdk":
@@ -106,14 +105,12 @@ class ExampleServer:
             command, cwd = [sys.executable, str(PYTHON_EXAMPLE), "--port", "0"], ROOT
         else:
             raise ValueError(f"unknown adapter {adapter!r}")
-        if secret is not None and secret_env:
-            env["EVALCONSOLE_SECRET"] = secret
-        elif secret is not None:
+        if secret is not None:
             command += ["--secret", secret]
         fd, name = tempfile.mkstemp(prefix=f"example-{adapter}-", suffix=".log")
         with os.fdopen(fd, "w") as stderr:
-            proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=stderr, text=True, start_new_session=True)
+            proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
         server = cls(adapter, proc, Path(name))
         try:
             server._wait_listening(timeout)
@@ -139,8 +136,8 @@ class ExampleServer:
                                    f"stdout {seen!r}, stderr:\n{self.stderr()}") from None
             if line is None:
                 self.proc.wait(timeout=5)
-                raise RuntimeError(f"{self.adapter} example exited with {self.proc.returncode} before listening; "
-                                   f"stdout {seen!r}, stderr:\n{self.stderr()}")
+                raise RuntimeError(f"{self.adapter} example exited with {self.proc.returncode} before "
+                                   f"listening; stdout {seen!r}, stderr:\n{self.stderr()}")
             match = LISTENING.match(line)
             if match:
                 self.url = match.group(1)

@@ -28,7 +28,10 @@ ANSWER = "Order EC-1042 is shipped."
 NO_ORDER_ANSWER = "I can look up orders for you. Please send an order id like EC-1042."
 LOOKUP = {"name": "lookup_order", "status": "succeeded", "input": {"orderId": "EC-1042"}}
 # Two ways of asking about the same order (the second in lower case, inside small talk).
-ORDER_SCENARIOS = ["Where is order EC-1042?", "Hello there! Any news on ec-1042, the order I placed last week?"]
+ORDER_SCENARIOS = [
+    "Where is order EC-1042?",
+    "Hello there! Any news on ec-1042, the order I placed last week?",
+]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +53,8 @@ def example_server() -> Iterator:
     for (adapter, secret), server in started.items():
         code = server.stop()
         if code != 0:
-            problems.append(f"{adapter} example (secret={secret!r}) exited with {code} on SIGTERM:\n{server.stderr()}")
+            problems.append(f"{adapter} example (secret={secret!r}) exited with {code} on SIGTERM:\n"
+                            f"{server.stderr()}")
         server.close()
     assert not problems, "\n".join(problems)
 
@@ -76,8 +80,9 @@ def _order_checks(agent, by) -> dict[str, object]:
 
 def _test_of(agent, by, scenarios: list[str], checks: dict) -> object:
     test_set = create_test_set(agent=agent, by=by, name="Orders")
-    return create_test(test_set=test_set, by=by, name="Order status", scenarios=scenarios,
-                       checks=[{"check": c.pk, "required": True} for c in checks.values()], samples_per_scenario=1)
+    attached = [{"check": c.pk, "required": True} for c in checks.values()]
+    return create_test(test_set=test_set, by=by, name="Order status", scenarios=scenarios, checks=attached,
+                       samples_per_scenario=1)
 
 
 def _finished(run_id: int, timeout: float = 20.0) -> Run:
@@ -178,5 +183,6 @@ def test_the_agents_shared_secret_is_sent_and_a_wrong_one_is_refused(adapter, ex
         assert sample.tool_calls is None and sample.output == ""
         assert [a["status_code"] for a in sample.attempts] == [401]  # a 401 is not retried
         assert {r.outcome for r in sample.results.all()} == {"error"}
-        assert all(r.explanation.startswith("Not evaluated: the agent call failed (") and "401" in r.explanation
-                   for r in sample.results.all())
+        for result in sample.results.all():
+            assert result.explanation.startswith("Not evaluated: the agent call failed (")
+            assert "401" in result.explanation
