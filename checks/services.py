@@ -58,7 +58,7 @@ def validate_check(*, name: str, kind: str, config: Mapping | None) -> tuple[str
     try:
         normalised = kind_obj.validate_config(dict(config or {}))
     except kinds.ConfigError as exc:
-        errors.update({f"config.{field}" if field else "config": msg for field, msg in exc.errors.items()})
+        errors.update({f"config.{field}" if field and field != "config" else "config": msg for field, msg in exc.errors.items()})
     if errors:
         raise ValidationFailed(errors)
     return name, kind, normalised
