@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -83,8 +84,10 @@ class _Errors:
 
     def __init__(self) -> None:
         self.errors: dict[str, str] = {}
+        self.count = 0  # every problem found, reported or not
 
     def add(self, index: int, field_name: str | None, message: str) -> None:
+        self.count += 1
         if len(self.errors) < MAX_REPORTED_ERRORS:
             key = f"items.{index}" + (f".{field_name}" if field_name else "")
             self.errors.setdefault(key, message)
@@ -140,10 +143,11 @@ def _text_problem(value: object, depth: int = 0) -> str | None:
     if isinstance(value, str):
         if "\x00" in value:
             return "must not contain NUL characters (\\u0000)"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "must not contain lone surrogate characters"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "must not contain lone surrogate characters"
         return None
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -158,23 +162,25 @@ def _text_problem(value: object, depth: int = 0) -> str | None:
     return None
 
 
-def _unstorable_field(item: Mapping) -> tuple[str, str] | None:
-    """(field, message) when the item holds text no database column can store (NUL, lone surrogates).
+class JSONText(str):
+    """A value already serialised to JSON text (inserted into a JSON column without dumping again)."""
 
-    Screened with one C-speed json.dumps per item; the precise walk runs only on suspicion.
+
+def _json_text(value: object, index: int, name: str, errors: _Errors) -> JSONText | None:
+    """`value` as JSON text (ASCII, like Django's JSONField), or None (SQL NULL) for None.
+
+    ASCII output escapes NUL as \\u0000 and surrogates as \\udXXX, so one substring test screens
+    for text no database stores; only suspects are walked (a surrogate pair, e.g. an emoji, is fine).
     """
-    try:
-        text = json.dumps(item, ensure_ascii=False, default=str)
-        text.encode("utf-8")
-        if "\\u0000" not in text:
-            return None
-    except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
-        pass
-    for key in TASK_FIELDS:
-        problem = _text_problem(item.get(key)) if key in item else None
+    if value is None:
+        return None
+    text = json.dumps(value)
+    if "\\u0000" in text or "\\ud" in text:
+        problem = _text_problem(value)
         if problem:
-            return key, problem
-    return None
+            errors.add(index, name, problem)
+            return None
+    return JSONText(text)
 
 
 def validate_task_items(items: object, *, max_batch: int | None = None) -> list[dict[str, Any]]:
@@ -199,6 +205,7 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         if not isinstance(item, Mapping):
             errors.add(index, None, "must be a task object")
             continue
+        known_errors = errors.count
         unknown = [key for key in item if key not in TASK_FIELDS]
         if unknown:
             key = unknown[0]
@@ -238,16 +245,26 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         elif not isinstance(metadata, dict):
             errors.add(index, "metadata", "must be an object")
         latency = item.get("latency_ms")
-        if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0):
+        if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float)
+                                    or not math.isfinite(latency) or latency < 0):
             errors.add(index, "latency_ms", "must be a number of milliseconds (0 or more) or null")
-        problem_field = _unstorable_field(item)
-        if problem_field:
-            errors.add(index, problem_field[0], problem_field[1])
-        if errors.errors:
-            continue
+        for name, text in (("external_id", external_id), ("output", output)):
+            problem = _text_problem(text) if isinstance(text, str) else None
+            if problem:
+                errors.add(index, name, problem)
+        if errors.count > known_errors:
+            continue  # (later items are still checked, so one answer lists the batch's problems)
+        # The JSON columns are serialised here, once: the text is screened for what no database
+        # stores (NUL, lone surrogates) and then inserted as is (see _insert_rows).
+        texts = {}
+        for name, value in (("messages", messages), ("tool_calls", tool_calls), ("trace", trace),
+                            ("metadata", metadata)):
+            texts[name] = _json_text(value, index, name, errors)
+        if errors.count:
+            continue  # nothing of this batch will be stored
         clean.append({
-            "external_id": external_id, "messages": messages, "output": output, "tool_calls": tool_calls,
-            "trace": trace, "metadata": metadata, "latency_ms": latency, "completed_at": completed_at,
+            "external_id": external_id, "output": output, "latency_ms": latency, "completed_at": completed_at,
+            **texts,
         })
     errors.raise_if_any()
     return clean
@@ -296,30 +313,67 @@ def _write_connection(model):
     return connection
 
 
-def _insert_rows(connection, model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                 conflict: str = "", returning: Sequence[str] = ()) -> list[tuple]:
-    """`INSERT ... VALUES (...), (...) ON CONFLICT <conflict> DO NOTHING [RETURNING ...]` in chunks, in
-    one transaction; values must already be adapted by `connection.ops`.
+def _insert_rows(model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, conflict: Sequence[str] = (),
+                 returning: Sequence[str] = ()) -> list[tuple]:
+    """Insert plain Python rows with ON CONFLICT [(conflict)] DO NOTHING [RETURNING ...]; one transaction.
 
     Raw SQL on the hot paths (ingestion, background evaluation): building model instances and letting
     the ORM compile every value cost about half the time of a 1,000-task batch. ON CONFLICT DO NOTHING
     is what bulk_create(ignore_conflicts=True) sends; RETURNING tells which rows were really inserted.
+    JSON columns take Python values or JSONText (None = SQL NULL), datetime columns aware datetimes.
+
+    PostgreSQL: one statement with one array parameter per column (`SELECT ... FROM unnest(...)`),
+    sent with server-side binding, so the SQL text stays short whatever the batch size (Django's
+    client-side-binding cursor would parse and quote 12,000 placeholders). SQLite: multi-row VALUES.
     """
     if not rows:
         return []
+    connection = _write_connection(model)
+    by_column = {f.column: f for f in model._meta.concrete_fields}
+    fields = [by_column[c] for c in columns]
+    is_json = [f.get_internal_type() == "JSONField" for f in fields]
     qn = connection.ops.quote_name
-    ncols = len(columns)
-    per_statement = max(1, min(1000, (connection.features.max_query_params or 999) // ncols))
-    head = f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(qn(c) for c in columns)}) VALUES "
-    tail = f" ON CONFLICT {conflict} DO NOTHING".replace("  ", " ")
+    target = f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(qn(c) for c in columns)}) "
+    tail = " ON CONFLICT " + (f"({', '.join(qn(c) for c in conflict)}) " if conflict else "") + "DO NOTHING"
     if returning:
         tail += " RETURNING " + ", ".join(qn(c) for c in returning)
-    row_sql = "(" + ", ".join(["%s"] * ncols) + ")"
+    dumps = json.dumps
     fetched: list[tuple] = []
+    if connection.vendor == "postgresql":
+        import psycopg
+
+        arrays: list[list] = [[] for _ in columns]
+        for row in rows:
+            for i, value in enumerate(row):
+                if is_json[i] and value is not None and not isinstance(value, JSONText):
+                    value = dumps(value)
+                arrays[i].append(value)
+        casts = ["text[]" if is_json[i] else f"{f.db_type(connection)}[]" for i, f in enumerate(fields)]
+        names = [f"c{i}" for i in range(len(columns))]
+        select = ", ".join(f"{n}::jsonb" if is_json[i] else n for i, n in enumerate(names))
+        sql = (target + f"SELECT {select} FROM unnest({', '.join(f'%b::{c}' for c in casts)}) AS u({', '.join(names)})"
+               + tail)
+        with transaction.atomic(using=connection.alias):
+            connection.ensure_connection()
+            with psycopg.Cursor(connection.connection) as cursor:  # server-side binding
+                cursor.execute(sql, arrays)
+                if returning:
+                    fetched = cursor.fetchall()
+        return fetched
+    adapt_dt = connection.ops.adapt_datetimefield_value
+    is_dt = [f.get_internal_type() == "DateTimeField" for f in fields]
+    ncols = len(columns)
+    per_statement = max(1, min(1000, (connection.features.max_query_params or 999) // ncols))
+    row_sql = "(" + ", ".join(["%s"] * ncols) + ")"
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         for start in range(0, len(rows), per_statement):
             chunk = rows[start:start + per_statement]
-            cursor.execute(head + ", ".join([row_sql] * len(chunk)) + tail, [v for row in chunk for v in row])
+            params = [
+                None if v is None else (v if isinstance(v, JSONText) else dumps(v)) if is_json[i]
+                else adapt_dt(v) if is_dt[i] else v
+                for row in chunk for i, v in enumerate(row)
+            ]
+            cursor.execute(target + "VALUES " + ", ".join([row_sql] * len(chunk)) + tail, params)
             if returning:
                 fetched.extend(cursor.fetchall())
     return fetched
@@ -332,22 +386,14 @@ _TASK_COLUMNS = ("agent_id", "external_id", "messages", "output", "tool_calls", 
 def _insert_new_tasks(agent_id: int, rows: list[dict[str, Any]]) -> dict[str, int]:
     """Insert validated tasks; return {external_id: id} of the rows really inserted (a row another
     request stored meanwhile is skipped by ON CONFLICT (agent, external_id) DO NOTHING)."""
-    connection = _write_connection(Task)
-    ops = connection.ops
-    now = ops.adapt_datetimefield_value(timezone.now())
-
-    def json_or_null(value):
-        return None if value is None else ops.adapt_json_value(value, None)
-
+    now = timezone.now()
     values = [
-        (agent_id, row["external_id"], ops.adapt_json_value(row["messages"], None), row["output"],
-         json_or_null(row["tool_calls"]), json_or_null(row["trace"]), ops.adapt_json_value(row["metadata"], None),
-         row["latency_ms"], ops.adapt_datetimefield_value(row["completed_at"]), now, row["sampled"], False)
+        (agent_id, row["external_id"], row["messages"], row["output"], row["tool_calls"], row["trace"],
+         row["metadata"], row["latency_ms"], row["completed_at"], now, row["sampled"], False)
         for row in rows
     ]
-    qn = ops.quote_name
-    fetched = _insert_rows(connection, Task, _TASK_COLUMNS, values,
-                           conflict=f"({qn('agent_id')}, {qn('external_id')})", returning=("id", "external_id"))
+    fetched = _insert_rows(Task, _TASK_COLUMNS, values, conflict=("agent_id", "external_id"),
+                           returning=("id", "external_id"))
     return {external_id: pk for pk, external_id in fetched}
 
 
@@ -403,16 +449,13 @@ def _save_results(results: list[tuple[int, int, dict[str, Any], datetime]], *, m
     ON CONFLICT DO NOTHING + the unique (monitor|evaluation, task, version) constraints make redelivered
     background jobs harmless: a result already recorded stays as it is and is not counted twice.
     """
-    connection = _write_connection(CheckResult)
-    ops = connection.ops
-    now = ops.adapt_datetimefield_value(timezone.now())
+    now = timezone.now()
     values = [
         (version_id, task_id, monitor_id, evaluation_id, True, f["outcome"], f["expected"], f["actual"],
-         f["explanation"], ops.adapt_json_value(f["evidence"], None), ops.adapt_json_value(f["details"], None),
-         ops.adapt_datetimefield_value(observed_at), now)
+         f["explanation"], f["evidence"], f["details"], observed_at, now)
         for task_id, version_id, f, observed_at in results
     ]
-    _insert_rows(connection, CheckResult, _RESULT_COLUMNS, values)
+    _insert_rows(CheckResult, _RESULT_COLUMNS, values)
     failed = {task_id for task_id, _, f, _ in results if f["outcome"] == Outcome.FAIL}
     if failed:
         Task.objects.filter(pk__in=failed, has_failures=False).update(has_failures=True)
