@@ -16,31 +16,55 @@ class SecretTextarea(forms.Textarea):
 
 class AgentForm(forms.Form):
     name = forms.CharField(label="Name", max_length=100)
-    description = forms.CharField(label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    kind = forms.ChoiceField(label="Kind", choices=AgentKind.choices, initial=AgentKind.AGENT,
-                             help_text="A workforce has named nodes (sub-agents and tools).")
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    kind = forms.ChoiceField(
+        label="Kind",
+        choices=AgentKind.choices,
+        initial=AgentKind.AGENT,
+        help_text="A workforce has named nodes (sub-agents and tools).",
+    )
     protocol = forms.ChoiceField(label="Protocol", choices=Protocol.choices, initial=Protocol.EVALCONSOLE)
     endpoint_url = forms.CharField(
-        label="Endpoint URL", max_length=500,
+        label="Endpoint URL",
+        max_length=500,
         help_text="evalconsole: the URL we POST each scenario to. openai-chat: the base URL (…/v1).",
-        widget=forms.TextInput(attrs={"placeholder": "https://agent.example.com/evaluate", "inputmode": "url"}),
+        widget=forms.TextInput(
+            attrs={"placeholder": "https://agent.example.com/evaluate", "inputmode": "url"}
+        ),
     )
-    model_name = forms.CharField(label="Model", required=False, max_length=200,
-                                 help_text='Sent as "model" with the openai-chat protocol.')
+    model_name = forms.CharField(
+        label="Model",
+        required=False,
+        max_length=200,
+        help_text='Sent as "model" with the openai-chat protocol.',
+    )
     headers = forms.CharField(
-        label="Headers (secret)", required=False,
-        widget=SecretTextarea(attrs={"rows": 3, "class": "code", "autocomplete": "off", "spellcheck": "false",
-                                     "placeholder": "Authorization: Bearer …"}),
+        label="Headers (secret)",
+        required=False,
+        widget=SecretTextarea(
+            attrs={
+                "rows": 3,
+                "class": "code",
+                "autocomplete": "off",
+                "spellcheck": "false",
+                "placeholder": "Authorization: Bearer …",
+            }
+        ),
         help_text="One “Name: value” per line, e.g. API keys. Stored encrypted and never shown again.",
     )
     clear_headers = forms.BooleanField(label="Remove all stored headers", required=False)
-    timeout_s = forms.FloatField(label="Timeout (seconds)", initial=30.0,
-                                 help_text="Per attempt; 0.1 to 600.")
-    retries = forms.IntegerField(label="Retries", initial=2,
-                                 help_text="Extra attempts on connect errors, 429 and 5xx (0 to 10).")
+    timeout_s = forms.FloatField(
+        label="Timeout (seconds)", initial=30.0, help_text="Per attempt; 0.1 to 600."
+    )
+    retries = forms.IntegerField(
+        label="Retries", initial=2, help_text="Extra attempts on connect errors, 429 and 5xx (0 to 10)."
+    )
     max_concurrency = forms.IntegerField(label="Max concurrent calls", initial=10, help_text="1 to 200.")
     nodes = forms.CharField(
-        label="Workforce nodes", required=False,
+        label="Workforce nodes",
+        required=False,
         widget=forms.Textarea(attrs={"rows": 3, "class": "code", "placeholder": "planner\nsearch: tool"}),
         help_text="One node per line: “name” for a sub-agent, “name: tool” for a tool.",
     )
@@ -49,11 +73,18 @@ class AgentForm(forms.Form):
         self.agent = agent
         if agent is not None and "initial" not in kwargs:
             kwargs["initial"] = {
-                "name": agent.name, "description": agent.description, "kind": agent.kind,
-                "protocol": agent.protocol, "endpoint_url": agent.endpoint_url, "model_name": agent.model_name,
-                "timeout_s": agent.timeout_s, "retries": agent.retries, "max_concurrency": agent.max_concurrency,
+                "name": agent.name,
+                "description": agent.description,
+                "kind": agent.kind,
+                "protocol": agent.protocol,
+                "endpoint_url": agent.endpoint_url,
+                "model_name": agent.model_name,
+                "timeout_s": agent.timeout_s,
+                "retries": agent.retries,
+                "max_concurrency": agent.max_concurrency,
                 "nodes": "\n".join(
-                    n.name if n.kind == NodeKind.SUBAGENT else f"{n.name}: {n.kind}" for n in agent.nodes.all()
+                    n.name if n.kind == NodeKind.SUBAGENT else f"{n.name}: {n.kind}"
+                    for n in agent.nodes.all()
                 ),
             }
         super().__init__(*args, **kwargs)

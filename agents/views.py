@@ -90,8 +90,13 @@ def _detail_context(request: HttpRequest, agent: Agent, **extra) -> dict:
         .order_by("name", "pk")
     )
     return {
-        "agent": agent, "runs": runs, "check_count": counts["checks"], "test_sets": test_sets, "tab": "overview",
-        **role_flags(request.user, agent.team), **extra,
+        "agent": agent,
+        "runs": runs,
+        "check_count": counts["checks"],
+        "test_sets": test_sets,
+        "tab": "overview",
+        **role_flags(request.user, agent.team),
+        **extra,
     }
 
 

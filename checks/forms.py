@@ -22,8 +22,12 @@ from checks.kinds import FieldSpec, Kind
 class CheckForm(forms.Form):
     """Name and kind; the kind's own config fields come from CheckConfigForm."""
 
-    name = forms.CharField(label="Name", required=False, max_length=200,
-                           widget=forms.TextInput(attrs={"placeholder": "e.g. Looks up the order"}))
+    name = forms.CharField(
+        label="Name",
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. Looks up the order"}),
+    )
     kind = forms.ChoiceField(label="Kind", choices=())
 
     def __init__(self, *args, **kwargs):
@@ -117,8 +121,9 @@ class CheckConfigForm:
 
     prefix = "cfg"
 
-    def __init__(self, kind: Kind, data: Mapping | None = None, initial: Mapping | None = None,
-                 action: str = "") -> None:
+    def __init__(
+        self, kind: Kind, data: Mapping | None = None, initial: Mapping | None = None, action: str = ""
+    ) -> None:
         self.kind = kind
         self.data = data
         self.errors: list[str] = []  # about the config as a whole
@@ -139,16 +144,26 @@ class CheckConfigForm:
             item = _item_schema(self.kind, spec.name)
             if item.get("type") == "object" and item.get("properties"):
                 columns = [
-                    RowColumn(name=key, label=key.replace("_", " ").capitalize(),
-                              choices=tuple(prop.get("enum") or ()), help=prop.get("description", ""))
+                    RowColumn(
+                        name=key,
+                        label=key.replace("_", " ").capitalize(),
+                        choices=tuple(prop.get("enum") or ()),
+                        help=prop.get("description", ""),
+                    )
                     for key, prop in item["properties"].items()
                 ]
                 return "rows", columns
             if item.get("type") == "string" or not item:
                 return "lines", []
             return "json", []
-        return {"text": "text", "textarea": "textarea", "bool": "checkbox", "int": "number",
-                "choice": "select", "json": "json"}[spec.type], []
+        return {
+            "text": "text",
+            "textarea": "textarea",
+            "bool": "checkbox",
+            "int": "number",
+            "choice": "select",
+            "json": "json",
+        }[spec.type], []
 
     def _build(self, spec: FieldSpec, value: Any) -> ConfigField:
         widget, columns = self._widget(spec)
@@ -158,11 +173,22 @@ class CheckConfigForm:
             cf.choices = blank + [(c, humanise(c)) for c in spec.choices]
         bound = self.data is not None
         if widget == "rows":
-            cf.rows = self._bound_rows(cf) if bound else [
-                {c.name: (_display_json_value(row.get(c.name)) if c.name == "value" else (row.get(c.name) or ""))
-                 for c in columns}
-                for row in (value or []) if isinstance(row, Mapping)
-            ]
+            cf.rows = (
+                self._bound_rows(cf)
+                if bound
+                else [
+                    {
+                        c.name: (
+                            _display_json_value(row.get(c.name))
+                            if c.name == "value"
+                            else (row.get(c.name) or "")
+                        )
+                        for c in columns
+                    }
+                    for row in (value or [])
+                    if isinstance(row, Mapping)
+                ]
+            )
             return cf
         if bound:
             if widget == "checkbox":
@@ -282,7 +308,9 @@ class CheckConfigForm:
 
 class NewTestSetForm(forms.Form):
     name = forms.CharField(label="Name", required=False, max_length=200)
-    description = forms.CharField(label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
 
 # ---------------------------------------------------------------- the test builder
@@ -368,16 +396,25 @@ class TestBuilder:
         for raw in version.scenarios:
             messages = raw.get("messages") or []
             single = messages == [{"role": "user", "content": raw.get("input", "")}] or not messages
-            builder.scenarios.append(ScenarioRow(
-                name=raw.get("name", ""),
-                mode="single" if single else "chat",
-                input=raw.get("input", ""),
-                messages=[MessageRow(m.get("role", "user"), m.get("content", "")) for m in messages],
-                metadata=json.dumps(raw["metadata"], indent=2, ensure_ascii=False) if raw.get("metadata") else "",
-            ))
+            builder.scenarios.append(
+                ScenarioRow(
+                    name=raw.get("name", ""),
+                    mode="single" if single else "chat",
+                    input=raw.get("input", ""),
+                    messages=[MessageRow(m.get("role", "user"), m.get("content", "")) for m in messages],
+                    metadata=json.dumps(raw["metadata"], indent=2, ensure_ascii=False)
+                    if raw.get("metadata")
+                    else "",
+                )
+            )
         for attached in version.attached_checks.all():
-            builder.checks.append(CheckRow(check_id=attached.library_check_id, advisory=not attached.required,
-                                           check=attached.library_check))
+            builder.checks.append(
+                CheckRow(
+                    check_id=attached.library_check_id,
+                    advisory=not attached.required,
+                    check=attached.library_check,
+                )
+            )
         builder.samples_per_scenario = str(version.samples_per_scenario)
         builder.min_valid_per_scenario = str(version.min_valid_per_scenario)
         builder.required_pass_rate = str(version.required_pass_rate)
@@ -400,8 +437,9 @@ class TestBuilder:
             )
             for j in range(_bounded(data.get(p + "msg_count"), 100)):
                 role = data.get(f"{p}m-{j}-role", "user")
-                row.messages.append(MessageRow(role if role in MESSAGE_ROLES else "user",
-                                               data.get(f"{p}m-{j}-content", "")))
+                row.messages.append(
+                    MessageRow(role if role in MESSAGE_ROLES else "user", data.get(f"{p}m-{j}-content", ""))
+                )
             # Switching mode carries the text over: the single input becomes the first user message.
             if row.mode == "chat" and not row.messages:
                 row.messages.append(MessageRow("user", row.input))
@@ -434,7 +472,11 @@ class TestBuilder:
                 del messages[args[1]]
         elif verb == "add_check":
             raw = str(data.get("add_check", ""))
-            if raw.isdigit() and all(c.check_id != int(raw) for c in self.checks) and len(self.checks) < limits.checks:
+            if (
+                raw.isdigit()
+                and all(c.check_id != int(raw) for c in self.checks)
+                and len(self.checks) < limits.checks
+            ):
                 self.checks.append(CheckRow(check_id=int(raw), advisory="add_check_advisory" in data))
         elif verb == "remove_check" and args and args[0] < len(self.checks):
             del self.checks[args[0]]
@@ -469,23 +511,35 @@ class TestBuilder:
         }
 
     def add_errors(self, errors: Mapping[str, str]) -> None:
-        """Attach a service's messages (`scenarios.1.messages.0.role`, `checks.0.check`, ...) to their rows."""
+        """Attach a service's messages (`scenarios.1.messages.0.role`, `checks.0.check`, ...) to rows."""
         for key, message in errors.items():
             path = key.split(".")
-            if path[0] == "scenarios" and len(path) >= 2 and path[1].isdigit() and int(path[1]) < len(self.scenarios):
+            if (
+                path[0] == "scenarios"
+                and len(path) >= 2
+                and path[1].isdigit()
+                and int(path[1]) < len(self.scenarios)
+            ):
                 row = self.scenarios[int(path[1])]
                 where = path[2] if len(path) > 2 else ""
                 if where == "messages" and len(path) > 3 and path[3].isdigit():
                     message = f"message {int(path[3]) + 1}{' ' + path[4] if len(path) > 4 else ''}: {message}"
                 row.error(where, message)
-            elif path[0] == "checks" and len(path) >= 2 and path[1].isdigit() and int(path[1]) < len(self.checks):
+            elif (
+                path[0] == "checks"
+                and len(path) >= 2
+                and path[1].isdigit()
+                and int(path[1]) < len(self.checks)
+            ):
                 self.checks[int(path[1])].errors.append(message)
             else:
                 self.errors.setdefault(path[0] if path[0] != "__all__" else "", []).append(message)
 
     @property
     def has_errors(self) -> bool:
-        return bool(self.errors) or any(r.errors for r in self.scenarios) or any(c.errors for c in self.checks)
+        return (
+            bool(self.errors) or any(r.errors for r in self.scenarios) or any(c.errors for c in self.checks)
+        )
 
     @property
     def top_errors(self) -> list[str]:

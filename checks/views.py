@@ -76,8 +76,10 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         .select_related("current_version", "created_by")
         .annotate(
             test_count=count_subquery(
-                TestCheck, "library_check",
-                test_version__test__current_version=F("test_version"), test_version__test__archived_at__isnull=True,
+                TestCheck,
+                "library_check",
+                test_version__test__current_version=F("test_version"),
+                test_version__test__archived_at__isnull=True,
             ),
             monitor_count=count_subquery(Monitor, "checks", active=True),
         )
@@ -89,19 +91,34 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     for check in rows:
         check.kind_label = labels.get(check.kind, check.kind)
         check.summary = config_summary(check.current_version.config if check.current_version else {})
-    filters = [("", "All", counts["all"])] + [(key, label, counts[key]) for key, label in USED_FILTERS.items()]
+    filters = [("", "All", counts["all"])] + [
+        (key, label, counts[key]) for key, label in USED_FILTERS.items()
+    ]
     context = {
-        "agent": agent, "tab": "checks", "page": page, "checks": rows, "filters": filters, "used": used,
-        "query": f"used={used}" if used else "", **role_flags(request.user, agent.team),
+        "agent": agent,
+        "tab": "checks",
+        "page": page,
+        "checks": rows,
+        "filters": filters,
+        "used": used,
+        "query": f"used={used}" if used else "",
+        **role_flags(request.user, agent.team),
     }
-    return page_or_fragment(request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context)
+    return page_or_fragment(
+        request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context
+    )
 
 
 def _check_form_context(request, *, agent, form, config_form, check=None) -> dict:
     kind_obj = config_form.kind
     return {
-        "agent": agent, "check": check, "form": form, "config_form": config_form, "kind": kind_obj,
-        "kinds": kinds.all_kinds(), "tab": "checks",
+        "agent": agent,
+        "check": check,
+        "form": form,
+        "config_form": config_form,
+        "kind": kind_obj,
+        "kinds": kinds.all_kinds(),
+        "tab": "checks",
     }
 
 
@@ -142,11 +159,13 @@ def _edit_check_form(request: HttpRequest, *, agent: Agent, check: Check | None)
         name = form.cleaned_data["name"]
         try:
             if check is None:
-                saved = services.create_check(agent=agent, by=request.user, name=name, kind=kind_obj.name,
-                                              config=config)
+                saved = services.create_check(
+                    agent=agent, by=request.user, name=name, kind=kind_obj.name, config=config
+                )
             else:
-                saved = services.edit_check(check=check, by=request.user, name=name, kind=kind_obj.name,
-                                            config=config)
+                saved = services.edit_check(
+                    check=check, by=request.user, name=name, kind=kind_obj.name, config=config
+                )
         except PermissionDenied as exc:
             return forbidden(request, str(exc))
         except DomainError as exc:
@@ -185,7 +204,8 @@ def check_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
 
 def _check_for(request: HttpRequest, pk: int) -> Check:
     return get_object_or_404(
-        Check.objects.visible_to(request.user).select_related("agent__team", "current_version", "created_by"), pk=pk
+        Check.objects.visible_to(request.user).select_related("agent__team", "current_version", "created_by"),
+        pk=pk,
     )
 
 
@@ -217,21 +237,27 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # The version just below this page, to diff the page's oldest one against.
     older = None
     if versions and versions[-1].number > 1:
-        older = CheckVersion.objects.filter(parent=check, number__lt=versions[-1].number).order_by("-number").first()
+        older = (
+            CheckVersion.objects.filter(parent=check, number__lt=versions[-1].number)
+            .order_by("-number")
+            .first()
+        )
     chain = versions + ([older] if older else [])
     labels = _kind_labels()
     history = []
     for index, version in enumerate(versions):
         previous = chain[index + 1] if index + 1 < len(chain) else None
-        history.append({
-            "version": version,
-            "kind_label": labels.get(version.kind, version.kind),
-            "changes": [
-                {"field": name, "before": _show(before), "after": _show(after)}
-                for name, before, after in services.version_diff(previous, version)
-            ],
-            "config": _show(version.config),
-        })
+        history.append(
+            {
+                "version": version,
+                "kind_label": labels.get(version.kind, version.kind),
+                "changes": [
+                    {"field": name, "before": _show(before), "after": _show(after)}
+                    for name, before, after in services.version_diff(previous, version)
+                ],
+                "config": _show(version.config),
+            }
+        )
     tests = (
         Test.objects.filter(current_version__attached_checks__library_check=check, archived_at__isnull=True)
         .select_related("test_set", "current_version")
@@ -239,8 +265,14 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     monitors = check.monitors.filter(active=True).order_by("name")[:50]
     context = {
-        "check": check, "agent": check.agent, "tab": "checks", "history": history, "page": page,
-        "kind_label": labels.get(check.kind, check.kind), "tests": tests, "monitors": monitors,
+        "check": check,
+        "agent": check.agent,
+        "tab": "checks",
+        "history": history,
+        "page": page,
+        "kind_label": labels.get(check.kind, check.kind),
+        "tests": tests,
+        "monitors": monitors,
         **role_flags(request.user, check.agent.team),
     }
     return render(request, "checks/check_detail.html", context)
@@ -291,19 +323,30 @@ def testset_list(request: HttpRequest) -> HttpResponse:
         )
         .order_by("name", "pk")
     )
-    sets = sets.select_related("agent").prefetch_related(Prefetch("tests", queryset=active_tests)).order_by(
-        "agent__name", "name", "pk"
+    sets = (
+        sets.select_related("agent")
+        .prefetch_related(Prefetch("tests", queryset=active_tests))
+        .order_by("agent__name", "name", "pk")
     )
     page = Paginator(sets, 20).get_page(request.GET.get("page"))
     team = agent.team if agent else request.team
     agents = []
     flags = role_flags(request.user, team)
     if flags["can_edit"] and agent is None:
-        agents = list(Agent.objects.visible_to(request.user).filter(team=team, archived_at__isnull=True)
-                      .order_by("name").values("pk", "name")[:200])
+        agents = list(
+            Agent.objects.visible_to(request.user)
+            .filter(team=team, archived_at__isnull=True)
+            .order_by("name")
+            .values("pk", "name")[:200]
+        )
     context = {
-        "page": page, "test_sets": page.object_list, "agent": agent, "agents": agents, "tab": "tests",
-        "query": f"agent={agent.pk}" if agent else "", **flags,
+        "page": page,
+        "test_sets": page.object_list,
+        "agent": agent,
+        "agents": agents,
+        "tab": "tests",
+        "query": f"agent={agent.pk}" if agent else "",
+        **flags,
     }
     return render(request, "checks/testset_list.html", context)
 
@@ -337,7 +380,9 @@ def testset_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
 
 @login_required
 def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    test_set = get_object_or_404(TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=pk)
+    test_set = get_object_or_404(
+        TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=pk
+    )
     last_run = Run.objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
     tests = (
         Test.objects.filter(test_set=test_set, archived_at__isnull=True)
@@ -353,7 +398,11 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     page = Paginator(tests, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
-        "test_set": test_set, "agent": test_set.agent, "tab": "tests", "page": page, "tests": page.object_list,
+        "test_set": test_set,
+        "agent": test_set.agent,
+        "tab": "tests",
+        "page": page,
+        "tests": page.object_list,
         **role_flags(request.user, test_set.agent.team),
     }
     return render(request, "checks/testset_detail.html", context)
@@ -365,13 +414,16 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
     test = get_object_or_404(
-        Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version", "created_by"),
+        Test.objects.visible_to(request.user).select_related(
+            "test_set__agent__team", "current_version", "created_by"
+        ),
         pk=pk,
     )
     version = test.current_version
     attached = (
         version.attached_checks.select_related("library_check__current_version").order_by("position")
-        if version else []
+        if version
+        else []
     )
     versions = (
         TestVersion.objects.filter(test=test)
@@ -385,8 +437,14 @@ def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .order_by("-created_at", "-id")[:10]
     )
     context = {
-        "test": test, "version": version, "attached": attached, "versions": versions, "runs": runs,
-        "agent": test.test_set.agent, "tab": "tests", **role_flags(request.user, test.test_set.agent.team),
+        "test": test,
+        "version": version,
+        "attached": attached,
+        "versions": versions,
+        "runs": runs,
+        "agent": test.test_set.agent,
+        "tab": "tests",
+        **role_flags(request.user, test.test_set.agent.team),
     }
     return render(request, "checks/test_detail.html", context)
 
@@ -403,23 +461,32 @@ def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
         problems.append(f"{len(builder.checks)} checks is over the limit of {limits.checks} per test")
     try:
         services.validate_thresholds(
-            scenario_count=count, samples_per_scenario=builder.samples_per_scenario,
+            scenario_count=count,
+            samples_per_scenario=builder.samples_per_scenario,
             min_valid_per_scenario=builder.min_valid_per_scenario,
-            required_pass_rate=builder.required_pass_rate, limits=limits,
+            required_pass_rate=builder.required_pass_rate,
+            limits=limits,
         )
     except ValidationFailed as exc:
-        labels = {"samples_per_scenario": "Samples per scenario", "min_valid_per_scenario": "Minimum valid",
-                  "required_pass_rate": "Required pass rate"}
+        labels = {
+            "samples_per_scenario": "Samples per scenario",
+            "min_valid_per_scenario": "Minimum valid",
+            "required_pass_rate": "Required pass rate",
+        }
         problems += [f"{labels.get(k, k)}: {v}" for k, v in exc.errors.items()]
     return {
-        "scenarios": count, "samples": samples if isinstance(samples, int) else "?", "total": total,
-        "limit": limits.samples_per_run, "over": total is not None and total > limits.samples_per_run,
+        "scenarios": count,
+        "samples": samples if isinstance(samples, int) else "?",
+        "total": total,
+        "limit": limits.samples_per_run,
+        "over": total is not None and total > limits.samples_per_run,
         "problems": problems,
     }
 
 
-def _builder_response(request, *, test_set: TestSet, test: Test | None, builder: TestBuilder,
-                      fragment: str | None = None) -> HttpResponse:
+def _builder_response(
+    request, *, test_set: TestSet, test: Test | None, builder: TestBuilder, fragment: str | None = None
+) -> HttpResponse:
     limits = services.Limits.current()
     agent = test_set.agent
     ids = builder.attached_ids
@@ -434,8 +501,14 @@ def _builder_response(request, *, test_set: TestSet, test: Test | None, builder:
     for c in addable:
         c.kind_label = labels.get(c.kind, c.kind)
     context = {
-        "test_set": test_set, "test": test, "agent": agent, "builder": builder, "tab": "tests",
-        "counter": builder_counter(builder, limits), "limits": limits, "addable": addable,
+        "test_set": test_set,
+        "test": test,
+        "agent": agent,
+        "builder": builder,
+        "tab": "tests",
+        "counter": builder_counter(builder, limits),
+        "limits": limits,
+        "addable": addable,
         "roles": ("user", "assistant", "system", "tool"),
         "action_url": request.path,
     }
@@ -449,7 +522,9 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
     builder = TestBuilder.from_post(request.POST)
     action = request.POST.get("_action", "")
     if action == "count":  # the live counter while typing
-        return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder-counter")
+        return _builder_response(
+            request, test_set=test_set, test=test, builder=builder, fragment="builder-counter"
+        )
     if action:
         builder.apply(action, request.POST, services.Limits.current())
         return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder")
@@ -477,8 +552,9 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
 
 @login_required
 def test_create(request: HttpRequest, testset_pk: int) -> HttpResponse:
-    test_set = get_object_or_404(TestSet.objects.visible_to(request.user).select_related("agent__team"),
-                                 pk=testset_pk)
+    test_set = get_object_or_404(
+        TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=testset_pk
+    )
     if not role_flags(request.user, test_set.agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot build tests.")
     return _builder(request, test_set=test_set, test=None)
@@ -487,7 +563,8 @@ def test_create(request: HttpRequest, testset_pk: int) -> HttpResponse:
 @login_required
 def test_edit(request: HttpRequest, pk: int) -> HttpResponse:
     test = get_object_or_404(
-        Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version"), pk=pk
+        Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version"),
+        pk=pk,
     )
     if not role_flags(request.user, test.test_set.agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot edit tests.")
@@ -497,7 +574,9 @@ def test_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def test_archive(request: HttpRequest, pk: int) -> HttpResponse:
-    test = get_object_or_404(Test.objects.visible_to(request.user).select_related("test_set__agent__team"), pk=pk)
+    test = get_object_or_404(
+        Test.objects.visible_to(request.user).select_related("test_set__agent__team"), pk=pk
+    )
     restore = request.POST.get("restore") == "1"
     try:
         services.archive_test(test=test, by=request.user, archived=not restore)

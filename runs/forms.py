@@ -13,7 +13,10 @@ class LaunchForm(forms.Form):
     """Additional checks picked from the agent's library; each is required unless marked advisory."""
 
     additional = forms.TypedMultipleChoiceField(
-        label="Additional checks", required=False, coerce=int, widget=forms.CheckboxSelectMultiple,
+        label="Additional checks",
+        required=False,
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
         help_text="Run these library checks on top of the test's own, for this launch only.",
     )
     advisory = forms.TypedMultipleChoiceField(required=False, coerce=int, widget=forms.MultipleHiddenInput)
@@ -26,7 +29,9 @@ class LaunchForm(forms.Form):
 
     def additional_checks(self) -> list[dict]:
         advisory = set(self.cleaned_data.get("advisory") or ())
-        return [{"check": pk, "required": pk not in advisory} for pk in self.cleaned_data.get("additional") or ()]
+        return [
+            {"check": pk, "required": pk not in advisory} for pk in self.cleaned_data.get("additional") or ()
+        ]
 
 
 class RunFilterForm(forms.Form):

@@ -47,23 +47,30 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         test_set, agent = test.test_set, test.test_set.agent
         tests = [test]
     elif str(source.get("test_set", "")).isdigit():
-        test_set = get_object_or_404(TestSet.objects.visible_to(request.user).select_related("agent__team"),
-                                     pk=source["test_set"])
+        test_set = get_object_or_404(
+            TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=source["test_set"]
+        )
         agent = test_set.agent
-        tests = list(Test.objects.filter(test_set=test_set, archived_at__isnull=True)
-                     .select_related("current_version").order_by("name", "pk"))
+        tests = list(
+            Test.objects.filter(test_set=test_set, archived_at__isnull=True)
+            .select_related("current_version")
+            .order_by("name", "pk")
+        )
     else:
         messages.info(request, "Pick a test to run from a test set.")
         return redirect("checks:testset-list")
     if not role_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot launch runs.")
     attached = set(
-        TestCheck.objects.filter(test_version__in=[t.current_version_id for t in tests])
-        .values_list("library_check_id", flat=True)
+        TestCheck.objects.filter(test_version__in=[t.current_version_id for t in tests]).values_list(
+            "library_check_id", flat=True
+        )
     )
     library = list(
-        Check.objects.filter(agent=agent, archived_at__isnull=True).exclude(pk__in=attached)
-        .select_related("current_version").order_by("kind", "name", "pk")
+        Check.objects.filter(agent=agent, archived_at__isnull=True)
+        .exclude(pk__in=attached)
+        .select_related("current_version")
+        .order_by("kind", "name", "pk")
     )
     labels = dict(kinds.kind_choices())
     for check in library:
@@ -72,10 +79,15 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             if test is not None:
-                runs = [services.launch_run(test=test, by=request.user, additional_checks=form.additional_checks())]
+                runs = [
+                    services.launch_run(
+                        test=test, by=request.user, additional_checks=form.additional_checks()
+                    )
+                ]
             else:
-                runs = services.launch_test_set(test_set=test_set, by=request.user,
-                                                additional_checks=form.additional_checks())
+                runs = services.launch_test_set(
+                    test_set=test_set, by=request.user, additional_checks=form.additional_checks()
+                )
         except PermissionDenied as exc:
             return forbidden(request, str(exc))
         except DomainError as exc:
@@ -89,8 +101,14 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     selected = set(form.data.getlist("additional")) if form.is_bound else set()
     advisory = set(form.data.getlist("advisory")) if form.is_bound else set()
     context = {
-        "form": form, "test": test, "test_set": test_set, "agent": agent, "tests": tests, "library": library,
-        "selected": {int(x) for x in selected if x.isdigit()}, "advisory": {int(x) for x in advisory if x.isdigit()},
+        "form": form,
+        "test": test,
+        "test_set": test_set,
+        "agent": agent,
+        "tests": tests,
+        "library": library,
+        "selected": {int(x) for x in selected if x.isdigit()},
+        "advisory": {int(x) for x in advisory if x.isdigit()},
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
     }
     return render(request, "runs/run_launch.html", context)
@@ -103,8 +121,12 @@ def run_launch(request: HttpRequest) -> HttpResponse:
 def run_list(request: HttpRequest) -> HttpResponse:
     team = request.team
     agents = Agent.objects.visible_to(request.user).filter(team=team).order_by("name", "pk")
-    tests = Test.objects.visible_to(request.user).filter(test_set__agent__team=team).select_related(
-        "test_set__agent").order_by("test_set__agent__name", "name", "pk")
+    tests = (
+        Test.objects.visible_to(request.user)
+        .filter(test_set__agent__team=team)
+        .select_related("test_set__agent")
+        .order_by("test_set__agent__name", "name", "pk")
+    )
     form = RunFilterForm(request.GET or None, agents=agents, tests=tests)
     runs = (
         Run.objects.visible_to(request.user)
@@ -118,8 +140,13 @@ def run_list(request: HttpRequest) -> HttpResponse:
     query.pop("page", None)
     agent = form.cleaned_data.get("agent") if form.is_bound and form.is_valid() else None
     context = {
-        "form": form, "page": page, "runs": page.object_list, "query": query.urlencode(), "agent": agent,
-        "tab": "runs", "filtered": bool(query),
+        "form": form,
+        "page": page,
+        "runs": page.object_list,
+        "query": query.urlencode(),
+        "agent": agent,
+        "tab": "runs",
+        "filtered": bool(query),
     }
     return render(request, "runs/run_list.html", context)
 
@@ -143,23 +170,35 @@ def _scenarios(run: Run) -> list[dict]:
     rows = []
     for index, spec in enumerate(specs):
         counts = counted.get(index, {})
-        rows.append({
-            "index": index, "name": spec.get("name") or f"Scenario {index + 1}",
-            "total": counts.get("total", run.test_version.samples_per_scenario),
-            "done": counts.get("done", 0), "passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
-            "errored": counts.get("errored", 0), "indeterminate": counts.get("indeterminate", 0),
-            "determinate": counts.get("determinate", 0), "pass_rate": counts.get("pass_rate"),
-            "required_pass_rate": counts.get("required_pass_rate", run.test_version.required_pass_rate),
-            "min_valid": counts.get("min_valid", run.test_version.min_valid_per_scenario),
-            "meets_threshold": counts.get("meets_threshold"), "enough_valid": counts.get("enough_valid", False),
-            "flaky": counts.get("flaky", False),
-        })
+        rows.append(
+            {
+                "index": index,
+                "name": spec.get("name") or f"Scenario {index + 1}",
+                "total": counts.get("total", run.test_version.samples_per_scenario),
+                "done": counts.get("done", 0),
+                "passed": counts.get("passed", 0),
+                "failed": counts.get("failed", 0),
+                "errored": counts.get("errored", 0),
+                "indeterminate": counts.get("indeterminate", 0),
+                "determinate": counts.get("determinate", 0),
+                "pass_rate": counts.get("pass_rate"),
+                "required_pass_rate": counts.get("required_pass_rate", run.test_version.required_pass_rate),
+                "min_valid": counts.get("min_valid", run.test_version.min_valid_per_scenario),
+                "meets_threshold": counts.get("meets_threshold"),
+                "enough_valid": counts.get("enough_valid", False),
+                "flaky": counts.get("flaky", False),
+            }
+        )
     return rows
 
 
 def _progress_context(request: HttpRequest, run: Run) -> dict:
-    return {"run": run, "scenarios": _scenarios(run), "percent": run.progress_percent,
-            **role_flags(request.user, run.agent.team)}
+    return {
+        "run": run,
+        "scenarios": _scenarios(run),
+        "percent": run.progress_percent,
+        **role_flags(request.user, run.agent.team),
+    }
 
 
 def _pretty(value: Any) -> str:
@@ -179,14 +218,29 @@ def _tool_calls(raw: Any) -> dict:
     items = []
     for index, call in enumerate(raw):
         if isinstance(call, dict):
-            items.append({
-                "index": index, "name": str(call.get("name", "")), "status": str(call.get("status", "")),
-                "node": str(call.get("node") or ""), "input": _pretty(call.get("input")),
-                "output": _pretty(call.get("output")), "error": _pretty(call.get("error")),
-            })
+            items.append(
+                {
+                    "index": index,
+                    "name": str(call.get("name", "")),
+                    "status": str(call.get("status", "")),
+                    "node": str(call.get("node") or ""),
+                    "input": _pretty(call.get("input")),
+                    "output": _pretty(call.get("output")),
+                    "error": _pretty(call.get("error")),
+                }
+            )
         else:
-            items.append({"index": index, "name": "", "status": "", "node": "", "input": _pretty(call),
-                          "output": "", "error": "not an object"})
+            items.append(
+                {
+                    "index": index,
+                    "name": "",
+                    "status": "",
+                    "node": "",
+                    "input": _pretty(call),
+                    "output": "",
+                    "error": "not an object",
+                }
+            )
     return {"state": "list", "items": items}
 
 
@@ -196,9 +250,14 @@ def _trace(raw: Any) -> dict:
     if not isinstance(raw, list):
         return {"state": "malformed", "raw": _pretty(raw), "items": []}
     items = [
-        {"method": str(e.get("method", "")), "path": str(e.get("path", "")), "status": str(e.get("status", "")),
-         "tool": str(e.get("tool") or "")} if isinstance(e, dict) else {"method": "", "path": _pretty(e),
-                                                                       "status": "", "tool": ""}
+        {
+            "method": str(e.get("method", "")),
+            "path": str(e.get("path", "")),
+            "status": str(e.get("status", "")),
+            "tool": str(e.get("tool") or ""),
+        }
+        if isinstance(e, dict)
+        else {"method": "", "path": _pretty(e), "status": "", "tool": ""}
         for e in raw
     ]
     return {"state": "list", "items": items}
@@ -215,8 +274,13 @@ def _messages(sample: Sample, scenario: dict) -> list[dict]:
         if isinstance(message, dict):
             role = str(message.get("role", ""))
             content = message.get("content")
-            rows.append({"role": role if role in ("user", "assistant", "system", "tool") else "other",
-                         "label": role or "message", "content": _pretty(content)})
+            rows.append(
+                {
+                    "role": role if role in ("user", "assistant", "system", "tool") else "other",
+                    "label": role or "message",
+                    "content": _pretty(content),
+                }
+            )
         else:
             rows.append({"role": "other", "label": "message", "content": _pretty(message)})
     return rows
@@ -228,9 +292,15 @@ def _result_view(result: CheckResult, run_check: RunCheck | None) -> dict:
     other = {k: v for k, v in details.items() if k != "judge"}
     version = result.check_version
     return {
-        "name": version.name, "number": version.number, "check_id": version.parent_id, "kind": version.kind,
-        "required": result.required, "additional": bool(run_check and run_check.additional),
-        "outcome": result.outcome, "expected": result.expected, "actual": result.actual,
+        "name": version.name,
+        "number": version.number,
+        "check_id": version.parent_id,
+        "kind": version.kind,
+        "required": result.required,
+        "additional": bool(run_check and run_check.additional),
+        "outcome": result.outcome,
+        "expected": result.expected,
+        "actual": result.actual,
         "explanation": result.explanation,
         "evidence": [e for e in (result.evidence or []) if isinstance(e, int | str)],
         "judge": [(k, _pretty(v)) for k, v in judge.items()] if judge else None,
@@ -242,8 +312,9 @@ def _samples(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     by_version = {rc.check_version_id: rc for rc in run_checks}
     samples = (
         Sample.objects.filter(run=run)
-        .prefetch_related(Prefetch("results", queryset=CheckResult.objects.select_related("check_version")
-                                   .order_by("id")))
+        .prefetch_related(
+            Prefetch("results", queryset=CheckResult.objects.select_related("check_version").order_by("id"))
+        )
         .order_by("scenario_index", "sample_index")
     )
     scenarios = run.test_version.scenarios
@@ -253,27 +324,35 @@ def _samples(run: Run, run_checks: list[RunCheck]) -> list[dict]:
         scenario = scenarios[sample.scenario_index] if sample.scenario_index < len(scenarios) else {}
         results = sorted(sample.results.all(), key=lambda r: position.get(r.check_version_id, 999))
         done = sample.status == Sample.Status.DONE and bool(sample.outcome)
-        rows.append({
-            "sample": sample,
-            "scenario": scenario.get("name") or f"Scenario {sample.scenario_index + 1}",
-            "done": done,
-            "not_counted": done and sample.outcome in NOT_COUNTED,
-            "messages": _messages(sample, scenario),
-            "tool_calls": _tool_calls(sample.tool_calls) if done else {"state": "pending", "items": []},
-            "trace": _trace(sample.trace),
-            "attempts": [a for a in (sample.attempts or []) if isinstance(a, dict)],
-            "results": [_result_view(r, by_version.get(r.check_version_id)) for r in results],
-        })
+        rows.append(
+            {
+                "sample": sample,
+                "scenario": scenario.get("name") or f"Scenario {sample.scenario_index + 1}",
+                "done": done,
+                "not_counted": done and sample.outcome in NOT_COUNTED,
+                "messages": _messages(sample, scenario),
+                "tool_calls": _tool_calls(sample.tool_calls) if done else {"state": "pending", "items": []},
+                "trace": _trace(sample.trace),
+                "attempts": [a for a in (sample.attempts or []) if isinstance(a, dict)],
+                "results": [_result_view(r, by_version.get(r.check_version_id)) for r in results],
+            }
+        )
     return rows
 
 
 def _latency(samples: list[dict]) -> dict | None:
-    timed = [(row["sample"].latency_ms, row["sample"]) for row in samples if row["sample"].latency_ms is not None]
+    timed = [
+        (row["sample"].latency_ms, row["sample"]) for row in samples if row["sample"].latency_ms is not None
+    ]
     if not timed:
         return None
     slowest = max(timed, key=lambda item: item[0])
-    return {"median": statistics.median(ms for ms, _ in timed), "slowest": slowest[0], "slowest_sample": slowest[1],
-            "count": len(timed)}
+    return {
+        "median": statistics.median(ms for ms, _ in timed),
+        "slowest": slowest[0],
+        "slowest_sample": slowest[1],
+        "count": len(timed),
+    }
 
 
 def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
@@ -281,12 +360,18 @@ def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     rows = []
     for rc in run_checks:
         counts = stats.get(str(rc.check_version_id), {})
-        rows.append({
-            "run_check": rc, "version": rc.check_version, "passed": counts.get("passed", 0),
-            "failed": counts.get("failed", 0), "errored": counts.get("errored", 0),
-            "indeterminate": counts.get("indeterminate", 0), "pass_rate": counts.get("pass_rate"),
-            "flaky": counts.get("flaky", False),
-        })
+        rows.append(
+            {
+                "run_check": rc,
+                "version": rc.check_version,
+                "passed": counts.get("passed", 0),
+                "failed": counts.get("failed", 0),
+                "errored": counts.get("errored", 0),
+                "indeterminate": counts.get("indeterminate", 0),
+                "pass_rate": counts.get("pass_rate"),
+                "flaky": counts.get("flaky", False),
+            }
+        )
     return rows
 
 
@@ -296,8 +381,12 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     fragment = target_fragment(request, ["run-progress", "run-samples"])
     if fragment == "run-progress":
         # Polled about every second while the run is active; 286 tells htmx to stop polling.
-        response = render(request, "runs/run_detail.html#run-progress", _progress_context(request, run),
-                          status=200 if run.is_active else HTMX_STOP_POLLING)
+        response = render(
+            request,
+            "runs/run_detail.html#run-progress",
+            _progress_context(request, run),
+            status=200 if run.is_active else HTMX_STOP_POLLING,
+        )
         seen = request.GET.get("seen", "")
         if seen != str(run.done_samples) or not run.is_active:
             response["HX-Trigger"] = "run-updated"
@@ -305,14 +394,19 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run_checks = list(RunCheck.objects.filter(run=run).select_related("check_version").order_by("position"))
     samples = _samples(run, run_checks)
     context = {
-        **_progress_context(request, run), "samples": samples, "run_checks": run_checks,
-        "latency": _latency(samples), "check_rates": _check_rates(run, run_checks),
+        **_progress_context(request, run),
+        "samples": samples,
+        "run_checks": run_checks,
+        "latency": _latency(samples),
+        "check_rates": _check_rates(run, run_checks),
         "flaky": [s for s in _scenarios(run) if s["flaky"]],
     }
     if fragment == "run-samples":
         return render(request, "runs/run_detail.html#run-samples", context)
     context["compare_with"] = (
-        Run.objects.filter(test=run.test).exclude(pk=run.pk).select_related("test_version")
+        Run.objects.filter(test=run.test)
+        .exclude(pk=run.pk)
+        .select_related("test_version")
         .order_by("-created_at", "-id")[:20]
     )
     return render(request, "runs/run_detail.html", context)
@@ -357,8 +451,9 @@ def _counts_text(counts: dict[str, int] | None) -> str:
 @login_required
 def run_compare(request: HttpRequest) -> HttpResponse:
     a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
-    visible = Run.objects.visible_to(request.user).select_related("test__test_set__agent__team", "test_version",
-                                                                   "agent")
+    visible = Run.objects.visible_to(request.user).select_related(
+        "test__test_set__agent__team", "test_version", "agent"
+    )
     run_a = get_object_or_404(visible, pk=a_id) if a_id.isdigit() else None
     if run_a is None:
         messages.info(request, "Open a run and pick another run of the same test to compare with.")
@@ -368,9 +463,12 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         return render(request, "runs/run_compare.html", {"a": run_a, "b": None, "others": others})
     run_b = get_object_or_404(visible, pk=b_id)
     if run_b.test_id != run_a.test_id:
-        return render(request, "runs/run_compare.html",
-                      {"a": run_a, "b": None, "others": others,
-                       "error": "Only runs of the same test can be compared."}, status=400)
+        return render(
+            request,
+            "runs/run_compare.html",
+            {"a": run_a, "b": None, "others": others, "error": "Only runs of the same test can be compared."},
+            status=400,
+        )
     # Older run on the left, so "before → after" reads naturally.
     if (run_b.created_at, run_b.pk) < (run_a.created_at, run_a.pk):
         run_a, run_b = run_b, run_a
@@ -379,12 +477,23 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     matched, used_b = [], set()
     for s in scen_a:
         other = by_name_b.get(s["name"])
-        if other is None and s["index"] < len(scen_b) and scen_b[s["index"]]["name"] not in {x["name"] for x in scen_a}:
+        if (
+            other is None
+            and s["index"] < len(scen_b)
+            and scen_b[s["index"]]["name"] not in {x["name"] for x in scen_a}
+        ):
             other = scen_b[s["index"]]
         if other is not None:
             used_b.add(other["index"])
-        matched.append({"name": s["name"], "a": s, "b": other, "a_index": s["index"],
-                        "b_index": other["index"] if other else None})
+        matched.append(
+            {
+                "name": s["name"],
+                "a": s,
+                "b": other,
+                "a_index": s["index"],
+                "b_index": other["index"] if other else None,
+            }
+        )
     for s in scen_b:
         if s["index"] not in used_b:
             matched.append({"name": s["name"], "a": None, "b": s, "a_index": None, "b_index": s["index"]})
@@ -393,10 +502,14 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         rb = row["b"]["pass_rate"] if row["b"] else None
         row["delta"] = round(rb - ra, 2) if ra is not None and rb is not None else None
 
-    rc_a = {rc.check_version.parent_id: rc for rc in RunCheck.objects.filter(run=run_a).select_related(
-        "check_version")}
-    rc_b = {rc.check_version.parent_id: rc for rc in RunCheck.objects.filter(run=run_b).select_related(
-        "check_version")}
+    rc_a = {
+        rc.check_version.parent_id: rc
+        for rc in RunCheck.objects.filter(run=run_a).select_related("check_version")
+    }
+    rc_b = {
+        rc.check_version.parent_id: rc
+        for rc in RunCheck.objects.filter(run=run_b).select_related("check_version")
+    }
     version_rows = []
     for check_id in sorted(set(rc_a) | set(rc_b), key=lambda c: (rc_a.get(c) or rc_b.get(c)).position):
         va = rc_a[check_id].check_version if check_id in rc_a else None
@@ -404,10 +517,18 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         if va is not None and vb is not None and va.pk == vb.pk:
             continue
         changes = version_diff(va, vb) if va is not None and vb is not None else []
-        version_rows.append({
-            "name": (vb or va).name, "check_id": check_id, "a": va, "b": vb,
-            "changes": [{"field": f, "before": _pretty(x) or "—", "after": _pretty(y) or "—"} for f, x, y in changes],
-        })
+        version_rows.append(
+            {
+                "name": (vb or va).name,
+                "check_id": check_id,
+                "a": va,
+                "b": vb,
+                "changes": [
+                    {"field": f, "before": _pretty(x) or "—", "after": _pretty(y) or "—"}
+                    for f, x, y in changes
+                ],
+            }
+        )
 
     table_a, table_b = _outcome_table(run_a), _outcome_table(run_b)
     names = {cid: (rc_b.get(cid) or rc_a.get(cid)).check_version.name for cid in set(rc_a) | set(rc_b)}
@@ -417,10 +538,21 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             ca = table_a.get((row["a_index"], check_id)) if row["a_index"] is not None else None
             cb = table_b.get((row["b_index"], check_id)) if row["b_index"] is not None else None
             if _counts_text(ca) != _counts_text(cb):
-                changed.append({"scenario": row["name"], "check": names[check_id], "check_id": check_id,
-                                "a": _counts_text(ca), "b": _counts_text(cb)})
+                changed.append(
+                    {
+                        "scenario": row["name"],
+                        "check": names[check_id],
+                        "check_id": check_id,
+                        "a": _counts_text(ca),
+                        "b": _counts_text(cb),
+                    }
+                )
     context = {
-        "a": run_a, "b": run_b, "others": others, "scenarios": matched, "versions": version_rows,
+        "a": run_a,
+        "b": run_b,
+        "others": others,
+        "scenarios": matched,
+        "versions": version_rows,
         "changed": changed,
     }
     return render(request, "runs/run_compare.html", context)

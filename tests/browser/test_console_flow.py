@@ -20,7 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 LABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
   .filter(el => !['hidden', 'submit', 'button'].includes(el.type) && !el.classList.contains('offscreen'))
-  .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+  .filter(el => !(el.labels && el.labels.length))
+  .filter(el => !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
   .map(el => el.name || el.id)"""
 
 
@@ -61,7 +62,9 @@ def test_build_run_and_read_results(page: Page, live_server, log_in, shot, admin
     expect(page.get_by_role("heading", name="Demo support", level=1)).to_be_visible()
     page.get_by_role("button", name="Ping agent").click()
     expect(page.locator("#ping-result")).to_contain_text("Reachable")
-    expect(page.locator("#ping-result")).to_contain_text("I can help with order status")  # its reply, in place
+    expect(page.locator("#ping-result")).to_contain_text(
+        "I can help with order status"
+    )  # its reply, in place
     assert "s3cret-demo-token" not in page.content()
     shot("agent")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Agents").click()
@@ -117,7 +120,9 @@ def test_build_run_and_read_results(page: Page, live_server, log_in, shot, admin
         expect(page.locator(f"tr[data-check='{name}']")).to_be_visible()
     page.locator("#id_samples_per_scenario").fill("6")
     expect(page.locator("#builder-counter")).to_contain_text("2 scenarios × 6 samples = 12 of 10")
-    expect(page.locator("#builder-counter .errorlist")).to_contain_text("over the limit of 10 samples per run")
+    expect(page.locator("#builder-counter .errorlist")).to_contain_text(
+        "over the limit of 10 samples per run"
+    )
     page.locator("#id_samples_per_scenario").fill("2")
     expect(page.locator("#builder-counter")).to_contain_text("2 scenarios × 2 samples = 4 of 10")
     expect(page.locator("#builder-counter .errorlist")).to_have_count(0)
@@ -147,7 +152,9 @@ def test_build_run_and_read_results(page: Page, live_server, log_in, shot, admin
     explanation = failing.locator(".check-result[data-check='Says the order shipped'] .explanation")
     expect(explanation).to_contain_text('Expected the output to include "has shipped", but the output was')
     expect(failing.locator(".convo")).to_contain_text("Where is my parcel?")
-    expect(failing.locator(".check-result[data-check='Calls the orders API']")).to_contain_text("added at launch")
+    expect(failing.locator(".check-result[data-check='Calls the orders API']")).to_contain_text(
+        "added at launch"
+    )
     expect(page.locator("tr[data-check='Says the order shipped'] .check-version")).to_have_text("v1")
     shot("run")
 

@@ -18,14 +18,21 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 SCRIPT = "<script>alert('xss-script')</script>"
 IMG = "<img src=x onerror=\"alert('xss-img')\" class=injected>"
-SVG = "\"><svg onload=\"alert('xss-svg')\" class=injected>"
+SVG = '"><svg onload="alert(\'xss-svg\')" class=injected>'
 
 HOSTILE = {
     "delay_ms": 1500,
     "output": f"Here you go {SCRIPT}{IMG}",
-    "tool_calls": [{"name": f"lookup{IMG}", "status": "succeeded", "node": SVG,
-                    "input": {"q": SCRIPT, "html": IMG}, "output": f"{IMG}{SCRIPT}"},
-                   {"name": "refund", "status": "failed", "input": SCRIPT, "error": SVG}],
+    "tool_calls": [
+        {
+            "name": f"lookup{IMG}",
+            "status": "succeeded",
+            "node": SVG,
+            "input": {"q": SCRIPT, "html": IMG},
+            "output": f"{IMG}{SCRIPT}",
+        },
+        {"name": "refund", "status": "failed", "input": SCRIPT, "error": SVG},
+    ],
     "trace": [{"method": "GET", "path": f"/orders/{IMG}", "status": 200, "tool": SCRIPT}],
     "messages": [{"role": "user", "content": SCRIPT}, {"role": "assistant", "content": IMG}],
 }
@@ -39,25 +46,55 @@ def hostile_agent():
         yield server
 
 
-def test_hostile_run_and_task_render_inert(page: Page, live_server, log_in, shot, admin_user, team, qcluster,
-                                           hostile_agent):
+def test_hostile_run_and_task_render_inert(
+    page: Page, live_server, log_in, shot, admin_user, team, qcluster, hostile_agent
+):
     from agents.services import create_agent
     from runs.monitoring import ingest_tasks
 
-    agent = create_agent(team=team, by=admin_user, name="Hostile bot", endpoint_url=hostile_agent.url, retries=0)
-    check = create_check(agent=agent, by=admin_user, name="Mentions the order", kind="text_includes",
-                         config={"text": "EC-1042"})
-    tool = create_check(agent=agent, by=admin_user, name="Looks it up", kind="tool_usage",
-                        config={"tool": f"lookup{IMG}", "mode": "at_least", "count": 1})
+    agent = create_agent(
+        team=team, by=admin_user, name="Hostile bot", endpoint_url=hostile_agent.url, retries=0
+    )
+    check = create_check(
+        agent=agent,
+        by=admin_user,
+        name="Mentions the order",
+        kind="text_includes",
+        config={"text": "EC-1042"},
+    )
+    tool = create_check(
+        agent=agent,
+        by=admin_user,
+        name="Looks it up",
+        kind="tool_usage",
+        config={"tool": f"lookup{IMG}", "mode": "at_least", "count": 1},
+    )
     test_set = create_test_set(agent=agent, by=admin_user, name="Hostile")
-    test = create_test(test_set=test_set, by=admin_user, name="Payloads",
-                       scenarios=[{"name": f"Payload {IMG}", "input": f"Hi {SCRIPT}", "metadata": {"fake": HOSTILE}},
-                                  {"name": "Plain", "input": "Where is EC-1042?", "metadata": {"fake": {"delay_ms": 4000}}}],
-                       checks=[check.pk, tool.pk], samples_per_scenario=2)
-    ingest_tasks(agent=agent, by=admin_user, items=[{
-        "external_id": "hostile-1", "completed_at": timezone.now().isoformat(), "messages": HOSTILE["messages"],
-        "output": HOSTILE["output"], "tool_calls": HOSTILE["tool_calls"], "trace": HOSTILE["trace"],
-    }])
+    test = create_test(
+        test_set=test_set,
+        by=admin_user,
+        name="Payloads",
+        scenarios=[
+            {"name": f"Payload {IMG}", "input": f"Hi {SCRIPT}", "metadata": {"fake": HOSTILE}},
+            {"name": "Plain", "input": "Where is EC-1042?", "metadata": {"fake": {"delay_ms": 4000}}},
+        ],
+        checks=[check.pk, tool.pk],
+        samples_per_scenario=2,
+    )
+    ingest_tasks(
+        agent=agent,
+        by=admin_user,
+        items=[
+            {
+                "external_id": "hostile-1",
+                "completed_at": timezone.now().isoformat(),
+                "messages": HOSTILE["messages"],
+                "output": HOSTILE["output"],
+                "tool_calls": HOSTILE["tool_calls"],
+                "trace": HOSTILE["trace"],
+            }
+        ],
+    )
 
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
@@ -70,7 +107,9 @@ def test_hostile_run_and_task_render_inert(page: Page, live_server, log_in, shot
     shot("run-live", full_page=False)
     expect(page.locator("#run-percent")).to_have_text("100 %", timeout=60_000)
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-    expect(page.locator("details.sample").first.locator(".convo")).to_contain_text("<script>alert('xss-script')")
+    expect(page.locator("details.sample").first.locator(".convo")).to_contain_text(
+        "<script>alert('xss-script')"
+    )
     expect(page.locator(".tool-calls").first).to_contain_text("onerror=")  # shown as text
     page.wait_for_timeout(300)
     assert page.evaluate(INJECTED) == 0

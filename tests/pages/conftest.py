@@ -25,8 +25,15 @@ def fake(fake_server: FakeAgent) -> FakeAgent:
 def live_agent(team, admin_user, fake):
     from agents.services import create_agent
 
-    return create_agent(team=team, by=admin_user, name="Fake bot", endpoint_url=fake.url, timeout_s=5.0,
-                        retries=0, headers={"Authorization": "Bearer sk-very-secret-value"})
+    return create_agent(
+        team=team,
+        by=admin_user,
+        name="Fake bot",
+        endpoint_url=fake.url,
+        timeout_s=5.0,
+        retries=0,
+        headers={"Authorization": "Bearer sk-very-secret-value"},
+    )
 
 
 @pytest.fixture
@@ -34,10 +41,20 @@ def order_checks(live_agent, member):
     from checks.services import create_check
 
     return [
-        create_check(agent=live_agent, by=member, name="Mentions order", kind="text_includes",
-                     config={"text": "EC-1042"}),
-        create_check(agent=live_agent, by=member, name="Looked up the order", kind="tool_usage",
-                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+        create_check(
+            agent=live_agent,
+            by=member,
+            name="Mentions order",
+            kind="text_includes",
+            config={"text": "EC-1042"},
+        ),
+        create_check(
+            agent=live_agent,
+            by=member,
+            name="Looked up the order",
+            kind="tool_usage",
+            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
+        ),
     ]
 
 
@@ -47,10 +64,15 @@ def order_test(live_agent, member, order_checks):
 
     test_set = create_test_set(agent=live_agent, by=member, name="Orders")
     return create_test(
-        test_set=test_set, by=member, name="Order status",
-        scenarios=[{"name": "Known order", "input": "Where is my order EC-1042?"},
-                   {"name": "No order id", "input": "Where is my parcel?"}],
-        checks=[{"check": c.pk, "required": True} for c in order_checks], samples_per_scenario=2,
+        test_set=test_set,
+        by=member,
+        name="Order status",
+        scenarios=[
+            {"name": "Known order", "input": "Where is my order EC-1042?"},
+            {"name": "No order id", "input": "Where is my parcel?"},
+        ],
+        checks=[{"check": c.pk, "required": True} for c in order_checks],
+        samples_per_scenario=2,
     )
 
 

@@ -13,16 +13,28 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _form(**overrides):
-    data = {"name": "Order bot", "description": "", "kind": "agent", "protocol": "evalconsole",
-            "endpoint_url": "http://127.0.0.1:9/agent", "model_name": "", "headers": "", "timeout_s": "30",
-            "retries": "2", "max_concurrency": "10", "nodes": ""}
+    data = {
+        "name": "Order bot",
+        "description": "",
+        "kind": "agent",
+        "protocol": "evalconsole",
+        "endpoint_url": "http://127.0.0.1:9/agent",
+        "model_name": "",
+        "headers": "",
+        "timeout_s": "30",
+        "retries": "2",
+        "max_concurrency": "10",
+        "nodes": "",
+    }
     data.update(overrides)
     return data
 
 
 def test_admin_registers_an_agent_with_secret_headers(login, admin_user, team):
     client = login(admin_user)
-    response = client.post(reverse("agents:agent-create"), _form(headers="Authorization: Bearer s3cret-value\nX-Org: acme"))
+    response = client.post(
+        reverse("agents:agent-create"), _form(headers="Authorization: Bearer s3cret-value\nX-Org: acme")
+    )
     agent = Agent.objects.get(team=team, name="Order bot")
     assert response.status_code == 302 and response["Location"] == agent.get_absolute_url()
     assert agent.get_headers() == {"Authorization": "Bearer s3cret-value", "X-Org": "acme"}
@@ -38,7 +50,9 @@ def test_blank_headers_keep_the_stored_ones_and_clear_removes_them(login, admin_
     url = reverse("agents:agent-edit", args=[live_agent.pk])
     client.post(url, _form(name="Fake bot", endpoint_url=live_agent.endpoint_url, timeout_s="7"))
     live_agent.refresh_from_db()
-    assert live_agent.timeout_s == 7 and live_agent.get_headers() == {"Authorization": "Bearer sk-very-secret-value"}
+    assert live_agent.timeout_s == 7 and live_agent.get_headers() == {
+        "Authorization": "Bearer sk-very-secret-value"
+    }
     client.post(url, _form(name="Fake bot", endpoint_url=live_agent.endpoint_url, clear_headers="on"))
     live_agent.refresh_from_db()
     assert live_agent.get_headers() == {} and live_agent.header_names == []
@@ -46,9 +60,15 @@ def test_blank_headers_keep_the_stored_ones_and_clear_removes_them(login, admin_
 
 def test_bad_input_shows_the_services_message_and_keeps_what_was_typed(login, admin_user):
     client = login(admin_user)
-    response = client.post(reverse("agents:agent-create"),
-                           _form(name="Typed name", endpoint_url="ftp://nowhere", timeout_s="900",
-                                 headers="Authorization: Bearer typed-secret"))
+    response = client.post(
+        reverse("agents:agent-create"),
+        _form(
+            name="Typed name",
+            endpoint_url="ftp://nowhere",
+            timeout_s="900",
+            headers="Authorization: Bearer typed-secret",
+        ),
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert "must be an http:// or https:// URL with a host" in html
@@ -108,4 +128,6 @@ def test_archive_hides_the_agent_from_the_list(login, admin_user, agent):
     client = login(admin_user)
     response = client.post(reverse("agents:agent-archive", args=[agent.pk]), follow=True)
     assert "Agent Support bot archived" in response.content.decode()
-    assert f'href="{agent.get_absolute_url()}"' not in client.get(reverse("agents:agent-list")).content.decode()
+    assert (
+        f'href="{agent.get_absolute_url()}"' not in client.get(reverse("agents:agent-list")).content.decode()
+    )

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from checks.models import Test, TestSet
-from checks.services import create_check, create_test, create_test_set
+from checks.services import create_check, create_test
 
 pytestmark = pytest.mark.django_db
 
@@ -16,20 +16,35 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture
 def library(agent, member):
     return [
-        create_check(agent=agent, by=member, name="Mentions order", kind="text_includes", config={"text": "EC"}),
+        create_check(
+            agent=agent, by=member, name="Mentions order", kind="text_includes", config={"text": "EC"}
+        ),
         create_check(agent=agent, by=member, name="Quick", kind="latency", config={"max_ms": 500}),
     ]
 
 
 def _builder(**overrides):
     data = {
-        "name": "Order status", "scenario_count": "2",
-        "s-0-name": "Single", "s-0-mode": "single", "s-0-input": "Where is EC-1042?", "s-0-metadata": "",
-        "s-1-name": "Chat", "s-1-mode": "chat", "s-1-msg_count": "3", "s-1-metadata": '{"tier": "gold"}',
-        "s-1-m-0-role": "user", "s-1-m-0-content": "I want a refund",
-        "s-1-m-1-role": "assistant", "s-1-m-1-content": "Which order?",
-        "s-1-m-2-role": "user", "s-1-m-2-content": "EC-1042",
-        "check_count": "0", "samples_per_scenario": "2", "min_valid_per_scenario": "1", "required_pass_rate": "100",
+        "name": "Order status",
+        "scenario_count": "2",
+        "s-0-name": "Single",
+        "s-0-mode": "single",
+        "s-0-input": "Where is EC-1042?",
+        "s-0-metadata": "",
+        "s-1-name": "Chat",
+        "s-1-mode": "chat",
+        "s-1-msg_count": "3",
+        "s-1-metadata": '{"tier": "gold"}',
+        "s-1-m-0-role": "user",
+        "s-1-m-0-content": "I want a refund",
+        "s-1-m-1-role": "assistant",
+        "s-1-m-1-content": "Which order?",
+        "s-1-m-2-role": "user",
+        "s-1-m-2-content": "EC-1042",
+        "check_count": "0",
+        "samples_per_scenario": "2",
+        "min_valid_per_scenario": "1",
+        "required_pass_rate": "100",
     }
     data.update(overrides)
     return data
@@ -37,11 +52,14 @@ def _builder(**overrides):
 
 def test_create_test_set_then_a_test_with_both_scenario_kinds(login, member, agent, library):
     client = login(member)
-    response = client.post(reverse("checks:testset-create", args=[agent.pk]), {"name": "Orders", "description": ""})
+    response = client.post(
+        reverse("checks:testset-create", args=[agent.pk]), {"name": "Orders", "description": ""}
+    )
     test_set = TestSet.objects.get(agent=agent, name="Orders")
     assert response["Location"] == test_set.get_absolute_url()
-    data = _builder(check_count="2", **{"c-0-id": str(library[0].pk), "c-1-id": str(library[1].pk),
-                                         "c-1-advisory": "on"})
+    data = _builder(
+        check_count="2", **{"c-0-id": str(library[0].pk), "c-1-id": str(library[1].pk), "c-1-advisory": "on"}
+    )
     response = client.post(reverse("checks:test-create", args=[test_set.pk]), data)
     test = Test.objects.get(test_set=test_set)
     assert response["Location"] == test.get_absolute_url()
@@ -51,12 +69,15 @@ def test_create_test_set_then_a_test_with_both_scenario_kinds(login, member, age
     assert [m["role"] for m in version.scenarios[1]["messages"]] == ["user", "assistant", "user"]
     assert version.scenarios[1]["metadata"] == {"tier": "gold"}
     assert [(c.library_check_id, c.required) for c in version.attached_checks.order_by("position")] == [
-        (library[0].pk, True), (library[1].pk, False)]
+        (library[0].pk, True),
+        (library[1].pk, False),
+    ]
 
 
 def test_over_the_sample_limit_is_rejected_naming_the_field_and_keeping_input(login, member, test_set):
-    response = login(member).post(reverse("checks:test-create", args=[test_set.pk]),
-                                  _builder(samples_per_scenario="6"))
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]), _builder(samples_per_scenario="6")
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert "2 scenarios × 6 samples = 12 is over the limit of 10 samples per run" in html
@@ -66,11 +87,15 @@ def test_over_the_sample_limit_is_rejected_naming_the_field_and_keeping_input(lo
 
 
 def test_scenario_errors_land_on_their_row(login, member, test_set):
-    response = login(member).post(reverse("checks:test-create", args=[test_set.pk]),
-                                  _builder(**{"s-0-input": "   ", "s-1-metadata": "{oops"}))
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]),
+        _builder(**{"s-0-input": "   ", "s-1-metadata": "{oops"}),
+    )
     html = response.content.decode()
     assert "is not valid JSON" in html  # the page's own parse error, before calling the service
-    response = login(member).post(reverse("checks:test-create", args=[test_set.pk]), _builder(**{"s-0-input": "  "}))
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]), _builder(**{"s-0-input": "  "})
+    )
     assert "a scenario needs an input message" in response.content.decode()
     assert not Test.objects.exists()
 
@@ -81,19 +106,23 @@ def test_live_counter_shows_scenarios_times_samples_against_the_limit(login, mem
     html = client.post(url, _builder(_action="count", samples_per_scenario="5"), **HTMX).content.decode()
     assert html.lstrip().startswith('<div id="builder-counter"')
     assert "2 scenarios × 5 samples = 10 of 10" in html and "over" not in html.split(">", 2)[1]
-    html = client.post(url, _builder(_action="count", samples_per_scenario="6", min_valid_per_scenario="9"),
-                       **HTMX).content.decode()
+    html = client.post(
+        url, _builder(_action="count", samples_per_scenario="6", min_valid_per_scenario="9"), **HTMX
+    ).content.decode()
     assert "= 12 of 10" in html and "counter over" in html
     assert "over the limit of 10 samples per run" in html
-    html = client.post(url, _builder(_action="count", samples_per_scenario="2", min_valid_per_scenario="3"),
-                       **HTMX).content.decode()
+    html = client.post(
+        url, _builder(_action="count", samples_per_scenario="2", min_valid_per_scenario="3"), **HTMX
+    ).content.decode()
     assert "Minimum valid: must be between 1 and the samples per scenario (2)" in html
 
 
 def test_add_and_remove_scenarios_messages_and_checks_in_place(login, member, test_set, library):
     client = login(member)
     url = reverse("checks:test-create", args=[test_set.pk])
-    html = client.post(url, _builder(_action="add_scenario"), HTTP_HX_TARGET="builder", **HTMX).content.decode()
+    html = client.post(
+        url, _builder(_action="add_scenario"), HTTP_HX_TARGET="builder", **HTMX
+    ).content.decode()
     assert html.lstrip().startswith('<div id="builder">')
     assert 'name="scenario_count" value="3"' in html and "autofocus" in html
     html = client.post(url, _builder(_action="remove_scenario:0"), **HTMX).content.decode()
@@ -102,11 +131,16 @@ def test_add_and_remove_scenarios_messages_and_checks_in_place(login, member, te
     assert 'name="s-1-msg_count" value="4"' in html
     html = client.post(url, _builder(_action="remove_message:1:1"), **HTMX).content.decode()
     assert "Which order?" not in html and 'name="s-1-msg_count" value="2"' in html
-    html = client.post(url, _builder(_action="add_check", add_check=str(library[1].pk), add_check_advisory="on"),
-                       **HTMX).content.decode()
-    assert f'name="c-0-id" value="{library[1].pk}"' in html and 'name="c-0-advisory" id="id_c-0-advisory" checked' in html
-    html = client.post(url, _builder(_action="remove_check:0", check_count="1", **{"c-0-id": str(library[1].pk)}),
-                       **HTMX).content.decode()
+    html = client.post(
+        url, _builder(_action="add_check", add_check=str(library[1].pk), add_check_advisory="on"), **HTMX
+    ).content.decode()
+    assert (
+        f'name="c-0-id" value="{library[1].pk}"' in html
+        and 'name="c-0-advisory" id="id_c-0-advisory" checked' in html
+    )
+    html = client.post(
+        url, _builder(_action="remove_check:0", check_count="1", **{"c-0-id": str(library[1].pk)}), **HTMX
+    ).content.decode()
     assert 'name="check_count" value="0"' in html
     html = client.post(url, _builder(_action="refresh", **{"s-0-mode": "chat"}), **HTMX).content.decode()
     assert 'name="s-0-m-0-content"' in html and "Where is EC-1042?" in html  # the input became message 1
@@ -115,8 +149,11 @@ def test_add_and_remove_scenarios_messages_and_checks_in_place(login, member, te
 
 def test_add_scenario_stops_at_the_limit(login, member, test_set, settings):
     settings.EVALCONSOLE_MAX_SCENARIOS = 2
-    html = login(member).post(reverse("checks:test-create", args=[test_set.pk]), _builder(_action="add_scenario"),
-                              **HTMX).content.decode()
+    html = (
+        login(member)
+        .post(reverse("checks:test-create", args=[test_set.pk]), _builder(_action="add_scenario"), **HTMX)
+        .content.decode()
+    )
     assert 'name="scenario_count" value="2"' in html
     assert "At the limit of 2 scenarios per test" in html
 
@@ -125,10 +162,20 @@ def test_editing_saves_a_new_version_and_keeps_the_old(login, member, test_set, 
     test = create_test(test_set=test_set, by=member, name="T", scenarios=["hello"], checks=[library[0].pk])
     client = login(member)
     html = client.get(reverse("checks:test-edit", args=[test.pk])).content.decode()
-    assert "hello" in html and f'name="c-0-id" value="{library[0].pk}"' in html and "Save as version 2" in html
-    data = {"name": "T", "scenario_count": "1", "s-0-mode": "single", "s-0-input": "hello again",
-            "check_count": "1", "c-0-id": str(library[0].pk), "samples_per_scenario": "1",
-            "min_valid_per_scenario": "1", "required_pass_rate": "80"}
+    assert (
+        "hello" in html and f'name="c-0-id" value="{library[0].pk}"' in html and "Save as version 2" in html
+    )
+    data = {
+        "name": "T",
+        "scenario_count": "1",
+        "s-0-mode": "single",
+        "s-0-input": "hello again",
+        "check_count": "1",
+        "c-0-id": str(library[0].pk),
+        "samples_per_scenario": "1",
+        "min_valid_per_scenario": "1",
+        "required_pass_rate": "80",
+    }
     assert client.post(reverse("checks:test-edit", args=[test.pk]), data).status_code == 302
     test.refresh_from_db()
     assert test.version == 2 and test.current_version.required_pass_rate == 80
@@ -143,7 +190,10 @@ def test_viewer_cannot_build_and_sees_no_buttons(login, viewer, member, test_set
     assert client.get(reverse("checks:test-create", args=[test_set.pk])).status_code == 403
     assert client.post(reverse("checks:test-create", args=[test_set.pk]), _builder()).status_code == 403
     assert client.post(reverse("checks:test-edit", args=[test.pk]), _builder()).status_code == 403
-    assert client.post(reverse("checks:testset-create", args=[test_set.agent_id]), {"name": "X"}).status_code == 403
+    assert (
+        client.post(reverse("checks:testset-create", args=[test_set.agent_id]), {"name": "X"}).status_code
+        == 403
+    )
     page = client.get(test.get_absolute_url()).content.decode()
     assert "Edit test" not in page and "Run this test" not in page
     assert "New test" not in client.get(test_set.get_absolute_url()).content.decode()
@@ -153,8 +203,12 @@ def test_viewer_cannot_build_and_sees_no_buttons(login, viewer, member, test_set
 def test_another_teams_tests_are_404(login, outsider, member, test_set):
     test = create_test(test_set=test_set, by=member, name="T", scenarios=["hello"])
     client = login(outsider)
-    for url in (test.get_absolute_url(), test_set.get_absolute_url(), reverse("checks:test-edit", args=[test.pk]),
-                reverse("checks:test-create", args=[test_set.pk])):
+    for url in (
+        test.get_absolute_url(),
+        test_set.get_absolute_url(),
+        reverse("checks:test-edit", args=[test.pk]),
+        reverse("checks:test-create", args=[test_set.pk]),
+    ):
         assert client.get(url).status_code == 404, url
     assert client.post(reverse("checks:test-edit", args=[test.pk]), _builder()).status_code == 404
     assert client.get(reverse("checks:testset-list"), {"agent": test_set.agent_id}).status_code == 404
@@ -162,7 +216,9 @@ def test_another_teams_tests_are_404(login, outsider, member, test_set):
 
 
 def test_duplicate_test_set_name_is_an_inline_error(login, member, test_set):
-    response = login(member).post(reverse("checks:testset-create", args=[test_set.agent_id]),
-                                  {"name": "Orders", "description": "typed text"})
+    response = login(member).post(
+        reverse("checks:testset-create", args=[test_set.agent_id]),
+        {"name": "Orders", "description": "typed text"},
+    )
     html = response.content.decode()
     assert "already has a test set called" in html and "typed text" in html

@@ -27,20 +27,38 @@ def test_kind_select_swaps_the_config_fields_built_from_field_specs(login, membe
         assert html.lstrip().startswith('<fieldset id="config-fields"'), kind.name  # only the fragment
         assert f'data-kind="{kind.name}"' in html
         for spec in kind.fields:
-            assert spec.label in html and f'cfg-{spec.name}' in html, (kind.name, spec.name)
+            assert spec.label in html and f"cfg-{spec.name}" in html, (kind.name, spec.name)
 
 
 def test_create_checks_of_three_kinds(login, member, agent):
     client = login(member)
     url = reverse("checks:check-create", args=[agent.pk])
     r1 = _post(client, url, name="Mentions order", kind="text_includes", **{"cfg-text": "EC-1042"})
-    r2 = _post(client, url, name="Looked up", kind="tool_usage", **{
-        "cfg-tool": "lookup_order", "cfg-mode": "exactly", "cfg-count": "1", "cfg-inputs-count": "2",
-        "cfg-inputs-0-field": "orderId", "cfg-inputs-0-op": "matches", "cfg-inputs-0-value": "^EC-\\d+$",
-        "cfg-inputs-1-field": "", "cfg-inputs-1-op": "equals", "cfg-inputs-1-value": "",  # an untouched row
-    })
-    r3 = _post(client, url, name="Calls the API", kind="trace",
-               **{"cfg-called": "GET /orders/*\n\n", "cfg-not_called": "POST /refunds", "cfg-status": ""})
+    r2 = _post(
+        client,
+        url,
+        name="Looked up",
+        kind="tool_usage",
+        **{
+            "cfg-tool": "lookup_order",
+            "cfg-mode": "exactly",
+            "cfg-count": "1",
+            "cfg-inputs-count": "2",
+            "cfg-inputs-0-field": "orderId",
+            "cfg-inputs-0-op": "matches",
+            "cfg-inputs-0-value": "^EC-\\d+$",
+            "cfg-inputs-1-field": "",
+            "cfg-inputs-1-op": "equals",
+            "cfg-inputs-1-value": "",  # an untouched row
+        },
+    )
+    r3 = _post(
+        client,
+        url,
+        name="Calls the API",
+        kind="trace",
+        **{"cfg-called": "GET /orders/*\n\n", "cfg-not_called": "POST /refunds", "cfg-status": ""},
+    )
     assert [r.status_code for r in (r1, r2, r3)] == [302, 302, 302]
     configs = {c.name: c.current_version.config for c in Check.objects.filter(agent=agent)}
     assert configs["Mentions order"] == {"text": "EC-1042", "case_sensitive": False}  # unticked box = False
@@ -50,19 +68,43 @@ def test_create_checks_of_three_kinds(login, member, agent):
 
 
 def test_row_values_round_trip_as_json_when_they_parse(login, member, agent):
-    check = create_check(agent=agent, by=member, name="Typed", kind="tool_usage",
-                         config={"tool": "t", "mode": "first",
-                                 "inputs": [{"field": "a", "op": "equals", "value": 5},
-                                            {"field": "b", "op": "equals", "value": "5"}]})
+    check = create_check(
+        agent=agent,
+        by=member,
+        name="Typed",
+        kind="tool_usage",
+        config={
+            "tool": "t",
+            "mode": "first",
+            "inputs": [
+                {"field": "a", "op": "equals", "value": 5},
+                {"field": "b", "op": "equals", "value": "5"},
+            ],
+        },
+    )
     client = login(member)
     html = client.get(reverse("checks:check-edit", args=[check.pk])).content.decode()
     assert 'name="cfg-inputs-0-value" value="5"' in html
     assert 'name="cfg-inputs-1-value" value="&quot;5&quot;"' in html  # the string "5" stays a string
-    response = client.post(reverse("checks:check-edit", args=[check.pk]), {
-        "name": "Typed", "kind": "tool_usage", "cfg-tool": "t", "cfg-mode": "first", "cfg-count": "",
-        "cfg-inputs-count": "2", "cfg-inputs-0-field": "a", "cfg-inputs-0-op": "equals", "cfg-inputs-0-value": "5",
-        "cfg-inputs-1-field": "b", "cfg-inputs-1-op": "equals", "cfg-inputs-1-value": '"5"', "cfg-node": "",
-    }, follow=True)
+    response = client.post(
+        reverse("checks:check-edit", args=[check.pk]),
+        {
+            "name": "Typed",
+            "kind": "tool_usage",
+            "cfg-tool": "t",
+            "cfg-mode": "first",
+            "cfg-count": "",
+            "cfg-inputs-count": "2",
+            "cfg-inputs-0-field": "a",
+            "cfg-inputs-0-op": "equals",
+            "cfg-inputs-0-value": "5",
+            "cfg-inputs-1-field": "b",
+            "cfg-inputs-1-op": "equals",
+            "cfg-inputs-1-value": '"5"',
+            "cfg-node": "",
+        },
+        follow=True,
+    )
     assert "Nothing changed" in response.content.decode()
     check.refresh_from_db()
     assert check.version == 1
@@ -71,11 +113,21 @@ def test_row_values_round_trip_as_json_when_they_parse(login, member, agent):
 def test_bad_config_is_rejected_inline_with_the_kinds_message_keeping_input(login, member, agent):
     client = login(member)
     url = reverse("checks:check-create", args=[agent.pk])
-    response = _post(client, url, name="Order pattern", kind="tool_usage", **{
-        "cfg-tool": "lookup_order", "cfg-mode": "at_least", "cfg-count": "",
-        "cfg-inputs-count": "1", "cfg-inputs-0-field": "orderId", "cfg-inputs-0-op": "matches",
-        "cfg-inputs-0-value": "^EC-(",
-    })
+    response = _post(
+        client,
+        url,
+        name="Order pattern",
+        kind="tool_usage",
+        **{
+            "cfg-tool": "lookup_order",
+            "cfg-mode": "at_least",
+            "cfg-count": "",
+            "cfg-inputs-count": "1",
+            "cfg-inputs-0-field": "orderId",
+            "cfg-inputs-0-op": "matches",
+            "cfg-inputs-0-value": "^EC-(",
+        },
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert "this field is required for mode at_least" in html  # the kind's own message for count
@@ -85,8 +137,13 @@ def test_bad_config_is_rejected_inline_with_the_kinds_message_keeping_input(logi
 
 
 def test_unparseable_values_and_service_errors_show_together(login, member, agent):
-    response = _post(login(member), reverse("checks:check-create", args=[agent.pk]), name="",
-                     kind="json_schema", **{"cfg-schema": "{not json"})
+    response = _post(
+        login(member),
+        reverse("checks:check-create", args=[agent.pk]),
+        name="",
+        kind="json_schema",
+        **{"cfg-schema": "{not json"},
+    )
     html = response.content.decode()
     assert "is not valid JSON" in html and "a check needs a name" in html
     assert "{not json" in html
@@ -95,25 +152,43 @@ def test_unparseable_values_and_service_errors_show_together(login, member, agen
 def test_add_and_remove_a_row_in_place_without_saving(login, member, agent):
     client = login(member)
     url = reverse("checks:check-create", args=[agent.pk])
-    data = {"name": "Draft", "kind": "tool_usage", "cfg-tool": "lookup_order", "cfg-inputs-count": "0",
-            "_action": "add:inputs"}
+    data = {
+        "name": "Draft",
+        "kind": "tool_usage",
+        "cfg-tool": "lookup_order",
+        "cfg-inputs-count": "0",
+        "_action": "add:inputs",
+    }
     html = client.post(url, data, HTTP_HX_TARGET="config-fields", **HTMX).content.decode()
     assert html.lstrip().startswith('<fieldset id="config-fields"')
     assert 'name="cfg-inputs-0-field"' in html and 'value="lookup_order"' in html
-    data.update({"cfg-inputs-count": "1", "cfg-inputs-0-field": "orderId", "cfg-inputs-0-op": "equals",
-                 "_action": "remove:inputs:0"})
+    data.update(
+        {
+            "cfg-inputs-count": "1",
+            "cfg-inputs-0-field": "orderId",
+            "cfg-inputs-0-op": "equals",
+            "_action": "remove:inputs:0",
+        }
+    )
     html = client.post(url, data, **HTMX).content.decode()
     assert 'name="cfg-inputs-0-field"' not in html
     assert not Check.objects.exists()
 
 
 def test_edit_makes_version_two_and_history_shows_what_changed(login, member, agent):
-    check = create_check(agent=agent, by=member, name="Mentions order", kind="text_includes",
-                         config={"text": "EC-1042"})
+    check = create_check(
+        agent=agent, by=member, name="Mentions order", kind="text_includes", config={"text": "EC-1042"}
+    )
     client = login(member)
-    response = client.post(reverse("checks:check-edit", args=[check.pk]),
-                           {"name": "Mentions order", "kind": "text_includes", "cfg-text": "EC-2000",
-                            "cfg-case_sensitive": "on"})
+    response = client.post(
+        reverse("checks:check-edit", args=[check.pk]),
+        {
+            "name": "Mentions order",
+            "kind": "text_includes",
+            "cfg-text": "EC-2000",
+            "cfg-case_sensitive": "on",
+        },
+    )
     assert response.status_code == 302
     check.refresh_from_db()
     assert check.version == 2
@@ -148,10 +223,20 @@ def test_viewer_sees_no_write_buttons_and_cannot_write(login, viewer, member, ag
     assert "New check" not in html
     assert ">Edit<" not in client.get(check.get_absolute_url()).content.decode()
     assert client.get(reverse("checks:check-create", args=[agent.pk])).status_code == 403
-    assert client.post(reverse("checks:check-create", args=[agent.pk]),
-                       {"name": "X", "kind": "text_includes", "cfg-text": "x"}).status_code == 403
-    assert client.post(reverse("checks:check-edit", args=[check.pk]),
-                       {"name": "X", "kind": "text_includes", "cfg-text": "x"}).status_code == 403
+    assert (
+        client.post(
+            reverse("checks:check-create", args=[agent.pk]),
+            {"name": "X", "kind": "text_includes", "cfg-text": "x"},
+        ).status_code
+        == 403
+    )
+    assert (
+        client.post(
+            reverse("checks:check-edit", args=[check.pk]),
+            {"name": "X", "kind": "text_includes", "cfg-text": "x"},
+        ).status_code
+        == 403
+    )
     assert client.post(reverse("checks:check-archive", args=[check.pk])).status_code == 403
     assert Check.objects.count() == 1 and Check.objects.get().version == 1
 
@@ -181,9 +266,11 @@ def test_archive_and_restore_are_admin_only(login, admin_user, member, agent):
 def test_nothing_changed_makes_no_version(login, member, agent):
     check = create_check(agent=agent, by=member, name="C", kind="text_includes", config={"text": "a"})
     edit_check(check=check, by=member, config={"text": "b"})
-    response = login(member).post(reverse("checks:check-edit", args=[check.pk]),
-                                  {"name": "C", "kind": "text_includes", "cfg-text": "b",
-                                   "cfg-case_sensitive": "on"}, follow=True)
+    response = login(member).post(
+        reverse("checks:check-edit", args=[check.pk]),
+        {"name": "C", "kind": "text_includes", "cfg-text": "b", "cfg-case_sensitive": "on"},
+        follow=True,
+    )
     assert "Nothing changed" in response.content.decode()
     check.refresh_from_db()
     assert check.version == 2

@@ -37,9 +37,16 @@ def measure(login, member, django_assert_num_queries):
 
 
 def _checks(agent, member, n, kind="text_includes"):
-    return [create_check(agent=agent, by=member, name=f"{kind} {i}", kind=kind,
-                         config={"text": f"t{i}"} if kind == "text_includes" else {"max_ms": 10 + i})
-            for i in range(n)]
+    return [
+        create_check(
+            agent=agent,
+            by=member,
+            name=f"{kind} {i}",
+            kind=kind,
+            config={"text": f"t{i}"} if kind == "text_includes" else {"max_ms": 10 + i},
+        )
+        for i in range(n)
+    ]
 
 
 def test_agent_list(measure, team, admin_user, agent):
@@ -47,6 +54,7 @@ def test_agent_list(measure, team, admin_user, agent):
         for i in range(N):
             a = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
             _checks(a, admin_user, 2)
+
     # session, user, current team, membership (role), COUNT agents, agents page with check/test-set/last-run
     # subqueries, teams for the switcher
     measure(reverse("agents:agent-list"), add, 7, contains=["Agent 5"])
@@ -58,14 +66,19 @@ def test_check_list(measure, agent, member):
     def add():
         checks = _checks(agent, member, N) + _checks(agent, member, N, kind="latency")
         test_set = create_test_set(agent=agent, by=member, name="S")
-        create_test(test_set=test_set, by=member, name="T", scenarios=["x"], checks=[c.pk for c in checks[:3]])
+        create_test(
+            test_set=test_set, by=member, name="T", scenarios=["x"], checks=[c.pk for c in checks[:3]]
+        )
+
     # session, user, agent, 4 usage counts (all / in tests / in dashboards / unused), COUNT for the page,
     # checks page (current version, creator, usage subqueries), membership, current team, switcher teams
     measure(reverse("checks:check-list", args=[agent.pk]), add, 12, contains=["latency 5", "text_includes 5"])
 
 
 def test_testset_list(measure, agent, member):
-    create_test(test_set=create_test_set(agent=agent, by=member, name="S0"), by=member, name="T", scenarios=["x"])
+    create_test(
+        test_set=create_test_set(agent=agent, by=member, name="S0"), by=member, name="T", scenarios=["x"]
+    )
 
     def add():
         for i in range(1, N):
@@ -73,6 +86,7 @@ def test_testset_list(measure, agent, member):
             for j in range(3):
                 test = create_test(test_set=ts, by=member, name=f"T{j}", scenarios=["x"])
                 services.launch_run(test=test, by=member)
+
     # session, user, current team, COUNT sets, sets page (+agent), tests prefetch (+current version,
     # last-run subqueries), membership, agents for the "new set" picker, switcher teams
     measure(reverse("checks:testset-list"), add, 9, contains=["S5"])
@@ -85,6 +99,7 @@ def test_testset_detail(measure, test_set, member):
         for i in range(1, N):
             test = create_test(test_set=test_set, by=member, name=f"T{i}", scenarios=["x", "y"])
             services.launch_run(test=test, by=member)
+
     # session, user, test set (+agent, team), COUNT tests, tests page (+version, creator, counts, last run),
     # membership, current team, switcher teams
     measure(test_set.get_absolute_url(), add, 8, contains=["T5"])
@@ -103,6 +118,7 @@ def test_test_detail(measure, test_set, member, agent):
 
             edit_test(test=test, by=member, **edit_test_kwargs)
             services.launch_run(test=test, by=member)
+
     # session, user, test (+set, agent, team, version, creator), attached checks (+check, version),
     # versions (+creator, run counts), runs (+version, launcher), membership, current team, switcher teams
     measure(test.get_absolute_url(), add, 9)
@@ -114,6 +130,7 @@ def test_check_detail_versions(measure, agent, member):
     def add():
         for i in range(N):
             edit_check(check=check, by=member, config={"text": f"v{i}"})
+
     # session, user, check (+agent, team, version, creator), COUNT versions, versions page (+creator,
     # run counts), tests using it, monitors, membership, current team, switcher teams
     measure(check.get_absolute_url(), add, 10, contains=["Version 7"])
@@ -125,6 +142,7 @@ def test_run_list(measure, order_test, member):
     def add():
         for _ in range(N):
             services.launch_run(test=order_test, by=member)
+
     # session, user, current team, COUNT runs, runs page (+agent, test, version, launcher),
     # agents and tests for the filter selects, switcher teams
     measure(reverse("runs:run-list"), add, 8)
@@ -132,10 +150,17 @@ def test_run_list(measure, order_test, member):
 
 def test_run_detail_samples(measure, login, member, live_agent, order_checks, run_now):
     test_set = create_test_set(agent=live_agent, by=member, name="Q")
-    small = create_test(test_set=test_set, by=member, name="Small", scenarios=["EC-1042"],
-                        checks=[c.pk for c in order_checks])
-    big = create_test(test_set=test_set, by=member, name="Big", scenarios=["EC-1042", "hello", "EC-2001"],
-                      checks=[c.pk for c in order_checks], samples_per_scenario=3)
+    small = create_test(
+        test_set=test_set, by=member, name="Small", scenarios=["EC-1042"], checks=[c.pk for c in order_checks]
+    )
+    big = create_test(
+        test_set=test_set,
+        by=member,
+        name="Big",
+        scenarios=["EC-1042", "hello", "EC-2001"],
+        checks=[c.pk for c in order_checks],
+        samples_per_scenario=3,
+    )
     one, many = run_now(small), run_now(big)
     client = login(member)
     counts = []
@@ -158,5 +183,6 @@ def test_token_list(measure, member):
     def add():
         for i in range(N):
             issue_token(user=member, name=f"t{i}")
+
     # session, user, COUNT tokens, tokens page, current team, switcher teams
     measure(reverse("token-list"), add, 6, contains=["t5"])

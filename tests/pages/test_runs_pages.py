@@ -21,7 +21,11 @@ def finish(run: Run, outcomes: list[str], *, check_outcome=None, details=None, l
     for index, (sample, outcome) in enumerate(zip(samples, outcomes, strict=True)):
         latency = (latencies or [100.0 * (index + 1)] * len(samples))[index]
         Sample.objects.filter(pk=sample.pk).update(
-            status=Sample.Status.DONE, outcome=outcome, output=f"answer {index}", latency_ms=latency, tool_calls=[],
+            status=Sample.Status.DONE,
+            outcome=outcome,
+            output=f"answer {index}",
+            latency_ms=latency,
+            tool_calls=[],
             attempts=[{"number": 1, "status_code": 200, "latency_ms": latency, "error": None}],
             error="agent unreachable" if outcome == "error" else "",
         )
@@ -29,9 +33,13 @@ def finish(run: Run, outcomes: list[str], *, check_outcome=None, details=None, l
             continue
         for rc in run_checks:
             CheckResult.objects.create(
-                sample=sample, check_version=rc.check_version, required=rc.required,
-                outcome=check_outcome or outcome, expected="the output to include EC-1042",
-                actual=f"it was not found in sample {index}", explanation=f"Expected EC-1042 in sample {index}.",
+                sample=sample,
+                check_version=rc.check_version,
+                required=rc.required,
+                outcome=check_outcome or outcome,
+                expected="the output to include EC-1042",
+                actual=f"it was not found in sample {index}",
+                explanation=f"Expected EC-1042 in sample {index}.",
                 details=details or {},
             )
     services.finalise_run(run=run)
@@ -39,15 +47,18 @@ def finish(run: Run, outcomes: list[str], *, check_outcome=None, details=None, l
     return run
 
 
-def test_launch_a_test_with_an_additional_check_redirects_to_the_run_page(login, member, order_test, live_agent,
-                                                                          django_capture_on_commit_callbacks):
+def test_launch_a_test_with_an_additional_check_redirects_to_the_run_page(
+    login, member, order_test, live_agent, django_capture_on_commit_callbacks
+):
     extra = create_check(agent=live_agent, by=member, name="Fast", kind="latency", config={"max_ms": 5000})
     client = login(member)
     page = client.get(reverse("runs:run-launch"), {"test": order_test.pk}).content.decode()
     assert "Fast" in page and "Mentions order" not in page  # attached checks are not offered again
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("runs:run-launch"), {"test": order_test.pk, "additional": [extra.pk],
-                                                            "advisory": [extra.pk]})
+        response = client.post(
+            reverse("runs:run-launch"),
+            {"test": order_test.pk, "additional": [extra.pk], "advisory": [extra.pk]},
+        )
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
     added = run.run_checks.get(additional=True)
@@ -69,10 +80,13 @@ def test_launch_a_whole_test_set_lists_the_batch(login, member, order_test):
 
 def test_launcher_shows_limit_errors_from_the_service(login, member, order_test, live_agent, settings):
     settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS = 1
-    extras = [create_check(agent=live_agent, by=member, name=f"Extra {i}", kind="latency", config={"max_ms": 9})
-              for i in range(2)]
-    response = login(member).post(reverse("runs:run-launch"),
-                                  {"test": order_test.pk, "additional": [c.pk for c in extras]})
+    extras = [
+        create_check(agent=live_agent, by=member, name=f"Extra {i}", kind="latency", config={"max_ms": 9})
+        for i in range(2)
+    ]
+    response = login(member).post(
+        reverse("runs:run-launch"), {"test": order_test.pk, "additional": [c.pk for c in extras]}
+    )
     html = response.content.decode()
     assert response.status_code == 200 and "over the limit of 1 per run" in html
     assert html.count("checked") == 2  # the picks are kept
@@ -89,7 +103,7 @@ def test_run_page_shows_samples_tool_calls_checks_and_latency(login, member, ord
     assert "Expected the output to include" in html  # explanations
     assert 'class="explanation"' in html and "median latency" in html and "slowest" in html
     assert "Known order" in html and "No order id" in html
-    assert "hx-trigger=\"every 1s\"" not in html  # finished: no polling
+    assert 'hx-trigger="every 1s"' not in html  # finished: no polling
     assert 'class="check-version">v1<' in html
 
 
@@ -111,12 +125,18 @@ def test_progress_fragment_polls_while_active_and_stops_with_286(login, member, 
     assert samples.lstrip().startswith('<div id="run-samples"') and "run-updated" not in samples
 
 
-def test_errored_and_indeterminate_samples_are_marked_not_counted(login, member, live_agent, order_checks, run_now):
+def test_errored_and_indeterminate_samples_are_marked_not_counted(
+    login, member, live_agent, order_checks, run_now
+):
     test_set = create_test_set(agent=live_agent, by=member, name="Faults")
     test = create_test(
-        test_set=test_set, by=member, name="Faults",
-        scenarios=[{"name": "Down", "input": "EC-1042", "metadata": {"fake": {"status": 503}}},
-                   {"name": "No evidence", "input": "EC-1042", "metadata": {"fake": {"omit_tool_calls": True}}}],
+        test_set=test_set,
+        by=member,
+        name="Faults",
+        scenarios=[
+            {"name": "Down", "input": "EC-1042", "metadata": {"fake": {"status": 503}}},
+            {"name": "No evidence", "input": "EC-1042", "metadata": {"fake": {"omit_tool_calls": True}}},
+        ],
         checks=[{"check": c.pk, "required": True} for c in order_checks],
     )
     run = run_now(test)
@@ -129,8 +149,11 @@ def test_errored_and_indeterminate_samples_are_marked_not_counted(login, member,
 
 
 def test_flaky_scenarios_and_per_check_rates(login, member, order_test):
-    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "pass", "pass"],
-                 latencies=[100.0, 400.0, 200.0, 300.0])
+    run = finish(
+        services.launch_run(test=order_test, by=member),
+        ["pass", "fail", "pass", "pass"],
+        latencies=[100.0, 400.0, 200.0, 300.0],
+    )
     html = login(member).get(run.get_absolute_url()).content.decode()
     assert "Flaky scenarios" in html and "<strong>Known order</strong>: 1 passed, 1 failed" in html
     assert '<span class="v" id="latency-median">250 ms</span>' in html
@@ -140,8 +163,15 @@ def test_flaky_scenarios_and_per_check_rates(login, member, order_test):
 
 
 def test_judge_details_render_in_a_collapsible_block(login, member, order_test):
-    judge = {"model": "gpt-test", "prompt": "Rubric <b>bold</b>", "reply": '{"verdict": "fail"}', "tokens_in": 12,
-             "tokens_out": 3, "latency_ms": 40, "truncated": False}
+    judge = {
+        "model": "gpt-test",
+        "prompt": "Rubric <b>bold</b>",
+        "reply": '{"verdict": "fail"}',
+        "tokens_in": 12,
+        "tokens_out": 3,
+        "latency_ms": 40,
+        "truncated": False,
+    }
     run = finish(services.launch_run(test=order_test, by=member), ["fail"] * 4, details={"judge": judge})
     html = login(member).get(run.get_absolute_url()).content.decode()
     assert '<details class="judge"><summary class="small"><strong>Judge</strong>' in html
@@ -189,7 +219,7 @@ def test_run_list_filters(login, member, order_test, live_agent):
 
     def shown(**params):
         html = client.get(url, params).content.decode()
-        return {r.pk for r in (passed, failed, queued) if f'<strong>#{r.pk}</strong>' in html}
+        return {r.pk for r in (passed, failed, queued) if f"<strong>#{r.pk}</strong>" in html}
 
     assert shown() == {passed.pk, failed.pk, queued.pk}
     assert shown(result="fail") == {failed.pk}
@@ -215,7 +245,7 @@ def test_compare_two_runs_of_the_same_test(login, member, order_test, order_chec
     edit_check(check=order_checks[0], by=member, config={"text": "EC-2000"})
     after = finish(services.launch_run(test=order_test, by=member), ["pass", "pass", "fail", "fail"])
     html = login(member).get(reverse("runs:run-compare"), {"a": after.pk, "b": before.pk}).content.decode()
-    assert f"Before: <a href=\"{before.get_absolute_url()}\">run #{before.pk}" in html  # older on the left
+    assert f'Before: <a href="{before.get_absolute_url()}">run #{before.pk}' in html  # older on the left
     scenarios = html.split('id="compare-scenarios"')[1].split("</table>")[0]
     assert "No order id" in scenarios and "-100 pts" in scenarios
     changed = html.split('id="compare-changed"')[1].split("</table>")[0]

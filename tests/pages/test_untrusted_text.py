@@ -16,12 +16,22 @@ SVG = '"><svg onload=alert(1)>'
 
 FAKE = {
     "output": f"Sure. {SCRIPT} {IMG}",
-    "tool_calls": [{"name": f"lookup{IMG}", "status": "succeeded", "node": SVG,
-                    "input": {"q": SCRIPT, IMG: IMG}, "output": f"{IMG}{SCRIPT}"},
-                   {"name": "refund", "status": "failed", "input": SCRIPT, "error": IMG}],
+    "tool_calls": [
+        {
+            "name": f"lookup{IMG}",
+            "status": "succeeded",
+            "node": SVG,
+            "input": {"q": SCRIPT, IMG: IMG},
+            "output": f"{IMG}{SCRIPT}",
+        },
+        {"name": "refund", "status": "failed", "input": SCRIPT, "error": IMG},
+    ],
     "trace": [{"method": "GET", "path": f"/orders/{IMG}", "status": 200, "tool": SCRIPT}],
-    "messages": [{"role": "user", "content": SCRIPT}, {"role": "assistant", "content": IMG},
-                 {"role": SVG, "content": "odd role"}],
+    "messages": [
+        {"role": "user", "content": SCRIPT},
+        {"role": "assistant", "content": IMG},
+        {"role": SVG, "content": "odd role"},
+    ],
 }
 
 
@@ -35,16 +45,30 @@ def assert_inert(html: str) -> None:
 @pytest.fixture
 def hostile_run(live_agent, member, run_now):
     checks = [
-        create_check(agent=live_agent, by=member, name=f"Says {SCRIPT}", kind="text_includes",
-                     config={"text": IMG}),
-        create_check(agent=live_agent, by=member, name="Looks up", kind="tool_usage",
-                     config={"tool": f"lookup{IMG}", "mode": "at_least", "count": 1,
-                             "inputs": [{"field": "q", "op": "equals", "value": SCRIPT}]}),
+        create_check(
+            agent=live_agent, by=member, name=f"Says {SCRIPT}", kind="text_includes", config={"text": IMG}
+        ),
+        create_check(
+            agent=live_agent,
+            by=member,
+            name="Looks up",
+            kind="tool_usage",
+            config={
+                "tool": f"lookup{IMG}",
+                "mode": "at_least",
+                "count": 1,
+                "inputs": [{"field": "q", "op": "equals", "value": SCRIPT}],
+            },
+        ),
     ]
     test_set = create_test_set(agent=live_agent, by=member, name=f"Set {SCRIPT}")
-    test = create_test(test_set=test_set, by=member, name=f"Test {IMG}",
-                       scenarios=[{"name": f"Scenario {IMG}", "input": f"Hi {SCRIPT}", "metadata": {"fake": FAKE}}],
-                       checks=[c.pk for c in checks])
+    test = create_test(
+        test_set=test_set,
+        by=member,
+        name=f"Test {IMG}",
+        scenarios=[{"name": f"Scenario {IMG}", "input": f"Hi {SCRIPT}", "metadata": {"fake": FAKE}}],
+        checks=[c.pk for c in checks],
+    )
     return run_now(test)
 
 
@@ -61,10 +85,14 @@ def test_run_page_renders_agent_output_tool_calls_and_traces_inert(login, member
 
 def test_other_pages_showing_these_names_are_inert(login, member, hostile_run, live_agent):
     client = login(member)
-    for url in (reverse("runs:run-list"), hostile_run.test.get_absolute_url(),
-                reverse("checks:check-list", args=[live_agent.pk]), reverse("checks:testset-list"),
-                reverse("checks:test-edit", args=[hostile_run.test_id]),
-                reverse("runs:run-launch") + f"?test={hostile_run.test_id}"):
+    for url in (
+        reverse("runs:run-list"),
+        hostile_run.test.get_absolute_url(),
+        reverse("checks:check-list", args=[live_agent.pk]),
+        reverse("checks:testset-list"),
+        reverse("checks:test-edit", args=[hostile_run.test_id]),
+        reverse("runs:run-launch") + f"?test={hostile_run.test_id}",
+    ):
         html = client.get(url).content.decode()
         for raw in (SCRIPT, IMG):
             assert raw not in html, url
@@ -73,12 +101,24 @@ def test_other_pages_showing_these_names_are_inert(login, member, hostile_run, l
 def test_task_transcript_is_inert(login, member, live_agent):
     from runs.monitoring import ingest_tasks
 
-    ingest_tasks(agent=live_agent, by=member, items=[{
-        "external_id": "hostile-1", "completed_at": timezone.now().isoformat(),
-        "messages": [{"role": "user", "content": SCRIPT}, {"role": "assistant", "content": IMG},
-                     {"role": "tool", "content": SVG}], "output": FAKE["output"], "tool_calls": FAKE["tool_calls"],
-        "trace": FAKE["trace"],
-    }])
+    ingest_tasks(
+        agent=live_agent,
+        by=member,
+        items=[
+            {
+                "external_id": "hostile-1",
+                "completed_at": timezone.now().isoformat(),
+                "messages": [
+                    {"role": "user", "content": SCRIPT},
+                    {"role": "assistant", "content": IMG},
+                    {"role": "tool", "content": SVG},
+                ],
+                "output": FAKE["output"],
+                "tool_calls": FAKE["tool_calls"],
+                "trace": FAKE["trace"],
+            }
+        ],
+    )
     from agents.models import Task
 
     task = Task.objects.get(external_id="hostile-1")
@@ -87,4 +127,6 @@ def test_task_transcript_is_inert(login, member, live_agent):
         html = client.get(url).content.decode()
         for raw in (SCRIPT, IMG, "<svg onload"):
             assert raw not in html, url
-    assert "&lt;script&gt;alert(" in client.get(reverse("monitors:task-detail", args=[task.pk])).content.decode()
+    assert (
+        "&lt;script&gt;alert(" in client.get(reverse("monitors:task-detail", args=[task.pk])).content.decode()
+    )
