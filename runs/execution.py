@@ -131,7 +131,7 @@ async def execute_sample(
     scenario = plan.scenarios[sample.scenario_index] if sample.scenario_index < len(plan.scenarios) else {}
     try:
         reply = await call_agent(target, scenario=scenario, run_id=str(sample.run_id), sample_id=str(sample.id),
-                                 client=client)
+                                 client=client, first_attempt=len(sample.previous_attempts) + 1)
     except AgentCallError as exc:
         attempts = sample.previous_attempts + [a.as_dict() for a in exc.attempts]
         return _failure_write(sample, plan, exc, attempts)

@@ -62,6 +62,7 @@ __all__ = [
     "record_sample_results",
     "recover_runs",
     "renew_leases",
+    "run_summaries",
     "run_summary",
 ]
 
@@ -245,55 +246,69 @@ def enqueue_drain() -> None:
 # --------------------------------------------------------------------------- summaries
 
 
-def run_summary(run_id: int, version: TestVersion | None = None):
-    """(RunSummary, done count, open count) of a run from its samples and check results (2-3 queries)."""
-    if version is None:
-        version = TestVersion.objects.only("scenarios", "min_valid_per_scenario", "required_pass_rate").get(
-            runs__pk=run_id
+def run_summary(run_id: int):
+    """(RunSummary, done count, open count) of one run from its samples and check results."""
+    return run_summaries([run_id])[run_id]
+
+
+def run_summaries(run_ids: Iterable[int]) -> dict[int, tuple]:
+    """run_summary for several runs in three queries (test versions, samples, check results)."""
+    run_ids = list(run_ids)
+    versions = {
+        pk: _specs(scenarios or [], min_valid, rate)
+        for pk, scenarios, min_valid, rate in Run.objects.filter(pk__in=run_ids).values_list(
+            "pk", "test_version__scenarios", "test_version__min_valid_per_scenario",
+            "test_version__required_pass_rate",
         )
-    specs = _specs(version.scenarios, version.min_valid_per_scenario, version.required_pass_rate)
-    rows = list(Sample.objects.filter(run_id=run_id).values_list("pk", "scenario_index", "status", "outcome"))
+    }
     per_sample: dict[int, dict] = {}
-    for sample_id, cv_id, outcome in CheckResult.objects.filter(sample__run_id=run_id).values_list(
+    for sample_id, cv_id, outcome in CheckResult.objects.filter(sample__run_id__in=run_ids).values_list(
         "sample_id", "check_version_id", "outcome"
     ):
         per_sample.setdefault(sample_id, {})[cv_id] = outcome
-    records = []
-    done = open_count = 0
-    for pk, scenario_index, status, outcome in rows:
-        finished = status == Sample.Status.DONE and outcome
-        done += bool(finished)
-        open_count += status in OPEN
-        records.append(
+    records: dict[int, list[SampleRecord]] = {pk: [] for pk in versions}
+    counts = {pk: [0, 0] for pk in versions}  # done, open
+    for run_id, pk, scenario_index, status, outcome in Sample.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "pk", "scenario_index", "status", "outcome"
+    ):
+        finished = status == Sample.Status.DONE and bool(outcome)
+        counts[run_id][0] += finished
+        counts[run_id][1] += status in OPEN
+        records[run_id].append(
             SampleRecord(
                 scenario_index=scenario_index,
                 outcome=outcome if finished else None,
                 checks=per_sample.get(pk, {}) if finished else {},
             )
         )
-    return summarise_run(records, specs), done, open_count
+    return {
+        run_id: (summarise_run(records[run_id], specs), counts[run_id][0], counts[run_id][1])
+        for run_id, specs in versions.items()
+    }
 
 
-def _refresh_run(run_id: int, now: datetime) -> bool:
-    """Write done/summary of an active run; complete it when nothing is open. True if it completed."""
-    summary, done, open_count = run_summary(run_id)
-    fields: dict[str, Any] = {"done_samples": done, "summary": summary.as_dict()}
-    if open_count == 0:
-        fields.update(
-            status=Run.Status.COMPLETED,
-            result=str(summary.result),
-            finished_at=now,
-            started_at=Coalesce(F("started_at"), now),
-        )
-    updated = Run.objects.filter(pk=run_id, status__in=ACTIVE).update(**fields)
-    return bool(updated and open_count == 0)
+def _refresh_runs(run_ids: Iterable[int], now: datetime) -> set[int]:
+    """Write done/summary of active runs; complete those with nothing open. Returns the completed ids."""
+    completed = set()
+    for run_id, (summary, done, open_count) in run_summaries(run_ids).items():
+        fields: dict[str, Any] = {"done_samples": done, "summary": summary.as_dict()}
+        if open_count == 0:
+            fields.update(
+                status=Run.Status.COMPLETED,
+                result=str(summary.result),
+                finished_at=now,
+                started_at=Coalesce(F("started_at"), now),
+            )
+        if Run.objects.filter(pk=run_id, status__in=ACTIVE).update(**fields) and open_count == 0:
+            completed.add(run_id)
+    return completed
 
 
 def finalise_run(*, run: Run) -> bool:
     """Complete an active run with no open samples (exactly once: the update is conditional)."""
     with transaction.atomic():
         Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True).first()
-        return _refresh_run(run.pk, timezone.now())
+        return run.pk in _refresh_runs([run.pk], timezone.now())
 
 
 # --------------------------------------------------------------------------- worker: claim
@@ -535,8 +550,7 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
             CheckResult.objects.bulk_create(
                 [CheckResult(sample_id=item.sample_id, **r) for item in finished for r in item.results]
             )
-            for run_id in sorted({item.run_id for item in finished}):
-                _refresh_run(run_id, now)
+            _refresh_runs(sorted({item.run_id for item in finished}), now)
     _adapt_windows(items, written)
     return written
 

@@ -42,7 +42,8 @@ def test_a_rate_limited_sample_is_queued_again_and_the_window_shrinks(make_test,
     assert (run.status, run.result) == ("completed", "pass")
     for sample in run.samples.all():
         assert sample.executions == 2 and sample.error == ""
-        assert [a["status_code"] for a in sample.attempts] == [429, 200]
+        assert [(a["number"], a["status_code"]) for a in sample.attempts] == [(1, 429), (2, 200)]
+        assert sample.request["attempt"] == 2
     live_agent.refresh_from_db()
     assert live_agent.concurrency_window is not None and live_agent.concurrency_window < live_agent.max_concurrency
 
