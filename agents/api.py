@@ -21,7 +21,8 @@ class AgentFilter(django_filters.FilterSet):
     kind = django_filters.ChoiceFilter(choices=AgentKind.choices)
     protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
     archived = django_filters.BooleanFilter(
-        method="filter_archived", help_text="true: only archived agents; false (the default): only active ones."
+        method="filter_archived",
+        help_text="true: only archived agents; false (the default): only active ones.",
     )
 
     class Meta:
@@ -41,37 +42,46 @@ def _default_team(user) -> Team:
     teams = list(Team.objects.visible_to(user)[:2])
     if len(teams) != 1:
         raise ValidationFailed(
-            "required: you belong to several teams" if teams else "you are not a member of any team", field="team"
+            "required: you belong to several teams" if teams else "you are not a member of any team",
+            field="team",
         )
     return teams[0]
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List agents", description="Active agents of your teams (`?archived=true`: archived)."),
+    list=extend_schema(
+        summary="List agents", description="Active agents of your teams (`?archived=true`: archived)."
+    ),
     retrieve=extend_schema(summary="Show an agent"),
     destroy=extend_schema(summary="Archive an agent", description="Admins only. Runs and results stay."),
 )
 class AgentViewSet(
     TeamScopedViewMixin,
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
 ):
     serializer_class = AgentSerializer
     filterset_class = AgentFilter
-    write_roles = {"create": Role.ADMIN, "update": Role.ADMIN, "partial_update": Role.ADMIN,
-                   "destroy": Role.ADMIN, "ping": Role.MEMBER}
+    write_roles = {
+        "create": Role.ADMIN,
+        "update": Role.ADMIN,
+        "partial_update": Role.ADMIN,
+        "destroy": Role.ADMIN,
+        "ping": Role.MEMBER,
+    }
 
     def get_queryset(self) -> QuerySet[Agent]:
-        return (
-            Agent.objects.visible_to(self.request.user)
-            .prefetch_related("nodes")
-            .order_by("name", "id")
-        )
+        return Agent.objects.visible_to(self.request.user).prefetch_related("nodes").order_by("name", "id")
 
     @staticmethod
     def team_id_of(agent: Agent) -> int:
         return agent.team_id
 
-    @extend_schema(summary="Register an agent", request=AgentWriteSerializer, responses={201: AgentSerializer})
+    @extend_schema(
+        summary="Register an agent", request=AgentWriteSerializer, responses={201: AgentSerializer}
+    )
     def create(self, request, *args, **kwargs):
         form = AgentWriteSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
@@ -84,7 +94,10 @@ class AgentViewSet(
     def update(self, request, *args, **kwargs):
         agent = self.get_object()
         form = AgentWriteSerializer(
-            agent, data=request.data, partial=kwargs.get("partial", False), context=self.get_serializer_context()
+            agent,
+            data=request.data,
+            partial=kwargs.get("partial", False),
+            context=self.get_serializer_context(),
         )
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
@@ -93,8 +106,11 @@ class AgentViewSet(
         services.update_agent(agent=agent, by=request.user, headers=headers, nodes=nodes, **data)
         return self._show(agent)
 
-    @extend_schema(summary="Change some fields of an agent", request=AgentWriteSerializer,
-                   responses={200: AgentSerializer})
+    @extend_schema(
+        summary="Change some fields of an agent",
+        request=AgentWriteSerializer,
+        responses={200: AgentSerializer},
+    )
     def partial_update(self, request, *args, **kwargs):
         return self.update(request, *args, partial=True, **kwargs)
 

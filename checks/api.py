@@ -1,10 +1,10 @@
-"""REST API v1: checks (+ versions), test sets (+ launching every test) and tests. Thin over checks.services."""
+"""REST API v1: checks (+ versions), test sets (+ launching their tests) and tests, over checks.services."""
 
 from __future__ import annotations
 
 import django_filters
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -97,15 +97,26 @@ class TestFilter(ArchivedFilterSet):
 @extend_schema_view(
     list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
     retrieve=extend_schema(summary="Show a check (its current version)"),
-    destroy=extend_schema(summary="Archive a check",
-                          description="Admins only. Its versions and every result that used them stay."),
+    destroy=extend_schema(
+        summary="Archive a check",
+        description="Admins only. Its versions and every result that used them stay.",
+    ),
 )
-class CheckViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                   viewsets.GenericViewSet):
+class CheckViewSet(
+    TeamScopedViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
     serializer_class = CheckSerializer
     filterset_class = CheckFilter
-    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
-                   "destroy": Role.ADMIN}
+    write_roles = {
+        "create": Role.MEMBER,
+        "update": Role.MEMBER,
+        "partial_update": Role.MEMBER,
+        "destroy": Role.ADMIN,
+    }
 
     def get_queryset(self) -> QuerySet[Check]:
         return (
@@ -118,16 +129,22 @@ class CheckViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMo
     def team_id_of(check: Check) -> int:
         return check.agent.team_id
 
-    @extend_schema(summary="Add a check to an agent's library (version 1)", request=CheckCreateSerializer,
-                   responses={201: CheckSerializer})
+    @extend_schema(
+        summary="Add a check to an agent's library (version 1)",
+        request=CheckCreateSerializer,
+        responses={201: CheckSerializer},
+    )
     def create(self, request, *args, **kwargs):
         form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
         check = services.create_check(by=request.user, **form.validated_data)
         return self._show(check, status.HTTP_201_CREATED)
 
-    @extend_schema(summary="Edit a check: saves version n+1", request=CheckEditSerializer,
-                   responses={200: CheckSerializer})
+    @extend_schema(
+        summary="Edit a check: saves version n+1",
+        request=CheckEditSerializer,
+        responses={200: CheckSerializer},
+    )
     def partial_update(self, request, *args, **kwargs):
         check = self.get_object()
         form = CheckEditSerializer(data=request.data, context=self.get_serializer_context())
@@ -135,15 +152,20 @@ class CheckViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMo
         check = services.edit_check(check=check, by=request.user, **form.validated_data)
         return self._show(check)
 
-    @extend_schema(summary="Replace a check's content: saves version n+1", request=CheckCreateSerializer,
-                   responses={200: CheckSerializer})
+    @extend_schema(
+        summary="Replace a check's content: saves version n+1",
+        request=CheckCreateSerializer,
+        responses={200: CheckSerializer},
+    )
     def update(self, request, *args, **kwargs):
         check = self.get_object()
         form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         if data.pop("agent").pk != check.agent_id:
-            return Response({"agent": ["a check cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"agent": ["a check cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST
+            )
         data.setdefault("config", {})
         check = services.edit_check(check=check, by=request.user, **data)
         return self._show(check)
@@ -151,15 +173,17 @@ class CheckViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMo
     def perform_destroy(self, instance: Check) -> None:
         services.archive_check(check=instance, by=self.request.user)
 
-    @extend_schema(summary="A check's versions, newest first", responses={200: CheckVersionSerializer(many=True)},
-                   filters=False)
+    @extend_schema(
+        summary="A check's versions, newest first",
+        responses={200: CheckVersionSerializer(many=True)},
+        filters=False,
+    )
     @action(detail=True, methods=["get"], serializer_class=CheckVersionSerializer, filterset_class=None)
     def versions(self, request, pk=None):
         check = self.get_object()
         versions = CheckVersion.objects.filter(parent=check).select_related("created_by").order_by("-number")
         page = self.paginate_queryset(versions)
         return self.get_paginated_response(CheckVersionSerializer(page, many=True).data)
-
 
 
 # ----------------------------------------------------------------------------- test sets
@@ -169,13 +193,23 @@ class CheckViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMo
     list=extend_schema(summary="List test sets"),
     retrieve=extend_schema(summary="Show a test set"),
 )
-class TestSetViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                     viewsets.GenericViewSet):
+class TestSetViewSet(
+    TeamScopedViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
     __test__ = False
     serializer_class = TestSetSerializer
     filterset_class = TestSetFilter
-    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
-                   "destroy": Role.ADMIN, "runs": Role.MEMBER}
+    write_roles = {
+        "create": Role.MEMBER,
+        "update": Role.MEMBER,
+        "partial_update": Role.MEMBER,
+        "destroy": Role.ADMIN,
+        "runs": Role.MEMBER,
+    }
 
     def get_queryset(self) -> QuerySet[TestSet]:
         return (
@@ -189,16 +223,20 @@ class TestSetViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retrieve
     def team_id_of(test_set: TestSet) -> int:
         return test_set.agent.team_id
 
-    @extend_schema(summary="Create a test set", request=TestSetCreateSerializer,
-                   responses={201: TestSetSerializer})
+    @extend_schema(
+        summary="Create a test set", request=TestSetCreateSerializer, responses={201: TestSetSerializer}
+    )
     def create(self, request, *args, **kwargs):
         form = TestSetCreateSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
         test_set = services.create_test_set(by=request.user, **form.validated_data)
         return self._show(test_set, status.HTTP_201_CREATED)
 
-    @extend_schema(summary="Rename a test set or change its description", request=TestSetEditSerializer,
-                   responses={200: TestSetSerializer})
+    @extend_schema(
+        summary="Rename a test set or change its description",
+        request=TestSetEditSerializer,
+        responses={200: TestSetSerializer},
+    )
     def partial_update(self, request, *args, **kwargs):
         test_set = self.get_object()
         form = TestSetEditSerializer(data=request.data, context=self.get_serializer_context())
@@ -206,16 +244,20 @@ class TestSetViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retrieve
         test_set = services.update_test_set(test_set=test_set, by=request.user, **form.validated_data)
         return self._show(test_set)
 
-    @extend_schema(summary="Replace a test set's name and description", request=TestSetCreateSerializer,
-                   responses={200: TestSetSerializer})
+    @extend_schema(
+        summary="Replace a test set's name and description",
+        request=TestSetCreateSerializer,
+        responses={200: TestSetSerializer},
+    )
     def update(self, request, *args, **kwargs):
         test_set = self.get_object()
         form = TestSetCreateSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         if data.pop("agent").pk != test_set.agent_id:
-            return Response({"agent": ["a test set cannot move to another agent"]},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"agent": ["a test set cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST
+            )
         data.setdefault("description", "")
         test_set = services.update_test_set(test_set=test_set, by=request.user, **data)
         return self._show(test_set)
@@ -247,13 +289,22 @@ class TestSetViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retrieve
     retrieve=extend_schema(summary="Show a test (its current version)"),
     destroy=extend_schema(summary="Archive a test", description="Admins only. Its runs stay."),
 )
-class TestViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                  viewsets.GenericViewSet):
+class TestViewSet(
+    TeamScopedViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
     __test__ = False
     serializer_class = TestSerializer
     filterset_class = TestFilter
-    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
-                   "destroy": Role.ADMIN}
+    write_roles = {
+        "create": Role.MEMBER,
+        "update": Role.MEMBER,
+        "partial_update": Role.MEMBER,
+        "destroy": Role.ADMIN,
+    }
 
     def get_queryset(self) -> QuerySet[Test]:
         return (
@@ -267,15 +318,18 @@ class TestViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMod
     def team_id_of(test: Test) -> int:
         return test.test_set.agent.team_id
 
-    @extend_schema(summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer})
+    @extend_schema(
+        summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer}
+    )
     def create(self, request, *args, **kwargs):
         form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
         test = services.create_test(by=request.user, **form.validated_data)
         return self._show(test, status.HTTP_201_CREATED)
 
-    @extend_schema(summary="Edit a test: saves version n+1", request=TestEditSerializer,
-                   responses={200: TestSerializer})
+    @extend_schema(
+        summary="Edit a test: saves version n+1", request=TestEditSerializer, responses={200: TestSerializer}
+    )
     def partial_update(self, request, *args, **kwargs):
         test = self.get_object()
         form = TestEditSerializer(data=request.data, context=self.get_serializer_context())
@@ -283,16 +337,20 @@ class TestViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMod
         test = services.edit_test(test=test, by=request.user, **form.validated_data)
         return self._show(test)
 
-    @extend_schema(summary="Replace a test's content: saves version n+1", request=TestCreateSerializer,
-                   responses={200: TestSerializer})
+    @extend_schema(
+        summary="Replace a test's content: saves version n+1",
+        request=TestCreateSerializer,
+        responses={200: TestSerializer},
+    )
     def update(self, request, *args, **kwargs):
         test = self.get_object()
         form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         if data.pop("test_set").pk != test.test_set_id:
-            return Response({"test_set": ["a test cannot move to another test set"]},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"test_set": ["a test cannot move to another test set"]}, status=status.HTTP_400_BAD_REQUEST
+            )
         data.setdefault("checks", [])
         test = services.edit_test(test=test, by=request.user, **data)
         return self._show(test)

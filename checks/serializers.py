@@ -8,7 +8,7 @@ from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestSet
 from checks.services import MESSAGE_ROLES
-from evalconsole.api_common import StorableDictField, StorableJSONField, VisibleRelatedField
+from evalconsole.api_common import StorableDictField, VisibleRelatedField
 
 
 class CheckConfigField(StorableDictField):
@@ -36,8 +36,18 @@ class CheckSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Check
-        fields = ["id", "agent", "name", "kind", "config", "version", "version_id",
-                  "created_at", "updated_at", "archived_at"]
+        fields = [
+            "id",
+            "agent",
+            "name",
+            "kind",
+            "config",
+            "version",
+            "version_id",
+            "created_at",
+            "updated_at",
+            "archived_at",
+        ]
         read_only_fields = fields
 
     def get_config(self, check: Check) -> dict:
@@ -151,8 +161,12 @@ class TestSerializer(serializers.ModelSerializer):
     version = serializers.IntegerField(read_only=True, help_text="The current version number.")
     version_id = serializers.IntegerField(source="current_version_id", read_only=True, allow_null=True)
     scenarios = ScenarioSerializer(source="current_version.scenarios", many=True, read_only=True)
-    checks = AttachedCheckOutSerializer(source="current_version.attached_checks.all", many=True, read_only=True)
-    samples_per_scenario = serializers.IntegerField(source="current_version.samples_per_scenario", read_only=True)
+    checks = AttachedCheckOutSerializer(
+        source="current_version.attached_checks.all", many=True, read_only=True
+    )
+    samples_per_scenario = serializers.IntegerField(
+        source="current_version.samples_per_scenario", read_only=True
+    )
     min_valid_per_scenario = serializers.IntegerField(
         source="current_version.min_valid_per_scenario", read_only=True
     )
@@ -160,9 +174,22 @@ class TestSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Test
-        fields = ["id", "test_set", "agent", "name", "version", "version_id", "scenarios", "checks",
-                  "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate",
-                  "created_at", "updated_at", "archived_at"]
+        fields = [
+            "id",
+            "test_set",
+            "agent",
+            "name",
+            "version",
+            "version_id",
+            "scenarios",
+            "checks",
+            "samples_per_scenario",
+            "min_valid_per_scenario",
+            "required_pass_rate",
+            "created_at",
+            "updated_at",
+            "archived_at",
+        ]
         read_only_fields = fields
 
 
@@ -176,8 +203,9 @@ class TestEditSerializer(serializers.Serializer):
     checks = AttachedCheckSerializer(many=True, required=False, max_length=1000)
     samples_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
     min_valid_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
-    required_pass_rate = serializers.IntegerField(min_value=1, max_value=100, required=False,
-                                                  help_text="Percent of determinate samples that must pass.")
+    required_pass_rate = serializers.IntegerField(
+        min_value=1, max_value=100, required=False, help_text="Percent of determinate samples that must pass."
+    )
 
     def validate_scenarios(self, value: list[dict]) -> list[dict]:
         # Leave out keys that were not sent: the service fills names and inputs.

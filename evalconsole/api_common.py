@@ -164,11 +164,13 @@ class VisibleRelatedField(serializers.PrimaryKeyRelatedField):
 
     default_error_messages = {
         "required": "This field is required.",
-        "does_not_exist": '{noun} {pk_value} does not exist.',
+        "does_not_exist": "{noun} {pk_value} does not exist.",
         "incorrect_type": "must be an id (a whole number), not {data_type}.",
     }
 
-    def __init__(self, model, *, noun: str | None = None, extra_filter: Mapping[str, Any] | None = None, **kwargs):
+    def __init__(
+        self, model, *, noun: str | None = None, extra_filter: Mapping[str, Any] | None = None, **kwargs
+    ):
         self.model = model
         self.noun = noun or model._meta.verbose_name.capitalize()
         self.extra_filter = dict(extra_filter or {})

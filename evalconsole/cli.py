@@ -43,12 +43,22 @@ class Client:
     sleep: Callable[[float], None] = time.sleep
 
     @classmethod
-    def create(cls, url: str, token: str, *, transport: httpx.BaseTransport | None = None,
-               request_timeout: float = 30.0) -> Client:
+    def create(
+        cls,
+        url: str,
+        token: str,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        request_timeout: float = 30.0,
+    ) -> Client:
         base = normalise_url(url)
         http = httpx.Client(
             base_url=base,
-            headers={"Authorization": f"Bearer {token}", "Accept": "application/json", "User-Agent": USER_AGENT},
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json",
+                "User-Agent": USER_AGENT,
+            },
             timeout=httpx.Timeout(request_timeout, connect=10.0),
             transport=transport,
             follow_redirects=False,
@@ -75,7 +85,7 @@ class Client:
             if attempt >= retries:
                 raise CliError(problem)
             attempt += 1
-            delay = min(2.0 ** attempt, 30.0)
+            delay = min(2.0**attempt, 30.0)
             if response is not None:
                 delay = _retry_after(response, delay)
             self.sleep(delay)
@@ -95,8 +105,10 @@ class Client:
             return data
         detail = describe_error(data)
         if status == 401:
-            raise CliError(f"the server refused the token (HTTP 401): {detail or 'not authenticated'}; "
-                           "check EVALCONSOLE_TOKEN / --token")
+            raise CliError(
+                f"the server refused the token (HTTP 401): {detail or 'not authenticated'}; "
+                "check EVALCONSOLE_TOKEN / --token"
+            )
         if status == 403:
             raise CliError(f"the token may not do this (HTTP 403): {detail or 'forbidden'}")
         if status == 404:
@@ -154,8 +166,15 @@ def launch(client: Client, *, test: int | None, test_set: int | None, additional
     return list(answer.get("runs", [])) if isinstance(answer, dict) else []
 
 
-def wait(client: Client, runs: list[dict], *, timeout: float, poll: float, progress: Callable[[str], None],
-         clock: Callable[[], float] = time.monotonic) -> list[dict]:
+def wait(
+    client: Client,
+    runs: list[dict],
+    *,
+    timeout: float,
+    poll: float,
+    progress: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+) -> list[dict]:
     """Poll every run until it completes or is cancelled; CliError after `timeout` seconds."""
     deadline = clock() + timeout
     current = {run["id"]: run for run in runs}
@@ -165,8 +184,10 @@ def wait(client: Client, runs: list[dict], *, timeout: float, poll: float, progr
             if run.get("status") in FINISHED:
                 continue
             current[run_id] = run = client.request("GET", f"/api/v1/runs/{run_id}/", retries=5)
-            line = (f"run {run_id} ({run.get('name', '')}): {run.get('status')} "
-                    f"{run.get('done_samples', 0)}/{run.get('total_samples', 0)} samples")
+            line = (
+                f"run {run_id} ({run.get('name', '')}): {run.get('status')} "
+                f"{run.get('done_samples', 0)}/{run.get('total_samples', 0)} samples"
+            )
             if last_line.get(run_id) != line:
                 progress(line)
                 last_line[run_id] = line
@@ -174,8 +195,11 @@ def wait(client: Client, runs: list[dict], *, timeout: float, poll: float, progr
         if not pending:
             return [current[run["id"]] for run in runs]
         if clock() >= deadline:
-            names = ", ".join(f"run {r['id']} ({r.get('status')}, {r.get('done_samples', 0)}/"
-                              f"{r.get('total_samples', 0)} samples)" for r in pending)
+            names = ", ".join(
+                f"run {r['id']} ({r.get('status')}, {r.get('done_samples', 0)}/"
+                f"{r.get('total_samples', 0)} samples)"
+                for r in pending
+            )
             raise CliError(f"timed out after {timeout:g} s waiting for {names}")
         client.sleep(max(0.0, min(poll, deadline - clock())))
 
@@ -230,19 +254,23 @@ def _rate(value: Any) -> str:
 
 def summary_lines(run: dict) -> list[str]:
     outcome = run_outcome(run).upper()
-    lines = [f"Run {run['id']} · {run.get('name', '')} v{run.get('test_version', '?')} · {outcome} "
-             f"({run.get('done_samples', 0)}/{run.get('total_samples', 0)} samples)"]
+    lines = [
+        f"Run {run['id']} · {run.get('name', '')} v{run.get('test_version', '?')} · {outcome} "
+        f"({run.get('done_samples', 0)}/{run.get('total_samples', 0)} samples)"
+    ]
     for s in run.get("scenarios", []):
         lines.append(
-            f"  {scenario_outcome(s).upper():<13} {s.get('name', '')}: {s.get('passed', 0)}/{s.get('determinate', 0)}"
-            f" passed ({_rate(s.get('pass_rate'))}, needs {s.get('required_pass_rate', 100)}%), "
+            f"  {scenario_outcome(s).upper():<13} {s.get('name', '')}: "
+            f"{s.get('passed', 0)}/{s.get('determinate', 0)} passed "
+            f"({_rate(s.get('pass_rate'))}, needs {s.get('required_pass_rate', 100)}%), "
             f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate"
         )
     for c in run.get("checks", []):
         role = "required" if c.get("required") else "advisory"
         lines.append(
             f"  check {c.get('name', '')} v{c.get('version', '?')} ({role}): {c.get('passed', 0)} passed, "
-            f"{c.get('failed', 0)} failed, {c.get('errored', 0)} errored, {c.get('indeterminate', 0)} indeterminate"
+            f"{c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
+            f"{c.get('indeterminate', 0)} indeterminate"
         )
     if run.get("url"):
         lines.append(f"  {run['url']}")
@@ -262,31 +290,46 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         props = ET.SubElement(suite, "properties")
         for key in ("id", "test", "test_version", "status", "result", "url"):
-            ET.SubElement(props, "property", name=f"run.{key}", value=str(run.get(key) if run.get(key) is not None
-                                                                          else ""))
+            ET.SubElement(
+                props,
+                "property",
+                name=f"run.{key}",
+                value=str(run.get(key) if run.get(key) is not None else ""),
+            )
         classname = f"evalconsole.{_slug(run.get('name', 'test'))}"
         cancelled = run.get("status") == "cancelled"
         for s in run.get("scenarios", []):
-            case = ET.SubElement(suite, "testcase", classname=classname, name=f"scenario: {s.get('name', '')}")
+            case = ET.SubElement(
+                suite, "testcase", classname=classname, name=f"scenario: {s.get('name', '')}"
+            )
             counts["tests"] += 1
             outcome = scenario_outcome(s)
-            text = (f"{s.get('passed', 0)} of {s.get('determinate', 0)} determinate samples passed "
-                    f"({_rate(s.get('pass_rate'))}; required {s.get('required_pass_rate', 100)}%); "
-                    f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate, "
-                    f"minimum valid {s.get('min_valid', 1)}")
+            text = (
+                f"{s.get('passed', 0)} of {s.get('determinate', 0)} determinate samples passed "
+                f"({_rate(s.get('pass_rate'))}; required {s.get('required_pass_rate', 100)}%); "
+                f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate, "
+                f"minimum valid {s.get('min_valid', 1)}"
+            )
             details = _scenario_details(samples, s.get("index"))
             if outcome == "fail":
                 counts["failures"] += 1
-                ET.SubElement(case, "failure", message=f"pass rate below the required rate: {text}",
-                              type="fail").text = details or text
+                ET.SubElement(
+                    case, "failure", message=f"pass rate below the required rate: {text}", type="fail"
+                ).text = details or text
             elif outcome == "error" or (outcome == "indeterminate" and cancelled):
                 counts["errors"] += 1
                 message = "run cancelled" if cancelled else "every sample errored"
-                ET.SubElement(case, "error", message=f"{message}: {text}", type=outcome).text = details or text
+                ET.SubElement(case, "error", message=f"{message}: {text}", type=outcome).text = (
+                    details or text
+                )
             elif outcome == "indeterminate":
                 counts["errors"] += 1
-                ET.SubElement(case, "error", message=f"indeterminate: too few valid samples: {text}",
-                              type="indeterminate").text = details or text
+                ET.SubElement(
+                    case,
+                    "error",
+                    message=f"indeterminate: too few valid samples: {text}",
+                    type="indeterminate",
+                ).text = details or text
             else:
                 ET.SubElement(case, "system-out").text = text
         for c in run.get("checks", []):
@@ -296,8 +339,10 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
             case = ET.SubElement(suite, "testcase", classname=classname, name=label)
             counts["tests"] += 1
             explanations = _check_explanations(samples, c.get("check_version"))
-            text = (f"{c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
-                    f"{c.get('indeterminate', 0)} indeterminate")
+            text = (
+                f"{c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
+                f"{c.get('indeterminate', 0)} indeterminate"
+            )
             body = "\n".join([text, *explanations])
             if not c.get("required", True):
                 ET.SubElement(case, "system-out").text = f"advisory (not counted): {body}"
@@ -307,8 +352,12 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
                 ET.SubElement(case, "failure", message=_one_line(first), type="fail").text = body
             elif c.get("errored", 0) or c.get("indeterminate", 0):
                 counts["errors"] += 1
-                ET.SubElement(case, "error", message=_one_line(explanations[0] if explanations else text),
-                              type="error" if c.get("errored", 0) else "indeterminate").text = body
+                ET.SubElement(
+                    case,
+                    "error",
+                    message=_one_line(explanations[0] if explanations else text),
+                    type="error" if c.get("errored", 0) else "indeterminate",
+                ).text = body
             else:
                 ET.SubElement(case, "system-out").text = body
         for key, value in counts.items():
@@ -339,8 +388,10 @@ def _scenario_details(samples: list[dict], index: Any) -> str:
             lines.append(f"{where}: {sample.get('outcome')}: {_one_line(sample['error'])}")
         for result in sample.get("results", []):
             if result.get("outcome") != "pass" and result.get("required", True):
-                lines.append(f"{where}: {result.get('outcome')}: {result.get('name')}: "
-                             f"{_one_line(result.get('explanation', ''))}")
+                lines.append(
+                    f"{where}: {result.get('outcome')}: {result.get('name')}: "
+                    f"{_one_line(result.get('explanation', ''))}"
+                )
     return "\n".join(lines)
 
 
@@ -349,8 +400,10 @@ def _check_explanations(samples: list[dict], check_version: Any) -> list[str]:
     for sample in samples:
         for result in sample.get("results", []):
             if result.get("check_version") == check_version and result.get("outcome") != "pass":
-                lines.append(f"sample {sample.get('scenario_index')}.{sample.get('sample_index')}: "
-                             f"{result.get('outcome')}: {_one_line(result.get('explanation', ''))}")
+                lines.append(
+                    f"sample {sample.get('scenario_index')}.{sample.get('sample_index')}: "
+                    f"{result.get('outcome')}: {_one_line(result.get('explanation', ''))}"
+                )
     return lines
 
 
@@ -363,21 +416,35 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="evalconsole", description="Launch evalconsole runs from CI and gate on their result.")
+    parser = _Parser(
+        prog="evalconsole", description="Launch evalconsole runs from CI and gate on their result."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     run = sub.add_parser(
-        "run", help="launch a run of a test (or every test of a test set)",
+        "run",
+        help="launch a run of a test (or every test of a test set)",
         description="Launch runs; with --wait, wait for them, print a per-scenario summary and exit "
         "0 pass, 1 fail, 2 indeterminate/error/cancelled, 3 client error.",
     )
     target = run.add_mutually_exclusive_group(required=True)
     target.add_argument("--test", type=int, metavar="ID", help="launch this test")
     target.add_argument("--test-set", type=int, metavar="ID", help="launch every test of this test set")
-    run.add_argument("--additional-check", type=int, action="append", default=[], metavar="ID",
-                     help="also run this library check (repeatable)")
+    run.add_argument(
+        "--additional-check",
+        type=int,
+        action="append",
+        default=[],
+        metavar="ID",
+        help="also run this library check (repeatable)",
+    )
     run.add_argument("--wait", action="store_true", help="wait for the runs and exit with their result")
-    run.add_argument("--timeout", type=float, default=1800.0, metavar="S",
-                     help="with --wait: give up after S seconds (exit 3; default 1800)")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="with --wait: give up after S seconds (exit 3; default 1800)",
+    )
     run.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between status checks (2)")
     run.add_argument("--junit", metavar="FILE", help="with --wait: write a JUnit XML report to FILE")
     run.add_argument("--json", action="store_true", help="print the runs as JSON on stdout instead of text")
@@ -422,8 +489,11 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
         if not runs:
             raise CliError("the server launched no runs")
         for run in runs:
-            print(f"launched run {run['id']} ({run.get('name', '')})" + (f": {run['url']}" if run.get("url") else ""),
-                  file=sys.stderr)
+            print(
+                f"launched run {run['id']} ({run.get('name', '')})"
+                + (f": {run['url']}" if run.get("url") else ""),
+                file=sys.stderr,
+            )
         if not args.wait:
             if args.json:
                 print(json.dumps({"runs": runs}, indent=2))
@@ -431,8 +501,13 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
                 for run in runs:
                     print(f"{run['id']}\t{run.get('status')}\t{run.get('name', '')}")
             return EXIT_PASS
-        finished = wait(client, runs, timeout=args.timeout, poll=args.poll,
-                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+        finished = wait(
+            client,
+            runs,
+            timeout=args.timeout,
+            poll=args.poll,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
         outcomes = [run_outcome(run) for run in finished]
         code = exit_code(outcomes)
         if args.junit:

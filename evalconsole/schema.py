@@ -84,7 +84,7 @@ class CheckConfigFieldExtension(OpenApiSerializerFieldExtension):
     def map_serializer_field(self, auto_schema, direction):
         return {
             "type": "object",
-            "description": "The check kind's settings; which fields depends on `kind` (see the Check* schemas).",
+            "description": "The check kind's settings; its fields depend on `kind` (see the Check* schemas).",
             "anyOf": [kind_config_schema(kind) for kind in kinds.all_kinds()],
         }
 
@@ -115,7 +115,9 @@ class _PerKindCheckExtension(OpenApiSerializerExtension):
                 required.append("kind")
             variant["x-check-kind"] = kind.name  # lets postprocess_enums leave the one-value enum inline
             name = f"{self._component_base(direction)}{_camel(kind.name)}{suffix}"
-            component = ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=name, schema=variant)
+            component = ResolvedComponent(
+                name=name, type=ResolvedComponent.SCHEMA, object=name, schema=variant
+            )
             auto_schema.registry.register_on_missing(component)
             mapping[kind.name] = component.ref["$ref"]
         return {
@@ -179,7 +181,7 @@ def add_error_responses(result, generator, request, public):
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR_SCHEMA)
     ref = {"$ref": "#/components/schemas/Error"}
-    for path, operations in result.get("paths", {}).items():
+    for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if method not in {"get", "post", "put", "patch", "delete"}:
                 continue
@@ -189,7 +191,10 @@ def add_error_responses(result, generator, request, public):
             for code in codes:
                 if code in responses:
                     continue
-                response: dict[str, Any] = {"description": _ERRORS[code], "content": {"application/json": {"schema": ref}}}
+                response: dict[str, Any] = {
+                    "description": _ERRORS[code],
+                    "content": {"application/json": {"schema": ref}},
+                }
                 if code == "429":
                     response["headers"] = {
                         "Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}

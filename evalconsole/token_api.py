@@ -1,4 +1,4 @@
-"""REST API v1: personal API tokens. The secret is shown once, in the create response; only its hash is kept."""
+"""REST API v1: personal API tokens. The secret is shown once (create response); only its hash is kept."""
 
 from __future__ import annotations
 
@@ -13,13 +13,24 @@ from evalconsole.models import ApiToken
 
 
 class TokenSerializer(serializers.ModelSerializer):
-    prefix = serializers.CharField(source="display", read_only=True, help_text="ect_<key_id>_… (not the secret).")
+    prefix = serializers.CharField(
+        source="display", read_only=True, help_text="ect_<key_id>_… (not the secret)."
+    )
     active = serializers.BooleanField(source="is_active", read_only=True)
 
     class Meta:
         model = ApiToken
-        fields = ["id", "name", "prefix", "can_write", "active", "expires_at", "last_used_at", "revoked_at",
-                  "created_at"]
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "can_write",
+            "active",
+            "expires_at",
+            "last_used_at",
+            "revoked_at",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -36,8 +47,13 @@ class TokenCreatedSerializer(TokenSerializer):
 class TokenCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     can_write = serializers.BooleanField(default=True, help_text="false: a read-only token.")
-    expires_in_days = serializers.IntegerField(min_value=1, max_value=3650, required=False, allow_null=True,
-                                               help_text="Leave out for a token that does not expire.")
+    expires_in_days = serializers.IntegerField(
+        min_value=1,
+        max_value=3650,
+        required=False,
+        allow_null=True,
+        help_text="Leave out for a token that does not expire.",
+    )
 
 
 @extend_schema_view(
@@ -45,8 +61,9 @@ class TokenCreateSerializer(serializers.Serializer):
     retrieve=extend_schema(summary="Show one of your tokens (never its secret)"),
     destroy=extend_schema(summary="Revoke a token", description="It stops working at once; it stays listed."),
 )
-class TokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                   viewsets.GenericViewSet):
+class TokenViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
     """A token acts as its user, so it can manage that user's tokens and no one else's."""
 
     serializer_class = TokenSerializer
@@ -57,7 +74,9 @@ class TokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
     def get_queryset(self) -> QuerySet[ApiToken]:
         return ApiToken.objects.visible_to(self.request.user).order_by("-created_at", "-id")
 
-    @extend_schema(summary="Create a token", request=TokenCreateSerializer, responses={201: TokenCreatedSerializer})
+    @extend_schema(
+        summary="Create a token", request=TokenCreateSerializer, responses={201: TokenCreatedSerializer}
+    )
     def create(self, request, *args, **kwargs):
         form = TokenCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -37,10 +37,12 @@ class RunFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=Run.Status.choices)
     result = django_filters.ChoiceFilter(choices=Outcome.choices)
     batch = django_filters.CharFilter(help_text="Runs launched together (one test set launch).")
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte",
-                                                     help_text="ISO 8601; inclusive.")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt",
-                                                      help_text="ISO 8601; exclusive.")
+    created_after = django_filters.IsoDateTimeFilter(
+        field_name="created_at", lookup_expr="gte", help_text="ISO 8601; inclusive."
+    )
+    created_before = django_filters.IsoDateTimeFilter(
+        field_name="created_at", lookup_expr="lt", help_text="ISO 8601; exclusive."
+    )
 
     class Meta:
         model = Run
@@ -56,20 +58,26 @@ def run_queryset(user) -> QuerySet[Run]:
         Run.objects.visible_to(user)
         .select_related("agent", "test", "test_version", "launched_by")
         .prefetch_related(
-            Prefetch("run_checks", queryset=RunCheck.objects.select_related("check_version").order_by("position"))
+            Prefetch(
+                "run_checks", queryset=RunCheck.objects.select_related("check_version").order_by("position")
+            )
         )
         .order_by("-created_at", "-id")
     )
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List runs", description="Newest first; filter by agent, test, status, result, "
-                       "creation time."),
-    retrieve=extend_schema(summary="Show a run",
-                           description="Status, result, per-scenario counts and pass rates, the check versions "
-                           "it used."),
+    list=extend_schema(
+        summary="List runs", description="Newest first; filter by agent, test, status, result, creation time."
+    ),
+    retrieve=extend_schema(
+        summary="Show a run",
+        description="Status, result, per-scenario counts and pass rates, the check versions it used.",
+    ),
 )
-class RunViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class RunViewSet(
+    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     serializer_class = RunSerializer
     filterset_class = RunFilter
     write_roles = {"create": Role.MEMBER, "cancel": Role.MEMBER}
@@ -128,13 +136,19 @@ class RunViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMode
         samples = (
             Sample.objects.filter(run=run)
             .prefetch_related(
-                Prefetch("results", queryset=CheckResult.objects.select_related("check_version").order_by("id"))
+                Prefetch(
+                    "results", queryset=CheckResult.objects.select_related("check_version").order_by("id")
+                )
             )
             .order_by("scenario_index", "sample_index", "id")
         )
         page = self.paginate_queryset(samples)
-        names = {i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])}
-        data = SampleSerializer(page, many=True, context={**self.get_serializer_context(), "scenario_names": names})
+        names = {
+            i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
+        }
+        data = SampleSerializer(
+            page, many=True, context={**self.get_serializer_context(), "scenario_names": names}
+        )
         return self.get_paginated_response(data.data)
 
 

@@ -42,7 +42,9 @@ class LaunchRunSerializer(serializers.Serializer):
 
 class LaunchTestSetSerializer(serializers.Serializer):
     additional_checks = serializers.ListField(
-        child=VisibleRelatedField(Check, noun="Check"), required=False, max_length=100,
+        child=VisibleRelatedField(Check, noun="Check"),
+        required=False,
+        max_length=100,
         help_text="Ids of library checks added to every run.",
     )
 
@@ -61,7 +63,9 @@ class ScenarioCountsSerializer(serializers.Serializer):
     errored = serializers.IntegerField()
     indeterminate = serializers.IntegerField()
     determinate = serializers.IntegerField(help_text="passed + failed")
-    pass_rate = serializers.FloatField(allow_null=True, help_text="Percent passed of determinate; null if none.")
+    pass_rate = serializers.FloatField(
+        allow_null=True, help_text="Percent passed of determinate; null if none."
+    )
     min_valid = serializers.IntegerField()
     required_pass_rate = serializers.IntegerField()
     meets_threshold = serializers.BooleanField(allow_null=True)
@@ -87,9 +91,21 @@ class RunCheckSerializer(serializers.Serializer):
 
 def _zero_scenario(index: int, name: str, total: int, min_valid: int, rate: int) -> dict[str, Any]:
     return {
-        "index": index, "name": name, "total": total, "done": 0, "pending": total, "passed": 0, "failed": 0,
-        "errored": 0, "indeterminate": 0, "determinate": 0, "pass_rate": None, "min_valid": min_valid,
-        "required_pass_rate": rate, "meets_threshold": None, "enough_valid": False,
+        "index": index,
+        "name": name,
+        "total": total,
+        "done": 0,
+        "pending": total,
+        "passed": 0,
+        "failed": 0,
+        "errored": 0,
+        "indeterminate": 0,
+        "determinate": 0,
+        "pass_rate": None,
+        "min_valid": min_valid,
+        "required_pass_rate": rate,
+        "meets_threshold": None,
+        "enough_valid": False,
     }
 
 
@@ -97,8 +113,9 @@ class RunSerializer(serializers.ModelSerializer):
     agent = serializers.IntegerField(source="agent_id", read_only=True)
     test = serializers.IntegerField(source="test_id", read_only=True)
     test_set = serializers.IntegerField(source="test.test_set_id", read_only=True)
-    test_version = serializers.IntegerField(source="test_version.number", read_only=True,
-                                            help_text="The test version number the run executed.")
+    test_version = serializers.IntegerField(
+        source="test_version.number", read_only=True, help_text="The test version number the run executed."
+    )
     test_version_id = serializers.IntegerField(read_only=True)
     name = serializers.CharField(source="test_version.name", read_only=True)
     result = OutcomeField(help_text="pass, fail, indeterminate or error; null until the run completes.")
@@ -112,9 +129,27 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id", "agent", "test", "test_set", "test_version", "test_version_id", "name", "status", "result",
-            "batch", "total_samples", "done_samples", "progress_percent", "pass_rate", "scenarios", "checks",
-            "launched_by", "created_at", "started_at", "finished_at", "url",
+            "id",
+            "agent",
+            "test",
+            "test_set",
+            "test_version",
+            "test_version_id",
+            "name",
+            "status",
+            "result",
+            "batch",
+            "total_samples",
+            "done_samples",
+            "progress_percent",
+            "pass_rate",
+            "scenarios",
+            "checks",
+            "launched_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
         ]
         read_only_fields = fields
 
@@ -129,8 +164,13 @@ class RunSerializer(serializers.ModelSerializer):
         rows = []
         for index, scenario in enumerate(specs):
             name = scenario.get("name") or f"Scenario {index + 1}"
-            row = _zero_scenario(index, name, version.samples_per_scenario, version.min_valid_per_scenario,
-                                 version.required_pass_rate)
+            row = _zero_scenario(
+                index,
+                name,
+                version.samples_per_scenario,
+                version.min_valid_per_scenario,
+                version.required_pass_rate,
+            )
             found = counted.get(index)
             if found:
                 row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
@@ -151,13 +191,22 @@ class RunSerializer(serializers.ModelSerializer):
         for rc in run.run_checks.all():
             version = rc.check_version
             found = counts.get(str(version.pk)) or counts.get(str(version.parent_id)) or {}
-            rows.append({
-                "check": version.parent_id, "check_version": version.pk, "version": version.number,
-                "name": version.name, "kind": version.kind, "required": rc.required, "additional": rc.additional,
-                "passed": found.get("passed", 0), "failed": found.get("failed", 0),
-                "errored": found.get("errored", 0), "indeterminate": found.get("indeterminate", 0),
-                "pass_rate": found.get("pass_rate"),
-            })
+            rows.append(
+                {
+                    "check": version.parent_id,
+                    "check_version": version.pk,
+                    "version": version.number,
+                    "name": version.name,
+                    "kind": version.kind,
+                    "required": rc.required,
+                    "additional": rc.additional,
+                    "passed": found.get("passed", 0),
+                    "failed": found.get("failed", 0),
+                    "errored": found.get("errored", 0),
+                    "indeterminate": found.get("indeterminate", 0),
+                    "pass_rate": found.get("pass_rate"),
+                }
+            )
         return rows
 
     def get_url(self, run: Run) -> str | None:
@@ -183,13 +232,27 @@ class CheckResultSerializer(serializers.ModelSerializer):
     name = serializers.CharField(source="check_version.name", read_only=True)
     kind = serializers.CharField(source="check_version.kind", read_only=True)
     outcome = OutcomeField()
-    evidence = serializers.ListField(child=serializers.IntegerField(), read_only=True,
-                                     help_text="Indexes into the sample's toolCalls or trace.")
+    evidence = serializers.ListField(
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="Indexes into the sample's toolCalls or trace.",
+    )
 
     class Meta:
         model = CheckResult
-        fields = ["check", "check_version", "version", "name", "kind", "required", "outcome",
-                  "expected", "actual", "explanation", "evidence"]
+        fields = [
+            "check",
+            "check_version",
+            "version",
+            "name",
+            "kind",
+            "required",
+            "outcome",
+            "expected",
+            "actual",
+            "explanation",
+            "evidence",
+        ]
         read_only_fields = fields
 
 
@@ -208,9 +271,23 @@ class SampleSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Sample
-        fields = ["id", "scenario_index", "scenario", "sample_index", "status", "outcome", "output",
-                  "tool_calls", "trace", "transcript", "latency_ms", "error", "started_at", "finished_at",
-                  "results"]
+        fields = [
+            "id",
+            "scenario_index",
+            "scenario",
+            "sample_index",
+            "status",
+            "outcome",
+            "output",
+            "tool_calls",
+            "trace",
+            "transcript",
+            "latency_ms",
+            "error",
+            "started_at",
+            "finished_at",
+            "results",
+        ]
         read_only_fields = fields
 
     def get_scenario(self, sample: Sample) -> str:

@@ -71,16 +71,32 @@ def library(agent, member, test_set):
     from checks import services as checks
     from runs import services as runs
 
-    passes = checks.create_check(agent=agent, by=member, name="Mentions shipping", kind="text_includes",
-                                 config={"text": "shipped"})
-    extra = checks.create_check(agent=agent, by=member, name="Polite", kind="text_includes",
-                                config={"text": "thanks", "case_sensitive": False})
+    passes = checks.create_check(
+        agent=agent, by=member, name="Mentions shipping", kind="text_includes", config={"text": "shipped"}
+    )
+    extra = checks.create_check(
+        agent=agent,
+        by=member,
+        name="Polite",
+        kind="text_includes",
+        config={"text": "thanks", "case_sensitive": False},
+    )
     test = checks.create_test(
-        test_set=test_set, by=member, name="Order status",
+        test_set=test_set,
+        by=member,
+        name="Order status",
         scenarios=[{"name": "Where is EC-1042", "input": "Where is my order EC-1042?"}],
-        checks=[{"check": passes.pk, "required": True}], samples_per_scenario=2, min_valid_per_scenario=1,
+        checks=[{"check": passes.pk, "required": True}],
+        samples_per_scenario=2,
+        min_valid_per_scenario=1,
         required_pass_rate=50,
     )
     run = runs.launch_run(test=test, by=member)
-    return {"check": passes, "extra_check": extra, "test": test, "run": run, "test_set": test_set, "agent": agent}
-
+    return {
+        "check": passes,
+        "extra_check": extra,
+        "test": test,
+        "run": run,
+        "test_set": test_set,
+        "agent": agent,
+    }

@@ -75,8 +75,14 @@ EXPECTED: dict[str, dict[str, int]] = {
     # tokens: everyone manages their own; {id} is the admin's token, nobody else's.
     "GET /api/v1/tokens/": read(),
     "POST /api/v1/tokens/": write(viewer=201, member=201, admin=201, outsider=201),
-    "GET /api/v1/tokens/{id}/": {**ANON, "viewer": 404, "member": 404, "admin": 200, "readonly": 200,
-                                 "outsider": 404},
+    "GET /api/v1/tokens/{id}/": {
+        **ANON,
+        "viewer": 404,
+        "member": 404,
+        "admin": 200,
+        "readonly": 200,
+        "outsider": 404,
+    },
     "DELETE /api/v1/tokens/{id}/": write(viewer=404, member=404, admin=204, outsider=404),
     # live tasks, monitors and evaluations (issue 8)
     "POST /api/v1/agents/{agent_id}/tasks/": write(member=201, admin=201, outsider=404),
@@ -97,7 +103,7 @@ EXPECTED: dict[str, dict[str, int]] = {
 
 
 def router_endpoints() -> list[str]:
-    """"METHOD /api/v1/route/" for every method of every route of the router (format suffixes left out)."""
+    """ "METHOD /api/v1/route/" for every method of every route of the router (format suffixes left out)."""
     from evalconsole.api_urls import router
 
     found = []
@@ -132,8 +138,11 @@ def world(library, personas, api, team):
     from evalconsole.models import ApiToken
 
     objects = {
-        "agents": library["agent"], "checks": library["check"], "test-sets": library["test_set"],
-        "tests": library["test"], "runs": library["run"],
+        "agents": library["agent"],
+        "checks": library["check"],
+        "test-sets": library["test_set"],
+        "tests": library["test"],
+        "runs": library["run"],
         "tokens": ApiToken.objects.filter(user=personas["admin"], name="admin ci").get(),
     }
     try:
@@ -141,29 +150,52 @@ def world(library, personas, api, team):
     except ImportError:  # issue 8 not merged yet: its endpoints are not in the router either
         return objects
     agent, member = library["agent"], personas["member"]
-    ingested = monitoring.ingest_tasks(agent=agent, by=member, items=[{
-        "external_id": "conv-1", "completed_at": "2026-01-02T03:04:05Z", "output": "Order EC-1042 has shipped.",
-        "messages": [{"role": "user", "content": "Where is EC-1042?"}],
-    }])
+    ingested = monitoring.ingest_tasks(
+        agent=agent,
+        by=member,
+        items=[
+            {
+                "external_id": "conv-1",
+                "completed_at": "2026-01-02T03:04:05Z",
+                "output": "Order EC-1042 has shipped.",
+                "messages": [{"role": "user", "content": "Where is EC-1042?"}],
+            }
+        ],
+    )
     from agents.models import Task
 
     objects["tasks"] = Task.objects.get(pk=ingested.ids[0])
-    objects["monitors"] = monitoring.create_monitor(agent=agent, by=member, name="Live", checks=[library["check"]],
-                                                    sample_rate=50)
-    objects["evaluations"] = monitoring.launch_evaluation(agent=agent, by=member, check_ids=[library["check"].pk],
-                                                          task_ids=[objects["tasks"].pk])
+    objects["monitors"] = monitoring.create_monitor(
+        agent=agent, by=member, name="Live", checks=[library["check"]], sample_rate=50
+    )
+    objects["evaluations"] = monitoring.launch_evaluation(
+        agent=agent, by=member, check_ids=[library["check"].pk], task_ids=[objects["tasks"].pk]
+    )
     return objects
 
 
 def bodies(world, team) -> dict[str, object]:
     """A valid body per write endpoint (valid for Acme's member or admin; the same body for everyone)."""
     agent, check, test, test_set = world["agents"], world["checks"], world["tests"], world["test-sets"]
-    new_check = {"agent": agent.pk, "name": "Mentions delivery", "kind": "text_includes", "config": {"text": "deliver"}}
-    new_test = {"test_set": test_set.pk, "name": "Refunds", "scenarios": [{"input": "I want a refund for EC-1042"}],
-                "checks": [{"check": check.pk, "required": True}]}
+    new_check = {
+        "agent": agent.pk,
+        "name": "Mentions delivery",
+        "kind": "text_includes",
+        "config": {"text": "deliver"},
+    }
+    new_test = {
+        "test_set": test_set.pk,
+        "name": "Refunds",
+        "scenarios": [{"input": "I want a refund for EC-1042"}],
+        "checks": [{"check": check.pk, "required": True}],
+    }
     stamp = datetime.now(UTC).isoformat()
     return {
-        "POST /api/v1/agents/": {"team": team.pk, "name": "Second bot", "endpoint_url": "http://127.0.0.1:9/two"},
+        "POST /api/v1/agents/": {
+            "team": team.pk,
+            "name": "Second bot",
+            "endpoint_url": "http://127.0.0.1:9/two",
+        },
         "PUT /api/v1/agents/{id}/": {"name": "Support bot", "endpoint_url": "http://127.0.0.1:9/v2"},
         "PATCH /api/v1/agents/{id}/": {"timeout_s": 5},
         "POST /api/v1/agents/{id}/ping/": {},
@@ -180,13 +212,28 @@ def bodies(world, team) -> dict[str, object]:
         "POST /api/v1/runs/": {"test": test.pk},
         "POST /api/v1/runs/{id}/cancel/": {},
         "POST /api/v1/tokens/": {"name": "ci", "can_write": False},
-        "POST /api/v1/agents/{agent_id}/tasks/": {"external_id": f"conv-{stamp}", "completed_at": stamp,
-                                                   "output": "Hello"},
-        "POST /api/v1/monitors/": {"agent": agent.pk, "name": "Second", "checks": [check.pk], "sample_rate": 10},
-        "PUT /api/v1/monitors/{id}/": {"agent": agent.pk, "name": "Live", "checks": [check.pk], "sample_rate": 20},
+        "POST /api/v1/agents/{agent_id}/tasks/": {
+            "external_id": f"conv-{stamp}",
+            "completed_at": stamp,
+            "output": "Hello",
+        },
+        "POST /api/v1/monitors/": {
+            "agent": agent.pk,
+            "name": "Second",
+            "checks": [check.pk],
+            "sample_rate": 10,
+        },
+        "PUT /api/v1/monitors/{id}/": {
+            "agent": agent.pk,
+            "name": "Live",
+            "checks": [check.pk],
+            "sample_rate": 20,
+        },
         "PATCH /api/v1/monitors/{id}/": {"sample_rate": 25},
-        "POST /api/v1/evaluations/": {"tasks": [world["tasks"].pk] if "tasks" in world else [],
-                                       "checks": [check.pk]},
+        "POST /api/v1/evaluations/": {
+            "tasks": [world["tasks"].pk] if "tasks" in world else [],
+            "checks": [check.pk],
+        },
     }
 
 

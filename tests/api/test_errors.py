@@ -1,4 +1,4 @@
-"""Bad input is a JSON 400 (one message list per field), never a 500; throttling answers 429 with Retry-After."""
+"""Bad input is a JSON 400 (a message list per field), never a 500; throttling is a 429 with Retry-After."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ HUGE = 10**30
 
 
 def _post_raw(api, path, raw: bytes | str, content_type="application/json"):
-    return api.client.post(path, data=raw, content_type=content_type,
-                           HTTP_AUTHORIZATION=f"Bearer {api.secrets['admin']}")
+    return api.client.post(
+        path, data=raw, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {api.secrets['admin']}"
+    )
 
 
-@pytest.mark.parametrize("raw", [b"{not json", b"", b"[1, 2", "{\"name\": \"\\ud800\"}".encode(), b"\xff\xfe"])
+@pytest.mark.parametrize("raw", [b"{not json", b"", b"[1, 2", b'{"name": "\\ud800"}', b"\xff\xfe"])
 def test_non_json_bodies_are_400(api, agent, raw):
     response = _post_raw(api, "/api/v1/checks/", raw)
     assert response.status_code == 400
@@ -34,17 +35,20 @@ def test_a_form_body_is_415(api):
     assert response.status_code == 415
 
 
-@pytest.mark.parametrize("body", [
-    [],
-    "a string",
-    {"agent": "one", "name": 5, "kind": ["text_includes"], "config": "text"},
-    {"agent": True, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
-    {"agent": HUGE, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
-    {"agent": -1, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
-    {"agent": 1.5, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
-    {"agent": "١", "name": "x", "kind": "text_includes", "config": {"text": "a"}},
-    {"agent": None, "name": None, "kind": None, "config": None},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        [],
+        "a string",
+        {"agent": "one", "name": 5, "kind": ["text_includes"], "config": "text"},
+        {"agent": True, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
+        {"agent": HUGE, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
+        {"agent": -1, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
+        {"agent": 1.5, "name": "x", "kind": "text_includes", "config": {"text": "a"}},
+        {"agent": "١", "name": "x", "kind": "text_includes", "config": {"text": "a"}},
+        {"agent": None, "name": None, "kind": None, "config": None},
+    ],
+)
 def test_wrong_types_in_a_check_are_400(api, agent, body):
     response = api.post("admin", "/api/v1/checks/", body)
     assert response.status_code == 400, response.content
@@ -55,12 +59,21 @@ def test_wrong_types_in_a_check_are_400(api, agent, body):
 
 @pytest.mark.parametrize("text", ["nul \x00 byte", "lone \ud800 surrogate"])
 def test_unstorable_text_inside_json_fields_is_400(api, library, text):
-    check = api.post("admin", "/api/v1/checks/", {"agent": library["agent"].pk, "name": "x",
-                                                  "kind": "text_includes", "config": {"text": text}})
+    check = api.post(
+        "admin",
+        "/api/v1/checks/",
+        {"agent": library["agent"].pk, "name": "x", "kind": "text_includes", "config": {"text": text}},
+    )
     assert check.status_code == 400 and "config" in check.json()
-    test = api.post("admin", "/api/v1/tests/", {
-        "test_set": library["test_set"].pk, "name": "x",
-        "scenarios": [{"input": "hi", "metadata": {"note": text}}]})
+    test = api.post(
+        "admin",
+        "/api/v1/tests/",
+        {
+            "test_set": library["test_set"].pk,
+            "name": "x",
+            "scenarios": [{"input": "hi", "metadata": {"note": text}}],
+        },
+    )
     assert test.status_code == 400 and "scenarios" in test.json()
     name = api.post("admin", "/api/v1/test-sets/", {"agent": library["agent"].pk, "name": text})
     assert name.status_code == 400 and "name" in name.json()
@@ -68,18 +81,32 @@ def test_unstorable_text_inside_json_fields_is_400(api, library, text):
 
 def test_unicode_is_kept(api, library):
     name = "Commande 🚚 — статус 订单"
-    response = api.post("admin", "/api/v1/checks/", {"agent": library["agent"].pk, "name": name,
-                                                     "kind": "text_includes", "config": {"text": "已发货"}})
+    response = api.post(
+        "admin",
+        "/api/v1/checks/",
+        {"agent": library["agent"].pk, "name": name, "kind": "text_includes", "config": {"text": "已发货"}},
+    )
     assert response.status_code == 201
     assert api.get("viewer", f"/api/v1/checks/{response.json()['id']}/").json()["name"] == name
 
 
-@pytest.mark.parametrize("field,value", [
-    ("samples_per_scenario", HUGE), ("samples_per_scenario", -3), ("samples_per_scenario", "many"),
-    ("required_pass_rate", 101), ("required_pass_rate", 0), ("min_valid_per_scenario", 1.5),
-    ("scenarios", "just text"), ("scenarios", [{"input": [5]}]), ("scenarios", [{"messages": "hi"}]),
-    ("checks", [{"check": HUGE}]), ("checks", ["abc"]), ("checks", [{"check": 1, "required": "maybe"}]),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("samples_per_scenario", HUGE),
+        ("samples_per_scenario", -3),
+        ("samples_per_scenario", "many"),
+        ("required_pass_rate", 101),
+        ("required_pass_rate", 0),
+        ("min_valid_per_scenario", 1.5),
+        ("scenarios", "just text"),
+        ("scenarios", [{"input": [5]}]),
+        ("scenarios", [{"messages": "hi"}]),
+        ("checks", [{"check": HUGE}]),
+        ("checks", ["abc"]),
+        ("checks", [{"check": 1, "required": "maybe"}]),
+    ],
+)
 def test_bad_test_fields_are_400_naming_the_field(api, library, field, value):
     body = {"test_set": library["test_set"].pk, "name": "x", "scenarios": [{"input": "hi"}], field: value}
     response = api.post("member", "/api/v1/tests/", body)
@@ -87,19 +114,33 @@ def test_bad_test_fields_are_400_naming_the_field(api, library, field, value):
     assert field in response.json() or any(key.startswith(f"{field}.") for key in response.json())
 
 
-@pytest.mark.parametrize("path", [
-    f"/api/v1/agents/{HUGE}/", "/api/v1/agents/-1/", "/api/v1/agents/abc/", "/api/v1/checks/0/versions/",
-    f"/api/v1/runs/{HUGE}/samples/", "/api/v1/tests/%F0%9F%9A%9A/",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/v1/agents/{HUGE}/",
+        "/api/v1/agents/-1/",
+        "/api/v1/agents/abc/",
+        "/api/v1/checks/0/versions/",
+        f"/api/v1/runs/{HUGE}/samples/",
+        "/api/v1/tests/%F0%9F%9A%9A/",
+    ],
+)
 def test_odd_ids_in_paths_are_404(api, agent, path):
     response = api.get("admin", path)
     assert response.status_code == 404
     assert response["Content-Type"].startswith("application/json")
 
 
-@pytest.mark.parametrize("query", [
-    "?page=0", "?page=abc", "?page=99", f"?page={HUGE}", "?page=%00",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?page=0",
+        "?page=abc",
+        "?page=99",
+        f"?page={HUGE}",
+        "?page=%00",
+    ],
+)
 def test_bad_pages_are_404(api, agent, query):
     response = api.get("admin", f"/api/v1/agents/{query}")
     assert response.status_code == 404 and "detail" in response.json()
@@ -110,9 +151,17 @@ def test_bad_page_sizes_fall_back_to_the_default(api, agent, query):
     assert api.get("admin", f"/api/v1/agents/{query}").status_code == 200
 
 
-@pytest.mark.parametrize("query", [
-    f"?agent={HUGE}", "?agent=-1", "?kind=%00", "?used=%00", "?archived=maybe", "?agent=abc",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"?agent={HUGE}",
+        "?agent=-1",
+        "?kind=%00",
+        "?used=%00",
+        "?archived=maybe",
+        "?agent=abc",
+    ],
+)
 def test_bad_filters_are_400_or_ignored(api, agent, query):
     response = api.get("admin", f"/api/v1/checks/{query}")
     assert response.status_code in (200, 400)
@@ -135,9 +184,12 @@ def test_throttle_answers_429_with_retry_after(api, agent, monkeypatch):
 
 
 def test_validation_error_body_is_a_message_list_per_field(api, library):
-    response = api.post("member", "/api/v1/tests/", {"test_set": library["test_set"].pk, "name": "",
-                                                     "scenarios": []})
+    response = api.post(
+        "member", "/api/v1/tests/", {"test_set": library["test_set"].pk, "name": "", "scenarios": []}
+    )
     assert response.status_code == 400
     body = response.json()
     assert set(body) == {"name"} or set(body) >= {"name"}
-    assert all(isinstance(v, list) and all(isinstance(m, str) for m in v) for v in body.values()), json.dumps(body)
+    assert all(isinstance(v, list) and all(isinstance(m, str) for m in v) for v in body.values()), json.dumps(
+        body
+    )

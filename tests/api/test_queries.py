@@ -21,18 +21,29 @@ def _grow(kind: str, n: int, *, team, admin_user, member, library, start: int = 
     agent, test_set = library["agent"], library["test_set"]
     for i in range(start, start + n):
         if kind == "agents":
-            create_agent(team=team, by=admin_user, name=f"Bot {kind}{i}", endpoint_url="http://127.0.0.1:9/",
-                         nodes=[{"name": "a", "kind": "tool"}, {"name": "b"}])
+            create_agent(
+                team=team,
+                by=admin_user,
+                name=f"Bot {kind}{i}",
+                endpoint_url="http://127.0.0.1:9/",
+                nodes=[{"name": "a", "kind": "tool"}, {"name": "b"}],
+            )
         elif kind == "checks":
-            check = checks.create_check(agent=agent, by=member, name=f"Check {i}", kind="text_includes",
-                                        config={"text": "x"})
+            check = checks.create_check(
+                agent=agent, by=member, name=f"Check {i}", kind="text_includes", config={"text": "x"}
+            )
             checks.edit_check(check=check, by=member, config={"text": "y"})
         elif kind == "test-sets":
             new_set = checks.create_test_set(agent=agent, by=member, name=f"Set {i}")
             checks.create_test(test_set=new_set, by=member, name="T", scenarios=[{"input": "hi"}])
         elif kind == "tests":
-            checks.create_test(test_set=test_set, by=member, name=f"Test {i}", scenarios=[{"input": "a"}, {"input": "b"}],
-                               checks=[{"check": library["check"].pk}, {"check": library["extra_check"].pk}])
+            checks.create_test(
+                test_set=test_set,
+                by=member,
+                name=f"Test {i}",
+                scenarios=[{"input": "a"}, {"input": "b"}],
+                checks=[{"check": library["check"].pk}, {"check": library["extra_check"].pk}],
+            )
         elif kind == "runs":
             runs.launch_run(test=library["test"], by=member, additional_checks=[library["extra_check"]])
         elif kind == "samples":
@@ -77,13 +88,19 @@ def test_sample_list_queries_do_not_grow_with_samples_or_results(api, library, m
     from runs.models import CheckResult, Sample
 
     def finished_run(scenarios: int, samples: int):
-        edit_test(test=library["test"], by=member, scenarios=[{"input": f"q{i}"} for i in range(scenarios)],
-                  samples_per_scenario=samples, min_valid_per_scenario=1)
+        edit_test(
+            test=library["test"],
+            by=member,
+            scenarios=[{"input": f"q{i}"} for i in range(scenarios)],
+            samples_per_scenario=samples,
+            min_valid_per_scenario=1,
+        )
         run = runs.launch_run(test=library["test"], by=member, additional_checks=[library["extra_check"]])
         for sample in Sample.objects.filter(run=run):
             for rc in run.run_checks.all():
-                CheckResult.objects.create(sample=sample, check_version_id=rc.check_version_id, outcome="pass",
-                                           explanation="ok")
+                CheckResult.objects.create(
+                    sample=sample, check_version_id=rc.check_version_id, outcome="pass", explanation="ok"
+                )
         return f"/api/v1/runs/{run.pk}/samples/"
 
     small = _count(api, finished_run(1, 1))

@@ -14,18 +14,27 @@ pytestmark = pytest.mark.django_db
 
 
 def test_agent_headers_are_write_only(api, team):
-    created = api.post("admin", "/api/v1/agents/", {
-        "name": "Billing bot", "endpoint_url": "http://127.0.0.1:9/billing",
-        "headers": {"Authorization": "Bearer sk-very-secret", "X-Team": "acme-42"},
-        "nodes": [{"name": "refunds", "kind": "tool"}],
-    })
+    created = api.post(
+        "admin",
+        "/api/v1/agents/",
+        {
+            "name": "Billing bot",
+            "endpoint_url": "http://127.0.0.1:9/billing",
+            "headers": {"Authorization": "Bearer sk-very-secret", "X-Team": "acme-42"},
+            "nodes": [{"name": "refunds", "kind": "tool"}],
+        },
+    )
     assert created.status_code == 201, created.content
     body = created.json()
     assert body["team"] == team.pk  # the admin's only team
     assert body["header_names"] == ["Authorization", "X-Team"]
     assert "headers" not in body
     assert body["nodes"] == [{"name": "refunds", "kind": "tool"}]
-    for response in (created, api.get("admin", f"/api/v1/agents/{body['id']}/"), api.get("admin", "/api/v1/agents/")):
+    for response in (
+        created,
+        api.get("admin", f"/api/v1/agents/{body['id']}/"),
+        api.get("admin", "/api/v1/agents/"),
+    ):
         assert b"sk-very-secret" not in response.content and b"acme-42" not in response.content
 
     kept = api.patch("admin", f"/api/v1/agents/{body['id']}/", {"timeout_s": 12.5})
@@ -36,14 +45,24 @@ def test_agent_headers_are_write_only(api, team):
 
 
 def test_agent_validation_names_fields(api):
-    response = api.post("admin", "/api/v1/agents/", {
-        "name": "x", "endpoint_url": "ftp://example.com", "timeout_s": 0, "headers": {"bad name": "v"},
-    })
+    response = api.post(
+        "admin",
+        "/api/v1/agents/",
+        {
+            "name": "x",
+            "endpoint_url": "ftp://example.com",
+            "timeout_s": 0,
+            "headers": {"bad name": "v"},
+        },
+    )
     assert response.status_code == 400
     errors = response.json()
     assert set(errors) == {"timeout_s"}  # shape errors first; each field has a list of messages
-    response = api.post("admin", "/api/v1/agents/", {"name": "x", "endpoint_url": "ftp://example.com",
-                                                     "headers": {"bad name": "v"}})
+    response = api.post(
+        "admin",
+        "/api/v1/agents/",
+        {"name": "x", "endpoint_url": "ftp://example.com", "headers": {"bad name": "v"}},
+    )
     assert response.status_code == 400
     assert set(response.json()) == {"endpoint_url", "headers"}
     assert all(isinstance(v, list) and len(v) == 1 for v in response.json().values())
@@ -52,7 +71,9 @@ def test_agent_validation_names_fields(api):
 def test_agent_archive_hides_it_from_the_list_only(api, agent):
     assert api.delete("admin", f"/api/v1/agents/{agent.pk}/").status_code == 204
     assert api.get("viewer", "/api/v1/agents/").json()["count"] == 0
-    assert [a["id"] for a in api.get("viewer", "/api/v1/agents/?archived=true").json()["results"]] == [agent.pk]
+    assert [a["id"] for a in api.get("viewer", "/api/v1/agents/?archived=true").json()["results"]] == [
+        agent.pk
+    ]
     assert api.get("viewer", f"/api/v1/agents/{agent.pk}/").json()["archived_at"] is not None
 
 
@@ -77,18 +98,34 @@ def test_ping_reaches_the_demo_agent(api, team, admin_user):
 
 
 def test_check_edit_makes_a_new_version(api, agent):
-    created = api.post("member", "/api/v1/checks/", {
-        "agent": agent.pk, "name": "Looks up the order", "kind": "tool_usage",
-        "config": {"tool": "lookup_order", "count": 1},
-    })
+    created = api.post(
+        "member",
+        "/api/v1/checks/",
+        {
+            "agent": agent.pk,
+            "name": "Looks up the order",
+            "kind": "tool_usage",
+            "config": {"tool": "lookup_order", "count": 1},
+        },
+    )
     assert created.status_code == 201, created.content
     check = created.json()
     assert check["version"] == 1
-    assert check["config"] == {"tool": "lookup_order", "mode": "at_least", "count": 1, "inputs": [], "node": None}
+    assert check["config"] == {
+        "tool": "lookup_order",
+        "mode": "at_least",
+        "count": 1,
+        "inputs": [],
+        "node": None,
+    }
 
-    edited = api.patch("member", f"/api/v1/checks/{check['id']}/", {"config": {"tool": "lookup_order", "count": 2}})
+    edited = api.patch(
+        "member", f"/api/v1/checks/{check['id']}/", {"config": {"tool": "lookup_order", "count": 2}}
+    )
     assert edited.status_code == 200 and edited.json()["version"] == 2
-    same = api.patch("member", f"/api/v1/checks/{check['id']}/", {"config": {"tool": "lookup_order", "count": 2}})
+    same = api.patch(
+        "member", f"/api/v1/checks/{check['id']}/", {"config": {"tool": "lookup_order", "count": 2}}
+    )
     assert same.json()["version"] == 2  # an edit that changes nothing makes no version
 
     versions = api.get("viewer", f"/api/v1/checks/{check['id']}/versions/").json()
@@ -97,8 +134,11 @@ def test_check_edit_makes_a_new_version(api, agent):
 
 
 def test_check_config_errors_name_the_config_field(api, agent):
-    response = api.post("member", "/api/v1/checks/", {"agent": agent.pk, "name": "x", "kind": "text_includes",
-                                                      "config": {"text": "", "surprise": 1}})
+    response = api.post(
+        "member",
+        "/api/v1/checks/",
+        {"agent": agent.pk, "name": "x", "kind": "text_includes", "config": {"text": "", "surprise": 1}},
+    )
     assert response.status_code == 400
     assert set(response.json()) == {"config.text", "config.surprise"}
     response = api.post("member", "/api/v1/checks/", {"agent": agent.pk, "name": "x", "kind": "no_such_kind"})
@@ -110,7 +150,10 @@ def test_check_filters(api, library, member):
 
     agent = library["agent"]
     create_check(agent=agent, by=member, name="Quick", kind="latency", config={"max_ms": 500})
-    names = lambda query: sorted(c["name"] for c in api.get("viewer", f"/api/v1/checks/{query}").json()["results"])  # noqa: E731
+
+    def names(query):
+        return sorted(c["name"] for c in api.get("viewer", f"/api/v1/checks/{query}").json()["results"])
+
     assert names("?kind=latency") == ["Quick"]
     assert names("?used=in_tests") == ["Mentions shipping"]
     assert names("?used=unused") == ["Polite", "Quick"]
@@ -133,10 +176,14 @@ def test_another_teams_object_in_a_body_does_not_exist(api, other_team, outsider
     from checks.services import create_check
 
     theirs = create_agent(team=other_team, by=outsider, name="Theirs", endpoint_url="http://127.0.0.1:9/")
-    their_check = create_check(agent=theirs, by=outsider, name="Secret rubric", kind="text_equals",
-                               config={"expected": "x"})
-    response = api.post("member", "/api/v1/checks/", {"agent": theirs.pk, "name": "x", "kind": "text_equals",
-                                                      "config": {"expected": "y"}})
+    their_check = create_check(
+        agent=theirs, by=outsider, name="Secret rubric", kind="text_equals", config={"expected": "x"}
+    )
+    response = api.post(
+        "member",
+        "/api/v1/checks/",
+        {"agent": theirs.pk, "name": "x", "kind": "text_equals", "config": {"expected": "y"}},
+    )
     assert response.status_code == 400
     assert response.json() == {"agent": [f"Agent {theirs.pk} does not exist."]}
     assert api.get("member", f"/api/v1/checks/{their_check.pk}/").status_code == 404
@@ -148,26 +195,42 @@ def test_another_teams_object_in_a_body_does_not_exist(api, other_team, outsider
 
 def test_test_create_edit_and_limits(api, library):
     test_set, check = library["test_set"], library["check"]
-    body = {"test_set": test_set.pk, "name": "Refunds",
-            "scenarios": [{"name": "Refund", "input": "Refund EC-1042"},
-                          {"messages": [{"role": "system", "content": "Be brief"},
-                                        {"role": "user", "content": "Hi"}], "metadata": {"tier": "gold"}}],
-            "checks": [{"check": check.pk, "required": False}], "samples_per_scenario": 3,
-            "min_valid_per_scenario": 2, "required_pass_rate": 80}
+    body = {
+        "test_set": test_set.pk,
+        "name": "Refunds",
+        "scenarios": [
+            {"name": "Refund", "input": "Refund EC-1042"},
+            {
+                "messages": [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Hi"}],
+                "metadata": {"tier": "gold"},
+            },
+        ],
+        "checks": [{"check": check.pk, "required": False}],
+        "samples_per_scenario": 3,
+        "min_valid_per_scenario": 2,
+        "required_pass_rate": 80,
+    }
     created = api.post("member", "/api/v1/tests/", body)
     assert created.status_code == 201, created.content
     test = created.json()
     assert test["version"] == 1 and test["agent"] == library["agent"].pk
-    assert test["scenarios"][1] == {"name": "Scenario 2", "input": "Hi",
-                                    "messages": [{"role": "system", "content": "Be brief"},
-                                                 {"role": "user", "content": "Hi"}], "metadata": {"tier": "gold"}}
+    assert test["scenarios"][1] == {
+        "name": "Scenario 2",
+        "input": "Hi",
+        "messages": [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Hi"}],
+        "metadata": {"tier": "gold"},
+    }
     assert test["checks"] == [{"check": check.pk, "required": False}]
 
     over = api.patch("member", f"/api/v1/tests/{test['id']}/", {"samples_per_scenario": 6})
     assert over.status_code == 400
     assert "limit of 10 samples per run" in over.json()["samples_per_scenario"][0]
     edited = api.patch("member", f"/api/v1/tests/{test['id']}/", {"required_pass_rate": 50})
-    assert edited.status_code == 200 and edited.json()["version"] == 2 and edited.json()["required_pass_rate"] == 50
+    assert (
+        edited.status_code == 200
+        and edited.json()["version"] == 2
+        and edited.json()["required_pass_rate"] == 50
+    )
 
     eleven = [{"input": f"q{i}"} for i in range(11)]
     response = api.patch("member", f"/api/v1/tests/{test['id']}/", {"scenarios": eleven})
@@ -178,14 +241,19 @@ def test_test_create_edit_and_limits(api, library):
 
 
 def test_launch_run_answers_202_and_shows_progress(api, library):
-    response = api.post("member", "/api/v1/runs/", {"test": library["test"].pk,
-                                                    "additional_checks": [library["extra_check"].pk]})
+    response = api.post(
+        "member",
+        "/api/v1/runs/",
+        {"test": library["test"].pk, "additional_checks": [library["extra_check"].pk]},
+    )
     assert response.status_code == 202, response.content
     run = response.json()
     assert run["status"] == "queued" and run["result"] is None and run["total_samples"] == 2
     assert run["scenarios"][0]["name"] == "Where is EC-1042" and run["scenarios"][0]["pending"] == 2
     assert [(c["name"], c["version"], c["additional"]) for c in run["checks"]] == [
-        ("Mentions shipping", 1, False), ("Polite", 1, True)]
+        ("Mentions shipping", 1, False),
+        ("Polite", 1, True),
+    ]
 
     samples = api.get("viewer", f"/api/v1/runs/{run['id']}/samples/").json()
     assert samples["count"] == 2 and samples["results"][0]["status"] == "queued"
@@ -201,8 +269,12 @@ def test_launch_rejects_a_check_of_another_agent(api, library, team, admin_user,
     from checks.services import create_check
 
     other = create_agent(team=team, by=admin_user, name="Other", endpoint_url="http://127.0.0.1:9/o")
-    foreign = create_check(agent=other, by=member, name="Other's", kind="text_equals", config={"expected": "x"})
-    response = api.post("member", "/api/v1/runs/", {"test": library["test"].pk, "additional_checks": [foreign.pk]})
+    foreign = create_check(
+        agent=other, by=member, name="Other's", kind="text_equals", config={"expected": "x"}
+    )
+    response = api.post(
+        "member", "/api/v1/runs/", {"test": library["test"].pk, "additional_checks": [foreign.pk]}
+    )
     assert response.status_code == 400
     assert list(response.json()) == ["additional_checks.0.check"]
 
@@ -243,7 +315,10 @@ def test_token_secret_is_shown_once(api, personas):
     body = created.json()
     secret = body["token"]
     assert secret.startswith("ect_") and body["can_write"] is False and body["expires_at"]
-    for response in (api.get("member", "/api/v1/tokens/"), api.get("member", f"/api/v1/tokens/{body['id']}/")):
+    for response in (
+        api.get("member", "/api/v1/tokens/"),
+        api.get("member", f"/api/v1/tokens/{body['id']}/"),
+    ):
         assert secret.encode() not in response.content
         assert secret.rsplit("_", 1)[1].encode() not in response.content
     from evalconsole.models import ApiToken
@@ -275,12 +350,15 @@ def test_revoked_token_stops_working_at_once(api, personas):
     assert response.status_code == 401 and "revoked" in response.json()["detail"]
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer ect_",  # malformed
-    "Bearer not-a-token",
-    "Bearer ect_onlyid",
-    "Bearer ect_0123456789ab_wrongsecret",  # unknown id
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer ect_",  # malformed
+        "Bearer not-a-token",
+        "Bearer ect_onlyid",
+        "Bearer ect_0123456789ab_wrongsecret",  # unknown id
+    ],
+)
 def test_malformed_or_unknown_tokens_are_401(api, header):
     response = api.client.get("/api/v1/agents/", HTTP_AUTHORIZATION=header)
     assert response.status_code == 401

@@ -1,4 +1,4 @@
-"""End to end with only the API and the CLI: a live console, a real qcluster worker, the demo agent on loopback.
+"""End to end with only the API and the CLI: a live console, a real qcluster worker, the loopback demo agent.
 
 Register the agent, add checks, a test set and two tests over HTTP with a token, then gate on them with
 `evalconsole run --wait --junit`: exit 1 for the failing test, 0 for the passing one, 1 for the whole set,
@@ -38,8 +38,9 @@ def console(live_server, admin_user):
     out = io.StringIO()
     call_command("create_api_token", admin_user.username, "--name", "ci", stdout=out)
     token = out.getvalue().strip()
-    with httpx.Client(base_url=f"{live_server.url}/api/v1", headers={"Authorization": f"Bearer {token}"},
-                      timeout=30) as client:
+    with httpx.Client(
+        base_url=f"{live_server.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ) as client:
         client.token = token
         client.console_url = live_server.url
         yield client
@@ -53,8 +54,13 @@ def _created(response: httpx.Response) -> dict:
 def cli(console, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
     env.update(EVALCONSOLE_URL=console.console_url, EVALCONSOLE_TOKEN=console.token)
-    return subprocess.run([sys.executable, "-m", "evalconsole.cli", "run", *args], capture_output=True, text=True,
-                          timeout=180, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "evalconsole.cli", "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
 
 
 def junit(path) -> ET.Element:
@@ -64,37 +70,102 @@ def junit(path) -> ET.Element:
 
 
 def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path):  # noqa: F811
-    agent = _created(console.post("/agents/", json={"name": "Demo shop bot", "endpoint_url": demo_agent.url,
-                                                    "timeout_s": 10}))
-    shipped = _created(console.post("/checks/", json={"agent": agent["id"], "name": "Says it shipped",
-                                                      "kind": "text_includes", "config": {"text": "has shipped"}}))
-    looked_up = _created(console.post("/checks/", json={
-        "agent": agent["id"], "name": "Looks up the order", "kind": "tool_usage",
-        "config": {"tool": "lookup_order", "mode": "exactly", "count": 1,
-                   "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}]}}))
-    refunded = _created(console.post("/checks/", json={"agent": agent["id"], "name": "Promises a refund",
-                                                       "kind": "text_includes", "config": {"text": "refund issued"}}))
+    agent = _created(
+        console.post(
+            "/agents/", json={"name": "Demo shop bot", "endpoint_url": demo_agent.url, "timeout_s": 10}
+        )
+    )
+    shipped = _created(
+        console.post(
+            "/checks/",
+            json={
+                "agent": agent["id"],
+                "name": "Says it shipped",
+                "kind": "text_includes",
+                "config": {"text": "has shipped"},
+            },
+        )
+    )
+    looked_up = _created(
+        console.post(
+            "/checks/",
+            json={
+                "agent": agent["id"],
+                "name": "Looks up the order",
+                "kind": "tool_usage",
+                "config": {
+                    "tool": "lookup_order",
+                    "mode": "exactly",
+                    "count": 1,
+                    "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}],
+                },
+            },
+        )
+    )
+    refunded = _created(
+        console.post(
+            "/checks/",
+            json={
+                "agent": agent["id"],
+                "name": "Promises a refund",
+                "kind": "text_includes",
+                "config": {"text": "refund issued"},
+            },
+        )
+    )
     test_set = _created(console.post("/test-sets/", json={"agent": agent["id"], "name": "Order desk"}))
-    scenarios = [{"name": "Where is EC-1042", "input": "Where is my order EC-1042?"},
-                 {"name": "Status, politely", "messages": [{"role": "user", "content": "Hi! Status of EC-1042?"}]}]
-    passing = _created(console.post("/tests/", json={
-        "test_set": test_set["id"], "name": "Order status", "scenarios": scenarios, "samples_per_scenario": 2,
-        "checks": [{"check": shipped["id"]}, {"check": looked_up["id"]}]}))
-    failing = _created(console.post("/tests/", json={
-        "test_set": test_set["id"], "name": "Refund promise", "scenarios": scenarios[:1],
-        "checks": [{"check": refunded["id"]}, {"check": shipped["id"], "required": False}]}))
+    scenarios = [
+        {"name": "Where is EC-1042", "input": "Where is my order EC-1042?"},
+        {"name": "Status, politely", "messages": [{"role": "user", "content": "Hi! Status of EC-1042?"}]},
+    ]
+    passing = _created(
+        console.post(
+            "/tests/",
+            json={
+                "test_set": test_set["id"],
+                "name": "Order status",
+                "scenarios": scenarios,
+                "samples_per_scenario": 2,
+                "checks": [{"check": shipped["id"]}, {"check": looked_up["id"]}],
+            },
+        )
+    )
+    failing = _created(
+        console.post(
+            "/tests/",
+            json={
+                "test_set": test_set["id"],
+                "name": "Refund promise",
+                "scenarios": scenarios[:1],
+                "checks": [{"check": refunded["id"]}, {"check": shipped["id"], "required": False}],
+            },
+        )
+    )
 
     # The failing test: exit 1, JUnit with the explanation of the failed check.
     report = tmp_path / "failing.xml"
-    result = cli(console, "--test", str(failing["id"]), "--wait", "--junit", str(report), "--poll", "0.2",
-                 "--timeout", "120")
+    result = cli(
+        console,
+        "--test",
+        str(failing["id"]),
+        "--wait",
+        "--junit",
+        str(report),
+        "--poll",
+        "0.2",
+        "--timeout",
+        "120",
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL" in result.stdout and "Where is EC-1042" in result.stdout
     assert "samples" in result.stderr  # progress while waiting
     root = junit(report)
     cases = {case.get("name"): case for case in root.iter("testcase")}
-    assert set(cases) == {"scenario: Where is EC-1042", "check: Promises a refund v1",
-                          "check: Says it shipped v1 (advisory)"}
+    assert set(cases) == {
+        "scenario: Where is EC-1042",
+        "check: Promises a refund v1",
+        "check: Says it shipped v1 (advisory)",
+    }
     failure = cases["check: Promises a refund v1"].find("failure")
     assert failure is not None and "refund issued" in failure.get("message")
     assert cases["scenario: Where is EC-1042"].find("failure") is not None
@@ -106,8 +177,11 @@ def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path): 
     assert result.returncode == 0, result.stdout + result.stderr
     root = junit(report)
     assert [case.get("name") for case in root.iter("testcase")] == [
-        "scenario: Where is EC-1042", "scenario: Status, politely", "check: Says it shipped v1",
-        "check: Looks up the order v1"]
+        "scenario: Where is EC-1042",
+        "scenario: Status, politely",
+        "check: Says it shipped v1",
+        "check: Looks up the order v1",
+    ]
     assert root.get("failures") == "0" and root.get("errors") == "0"
     assert not list(root.iter("failure"))
 
@@ -119,7 +193,9 @@ def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path): 
     document = json.loads(result.stdout)
     assert document["result"] == "fail" and document["exit_code"] == 1
     assert sorted((run["name"], run["result"]) for run in document["runs"]) == [
-        ("Order status", "pass"), ("Refund promise", "fail")]
+        ("Order status", "pass"),
+        ("Refund promise", "fail"),
+    ]
 
     # The runs the CLI launched are in the API, with their exact check versions.
     runs = console.get("/runs/", params={"test": passing["id"], "status": "completed"}).json()
@@ -131,8 +207,24 @@ def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path): 
 
 def test_the_cli_reports_a_bad_token_and_an_unknown_test(console, live_server):
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
-    bad = subprocess.run([sys.executable, "-m", "evalconsole.cli", "run", "--test", "1", "--url", live_server.url,
-                          "--token", "ect_0123456789ab_nope"], capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalconsole.cli",
+            "run",
+            "--test",
+            "1",
+            "--url",
+            live_server.url,
+            "--token",
+            "ect_0123456789ab_nope",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 3 and "refused the token (HTTP 401)" in bad.stderr
     missing = cli(console, "--test", "999999")
     assert missing.returncode == 3 and "Test 999999 does not exist" in missing.stderr
