@@ -105,7 +105,13 @@ def test_hostile_run_and_task_render_inert(
     expect(page.locator("#run-percent")).to_have_text("50 %", timeout=30_000)  # the fast scenario is done
     expect(page.locator("#run-status")).to_have_text("Running")
     shot("run-live", full_page=False)
+    opened = page.locator("details.sample[data-outcome=fail]").first
+    opened.locator(":scope > summary").click()
+    opened_id = opened.get_attribute("id")
     expect(page.locator("#run-percent")).to_have_text("100 %", timeout=60_000)
+    finished = "#run-samples details.sample:not([data-outcome=queued]):not([data-outcome=running])"
+    expect(page.locator(finished)).to_have_count(4)  # the samples region refreshed once more
+    assert page.locator(f"#{opened_id}").evaluate("d => d.open")  # the samples refreshed, it stayed open
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     expect(page.locator("details.sample").first.locator(".convo")).to_contain_text(
         "<script>alert('xss-script')"

@@ -31,4 +31,9 @@ def test_every_page_renders(login, member, live_agent, order_test, order_checks,
     for url in urls:
         response = client.get(url, follow=True)
         assert response.status_code == 200, url
+        html = response.content.decode()
+        for name in ("agents:agent-list", "checks:check-index", "checks:testset-list", "runs:run-list",
+                     "monitors:task-list", "monitors:monitor-list", "token-list"):
+            assert f'href="{reverse(name)}"' in html, (url, name)  # the main navigation
+        assert f'href="{reverse("team-detail", args=[live_agent.team_id])}"' in html  # user menu
     assert run.status == "completed", run.status
