@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import django_filters
-from django.conf import settings
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -132,18 +131,16 @@ class AgentViewSet(
 
 
 def ping_agent(agent: Agent):
-    """One ping through agents.protocols (the URL policy applies at connect time)."""
-    from agents import protocols
+    """One ping through agents.protocols, built like the worker's calls (URL policy at connect time).
 
-    target = protocols.AgentTarget(
-        protocol=agent.protocol,
-        endpoint_url=agent.endpoint_url,
-        headers=agent.get_headers(),
-        timeout_s=min(float(agent.timeout_s), 30.0),
-        retries=0,
-        max_response_bytes=settings.EVALCONSOLE_MAX_RESPONSE_BYTES,
-        model=agent.model_name,
-        allow_private=settings.EVALCONSOLE_ALLOW_PRIVATE_URLS,
-    )
-    with protocols.make_sync_client(allow_private=settings.EVALCONSOLE_ALLOW_PRIVATE_URLS) as client:
+    No retries, and at most 30 s, so the HTTP request that asked for it stays short.
+    """
+    import dataclasses
+
+    from agents import protocols
+    from runs.execution import target_for
+
+    target = target_for(agent)
+    target = dataclasses.replace(target, timeout_s=min(target.timeout_s, 30.0), retries=0)
+    with protocols.make_sync_client(allow_private=target.allow_private) as client:
         return protocols.ping_sync(target, client=client)
