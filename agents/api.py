@@ -41,7 +41,7 @@ def _default_team(user) -> Team:
     teams = list(Team.objects.visible_to(user)[:2])
     if len(teams) != 1:
         raise ValidationFailed(
-            "required: you belong to several teams" if teams else "you are not a member of any team",
+            "required when you belong to several teams" if teams else "you are not a member of any team",
             field="team",
         )
     return teams[0]

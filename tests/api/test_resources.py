@@ -393,3 +393,16 @@ def test_create_api_token_command_prints_only_the_token(admin_user, api):
     api.secrets["cron"] = printed.strip()
     assert api.get("cron", "/api/v1/agents/").status_code == 200
     assert api.post("cron", "/api/v1/tokens/", {"name": "x"}).status_code == 403
+
+
+def test_agent_team_is_required_for_a_member_of_several_teams(api, admin_user, other_team):
+    from evalconsole.services import add_member
+
+    add_member(team=other_team, user=admin_user, role="admin")
+    body = {"name": "Bot", "endpoint_url": "http://127.0.0.1:9/"}
+    response = api.post("admin", "/api/v1/agents/", body)
+    assert response.status_code == 400 and response.json() == {
+        "team": ["required when you belong to several teams"]
+    }
+    created = api.post("admin", "/api/v1/agents/", {**body, "team": other_team.pk})
+    assert created.status_code == 201 and created.json()["team"] == other_team.pk
