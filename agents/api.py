@@ -12,29 +12,17 @@ from rest_framework.response import Response
 from agents import services
 from agents.models import Agent, AgentKind, Protocol, Role, Team
 from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
-from evalconsole.api_common import TeamScopedViewMixin
+from evalconsole.api_common import ArchivedFilterSet, TeamScopedViewMixin
 from evalconsole.errors import ValidationFailed
 
 
-class AgentFilter(django_filters.FilterSet):
+class AgentFilter(ArchivedFilterSet):
     kind = django_filters.ChoiceFilter(choices=AgentKind.choices)
     protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
-    archived = django_filters.BooleanFilter(
-        method="filter_archived",
-        help_text="true: only archived agents; false (the default): only active ones.",
-    )
 
     class Meta:
         model = Agent
         fields = ["kind", "protocol", "archived"]
-
-    def filter_queryset(self, queryset):
-        if self.form.cleaned_data.get("archived") is None:
-            queryset = queryset.filter(archived_at__isnull=True)
-        return super().filter_queryset(queryset)
-
-    def filter_archived(self, queryset, name, value):
-        return queryset.filter(archived_at__isnull=not value)
 
 
 def _default_team(user) -> Team:

@@ -24,35 +24,8 @@ from checks.serializers import (
     TestSetEditSerializer,
     TestSetSerializer,
 )
-from evalconsole.api_common import TeamScopedViewMixin
+from evalconsole.api_common import ArchivedFilterSet, TeamScopedViewMixin, VisibleModelChoiceFilter
 from runs.serializers import LaunchedRunsSerializer, LaunchTestSetSerializer
-
-
-class VisibleModelChoiceFilter(django_filters.ModelChoiceFilter):
-    """`?agent=ID` limited to what the user can see (another team's id simply matches nothing)."""
-
-    def __init__(self, *args, model=None, **kwargs):
-        self._model = model
-        super().__init__(*args, queryset=self._visible, **kwargs)
-
-    def _visible(self, request):
-        return self._model.objects.visible_to(getattr(request, "user", None))
-
-
-class ArchivedFilterSet(django_filters.FilterSet):
-    """Lists show active objects unless `?archived=true`."""
-
-    archived = django_filters.BooleanFilter(
-        method="filter_archived", help_text="true: only archived ones; false (the default): only active ones."
-    )
-
-    def filter_queryset(self, queryset):
-        if self.form.cleaned_data.get("archived") is None:
-            queryset = queryset.filter(archived_at__isnull=True)
-        return super().filter_queryset(queryset)
-
-    def filter_archived(self, queryset, name, value):
-        return queryset.filter(archived_at__isnull=not value)
 
 
 class CheckFilter(ArchivedFilterSet):

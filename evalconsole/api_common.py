@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import django_filters
 from rest_framework import exceptions, pagination, serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -200,6 +201,36 @@ class VisibleRelatedField(serializers.PrimaryKeyRelatedField):
     def fail(self, key, **kwargs):
         kwargs.setdefault("noun", self.noun)
         super().fail(key, **kwargs)
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+class VisibleModelChoiceFilter(django_filters.ModelChoiceFilter):
+    """`?agent=ID` among what the user can see (another team's id is a 400, like an unknown one)."""
+
+    def __init__(self, *args, model=None, **kwargs):
+        self._model = model
+        super().__init__(*args, queryset=self._visible, **kwargs)
+
+    def _visible(self, request):
+        return self._model.objects.visible_to(getattr(request, "user", None))
+
+
+class ArchivedFilterSet(django_filters.FilterSet):
+    """Lists show active objects unless `?archived=true`."""
+
+    archived = django_filters.BooleanFilter(
+        method="filter_archived", help_text="true: only archived ones; false (the default): only active ones."
+    )
+
+    def filter_queryset(self, queryset):
+        if self.form.cleaned_data.get("archived") is None:
+            queryset = queryset.filter(archived_at__isnull=True)
+        return super().filter_queryset(queryset)
+
+    def filter_archived(self, queryset, name, value):
+        return queryset.filter(archived_at__isnull=not value)
 
 
 # ----------------------------------------------------------------------------- viewsets
