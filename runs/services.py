@@ -119,7 +119,7 @@ def _specs(scenarios: Sequence, min_valid: int, rate: int) -> list[ScenarioSpec]
 
 def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
     """The writes of one launch (the caller holds the transaction)."""
-    test = Test.objects.select_related("test_set__agent__team").get(pk=test.pk)
+    test = Test.objects.select_related("test_set__agent__team", "current_version").get(pk=test.pk)
     agent = test.test_set.agent
     require_role(_launcher(by, token), agent.team, Role.MEMBER)
     if test.archived_at is not None:
@@ -128,7 +128,7 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         raise ValidationFailed(f"agent {agent.name!r} is archived", field="test")
     if test.current_version_id is None:
         raise ValidationFailed(f"test {test.name!r} has no saved version", field="test")
-    version = TestVersion.objects.get(pk=test.current_version_id)
+    version = test.current_version
     total = len(version.scenarios) * version.samples_per_scenario
     limit = int(_setting("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10))
     if total > limit:  # the limit may have been lowered since the test was saved
@@ -143,8 +143,8 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
     attached_ids = {tc.library_check_id for tc in attached}
     additional = _resolve_additional(agent=agent, additional_checks=additional_checks, attached_ids=attached_ids)
     # Freeze the CURRENT version of every check now; later edits make new versions this run never sees.
-    check_ids = list(attached_ids | {c.pk for c, _ in additional})
-    current = dict(Check.objects.filter(pk__in=check_ids).values_list("pk", "current_version_id"))
+    current = {tc.library_check_id: tc.library_check.current_version_id for tc in attached}
+    current.update({check.pk: check.current_version_id for check, _ in additional})
     launcher = _launcher(by, token)
     run = Run.objects.create(
         agent=agent,
