@@ -358,7 +358,7 @@ class CheckRow:
     errors: list[str] = field(default_factory=list)
 
 
-def _int_or_text(value: Any) -> Any:
+def int_or_text(value: Any) -> Any:
     text = str(value if value is not None else "").strip()
     return int(text) if text.lstrip("-").isdigit() else text
 
@@ -505,9 +505,9 @@ class TestBuilder:
             "name": self.name,
             "scenarios": self.parse_scenarios(),
             "checks": [{"check": c.check_id, "required": not c.advisory} for c in self.checks],
-            "samples_per_scenario": _int_or_text(self.samples_per_scenario),
-            "min_valid_per_scenario": _int_or_text(self.min_valid_per_scenario),
-            "required_pass_rate": _int_or_text(self.required_pass_rate),
+            "samples_per_scenario": int_or_text(self.samples_per_scenario),
+            "min_valid_per_scenario": int_or_text(self.min_valid_per_scenario),
+            "required_pass_rate": int_or_text(self.required_pass_rate),
         }
 
     def add_errors(self, errors: Mapping[str, str]) -> None:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds, services
-from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, _int_or_text
+from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, int_or_text
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from evalconsole.errors import DomainError, PermissionDenied, ValidationFailed
 from evalconsole.htmx import page_or_fragment, target_fragment
@@ -452,7 +452,7 @@ def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
     """The live "scenarios × samples = N of 10" line and the limit problems found before saving."""
     count = len(builder.scenarios)
-    samples = _int_or_text(builder.samples_per_scenario)
+    samples = int_or_text(builder.samples_per_scenario)
     total = count * samples if isinstance(samples, int) else None
     problems: list[str] = []
     if count > limits.scenarios:
