@@ -25,7 +25,13 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+# Every run saves screenshots under var/screenshots/ (git-ignored) to look at; with
+# EVALCONSOLE_UPDATE_SCREENSHOTS=1 they replace the README's copies in docs/screenshots/.
+SCREENSHOTS = (
+    ROOT / "docs" / "screenshots" if os.environ.get("EVALCONSOLE_UPDATE_SCREENSHOTS") == "1"
+    else ROOT / "var" / "screenshots"
+)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -52,7 +58,7 @@ def browser_context_args(browser_context_args):
 
 @pytest.fixture
 def shot(page):
-    """shot("run") saves docs/screenshots/run.png (the whole page) for the README."""
+    """shot("run") saves SCREENSHOTS/run.png (the whole page)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     def save(name: str, *, full_page: bool = True) -> Path:
