@@ -21,6 +21,7 @@ without a new task) or when half the django-q2 timeout has passed; leftovers get
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import threading
@@ -30,8 +31,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
@@ -85,18 +86,25 @@ def transcript_for(scenario: dict, reply: AgentReply) -> list:
     return base + [{"role": "assistant", "content": reply.output}]
 
 
-def evaluate_sample(plan: RunPlan, scenario: dict, reply: AgentReply, transcript: list) -> tuple[str, list[dict]]:
+def evaluate_sample(
+    plan: RunPlan, scenario: dict, reply: AgentReply, transcript: list
+) -> tuple[str, list[dict]]:
     """(sample outcome, CheckResult field dicts) for a successful agent reply. Pure apart from judges."""
     evidence = evidence_from(
-        output=reply.output, messages=transcript, tool_calls=reply.tool_calls, trace=reply.trace,
-        latency_ms=reply.latency_ms, metadata=scenario.get("metadata") or {},
+        output=reply.output,
+        messages=transcript,
+        tool_calls=reply.tool_calls,
+        trace=reply.trace,
+        latency_ms=reply.latency_ms,
+        metadata=scenario.get("metadata") or {},
     )
     ctx = make_context(team_id=plan.team_id)
     results = []
     for check in plan.checks:
         verdict = evaluate_version(check.kind, check.config, evidence, ctx)
-        results.append({"check_version_id": check.check_version_id, "required": check.required,
-                        **result_fields(verdict)})
+        results.append(
+            {"check_version_id": check.check_version_id, "required": check.required, **result_fields(verdict)}
+        )
     outcome = sample_outcome((r["outcome"], r["required"]) for r in results)
     return str(outcome), results
 
@@ -108,18 +116,35 @@ def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, at
     if exc.rate_limited and sample.executions <= requeues:
         # The agent throttles us: back off (the AIMD window shrinks too) and try this sample later
         # instead of recording an error, so long test sets finish instead of failing on 429s.
-        delay = exc.retry_after_s if exc.retry_after_s is not None else random.uniform(0.5, 2.0) * sample.executions
+        delay = (
+            exc.retry_after_s
+            if exc.retry_after_s is not None
+            else random.uniform(0.5, 2.0) * sample.executions
+        )
         return SampleWrite(
-            sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim,
-            attempts=attempts, error=f"rate limited, queued again: {message}",
-            requeue_at=timezone.now() + timedelta(seconds=min(delay, 60.0)), saw_429=True,
+            sample_id=sample.id,
+            run_id=sample.run_id,
+            agent_id=sample.agent_id,
+            claim=sample.claim,
+            attempts=attempts,
+            error=f"rate limited, queued again: {message}",
+            requeue_at=timezone.now() + timedelta(seconds=min(delay, 60.0)),
+            saw_429=True,
         )
     return SampleWrite(
-        sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim,
-        outcome=Outcome.ERROR, request=exc.request or None, attempts=attempts, error=message,
+        sample_id=sample.id,
+        run_id=sample.run_id,
+        agent_id=sample.agent_id,
+        claim=sample.claim,
+        outcome=Outcome.ERROR,
+        request=exc.request or None,
+        attempts=attempts,
+        error=message,
         transcript=[dict(m) for m in (plan.scenarios[sample.scenario_index].get("messages") or [])],
-        results=[services.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
-                 for c in plan.checks],
+        results=[
+            services.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
+            for c in plan.checks
+        ],
         saw_429=saw_429,
     )
 
@@ -130,8 +155,14 @@ async def execute_sample(
     """Call the agent for one claimed sample and evaluate it. Never raises (except cancellation)."""
     scenario = plan.scenarios[sample.scenario_index] if sample.scenario_index < len(plan.scenarios) else {}
     try:
-        reply = await call_agent(target, scenario=scenario, run_id=str(sample.run_id), sample_id=str(sample.id),
-                                 client=client, first_attempt=len(sample.previous_attempts) + 1)
+        reply = await call_agent(
+            target,
+            scenario=scenario,
+            run_id=str(sample.run_id),
+            sample_id=str(sample.id),
+            client=client,
+            first_attempt=len(sample.previous_attempts) + 1,
+        )
     except AgentCallError as exc:
         attempts = sample.previous_attempts + [a.as_dict() for a in exc.attempts]
         return _failure_write(sample, plan, exc, attempts)
@@ -139,8 +170,12 @@ async def execute_sample(
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must still end the sample with a reason
         log.exception("sample %s: unexpected error calling the agent", sample.id)
-        return _failure_write(sample, plan, AgentCallError(f"internal error: {type(exc).__name__}: {exc}"),
-                              list(sample.previous_attempts))
+        return _failure_write(
+            sample,
+            plan,
+            AgentCallError(f"internal error: {type(exc).__name__}: {exc}"),
+            list(sample.previous_attempts),
+        )
     transcript = transcript_for(scenario, reply)
     if evaluate_inline:
         outcome, results = evaluate_sample(plan, scenario, reply, transcript)
@@ -148,10 +183,21 @@ async def execute_sample(
         outcome, results = await asyncio.to_thread(evaluate_sample, plan, scenario, reply, transcript)
     attempts = sample.previous_attempts + [a.as_dict() for a in reply.attempts]
     return SampleWrite(
-        sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim,
-        outcome=outcome, request=reply.request, output=reply.output, tool_calls=reply.tool_calls,
-        trace=reply.trace, transcript=transcript, latency_ms=reply.latency_ms, attempts=attempts,
-        results=results, saw_429=any(a.get("status_code") == 429 for a in attempts), succeeded=True,
+        sample_id=sample.id,
+        run_id=sample.run_id,
+        agent_id=sample.agent_id,
+        claim=sample.claim,
+        outcome=outcome,
+        request=reply.request,
+        output=reply.output,
+        tool_calls=reply.tool_calls,
+        trace=reply.trace,
+        transcript=transcript,
+        latency_ms=reply.latency_ms,
+        attempts=attempts,
+        results=results,
+        saw_429=any(a.get("status_code") == 429 for a in attempts),
+        succeeded=True,
     )
 
 
@@ -164,6 +210,8 @@ class DrainReport:
     written: int = 0
     dropped: int = 0  # results not written: cancelled or taken over
     seconds: float = 0.0
+    db_seconds: float = 0.0  # waiting for database calls (claims, writes, lease renewals)
+    db_calls: int = 0
     work_left: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -176,8 +224,17 @@ class _DB:
     test's connection, which sees the test's transaction. The event loop never touches the ORM.
     """
 
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
     async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        return await sync_to_async(fn, thread_sensitive=True)(*args, **kwargs)
+        started = time.monotonic()
+        try:
+            return await sync_to_async(fn, thread_sensitive=True)(*args, **kwargs)
+        finally:
+            self.seconds += time.monotonic() - started
+            self.calls += 1
 
 
 class _Drain:
@@ -216,6 +273,8 @@ class _Drain:
                 await asyncio.gather(*self.inflight, return_exceptions=True)
             await self.client.aclose()
         self.report.seconds = round(time.monotonic() - start, 3)
+        self.report.db_seconds = round(self.db.seconds, 3)
+        self.report.db_calls = self.db.calls
         return self.report
 
     async def _loop(self, start: float) -> None:
@@ -234,8 +293,9 @@ class _Drain:
                 claimed_last = True
             free = self.capacity - len(self.inflight)
             if claiming and free > 0 and (claimed_last or now - last_claim >= self.poll_s):
-                claim = await self.db(services.claim_samples, worker=self.worker, capacity=free,
-                                      known_runs=set(self.plans))
+                claim = await self.db(
+                    services.claim_samples, worker=self.worker, capacity=free, known_runs=set(self.plans)
+                )
                 last_claim = time.monotonic()
                 claimed_last = bool(claim.samples)
                 queued_left = claim.queued_left
@@ -297,10 +357,8 @@ class _Drain:
         # Wake on the first finished call; otherwise poll for new work (or just renew leases when full).
         timeout = self.heartbeat_s if len(self.inflight) >= self.capacity else self.poll_s * 5
         self._wake.clear()
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), timeout)
-        except TimeoutError:
-            pass
 
     def _collect(self) -> None:
         done, self._done = self._done, []
@@ -340,7 +398,9 @@ def services_failure(sample: ClaimedSample, plan: RunPlan, message: str) -> Samp
     return _failure_write(sample, plan, AgentCallError(message), list(sample.previous_attempts))
 
 
-def drain(*, idle_ms: int | None = None, max_seconds: float | None = None, worker: str | None = None) -> DrainReport:
+def drain(
+    *, idle_ms: int | None = None, max_seconds: float | None = None, worker: str | None = None
+) -> DrainReport:
     """Run queued samples until there is no work (see the module docstring). Safe to run anywhere, any
     number of times at once: every write is guarded.
 
@@ -355,8 +415,13 @@ def drain(*, idle_ms: int | None = None, max_seconds: float | None = None, worke
     q_timeout = float(Conf.TIMEOUT or 600)
     claim_for = max_seconds if max_seconds is not None else q_timeout / 2
     hard = max(claim_for, q_timeout * 0.9)
-    drain_ = _Drain(worker=worker or services.worker_name(), db=_DB(), idle_s=idle_ms / 1000,
-                    claim_for_s=claim_for, hard_s=hard)
+    drain_ = _Drain(
+        worker=worker or services.worker_name(),
+        db=_DB(),
+        idle_s=idle_ms / 1000,
+        claim_for_s=claim_for,
+        hard_s=hard,
+    )
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -83,4 +83,6 @@ def grow_window(agent_id: int, successes: int = 1) -> None:
         )
         if not updated:
             return
-    Agent.objects.filter(pk=agent_id, concurrency_window__gte=F("max_concurrency")).update(concurrency_window=None)
+    Agent.objects.filter(pk=agent_id, concurrency_window__gte=F("max_concurrency")).update(
+        concurrency_window=None
+    )

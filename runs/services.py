@@ -85,7 +85,9 @@ def _launcher(by, token):
     return by
 
 
-def _resolve_additional(*, agent: Agent, additional_checks, attached_ids: set[int]) -> list[tuple[Check, bool]]:
+def _resolve_additional(
+    *, agent: Agent, additional_checks, attached_ids: set[int]
+) -> list[tuple[Check, bool]]:
     limit = int(_setting("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10))
     items = list(additional_checks or ())
     if len(items) > limit:
@@ -98,7 +100,8 @@ def _resolve_additional(*, agent: Agent, additional_checks, attached_ids: set[in
     for index, (check, _required) in enumerate(picked):
         if check.pk in attached_ids:
             raise ValidationFailed(
-                f"check {check.name!r} is already attached to the test", field=f"additional_checks.{index}.check"
+                f"check {check.name!r} is already attached to the test",
+                field=f"additional_checks.{index}.check",
             )
     return picked
 
@@ -138,10 +141,14 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
             field="test",
         )
     attached = list(
-        TestCheck.objects.filter(test_version=version).select_related("library_check").order_by("position", "pk")
+        TestCheck.objects.filter(test_version=version)
+        .select_related("library_check")
+        .order_by("position", "pk")
     )
     attached_ids = {tc.library_check_id for tc in attached}
-    additional = _resolve_additional(agent=agent, additional_checks=additional_checks, attached_ids=attached_ids)
+    additional = _resolve_additional(
+        agent=agent, additional_checks=additional_checks, attached_ids=attached_ids
+    )
     # Freeze the CURRENT version of every check now; later edits make new versions this run never sees.
     current = {tc.library_check_id: tc.library_check.current_version_id for tc in attached}
     current.update({check.pk: check.current_version_id for check, _ in additional})
@@ -159,13 +166,23 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         summary=_initial_summary(version),
     )
     run_checks = [
-        RunCheck(run=run, check_version_id=current[tc.library_check_id], required=tc.required, additional=False,
-                 position=position)
+        RunCheck(
+            run=run,
+            check_version_id=current[tc.library_check_id],
+            required=tc.required,
+            additional=False,
+            position=position,
+        )
         for position, tc in enumerate(attached)
     ]
     run_checks += [
-        RunCheck(run=run, check_version_id=current[check.pk], required=required, additional=True,
-                 position=len(attached) + position)
+        RunCheck(
+            run=run,
+            check_version_id=current[check.pk],
+            required=required,
+            additional=True,
+            position=len(attached) + position,
+        )
         for position, (check, required) in enumerate(additional)
     ]
     RunCheck.objects.bulk_create(run_checks)
@@ -204,7 +221,8 @@ def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), 
     additional = list(additional_checks or ())
     with transaction.atomic():
         runs = [
-            _create_run(test=test, by=by, token=token, additional_checks=additional, batch=batch) for test in tests
+            _create_run(test=test, by=by, token=token, additional_checks=additional, batch=batch)
+            for test in tests
         ]
         transaction.on_commit(enqueue_drain)
     return runs
@@ -257,7 +275,9 @@ def run_summaries(run_ids: Iterable[int]) -> dict[int, tuple]:
     versions = {
         pk: _specs(scenarios or [], min_valid, rate)
         for pk, scenarios, min_valid, rate in Run.objects.filter(pk__in=run_ids).values_list(
-            "pk", "test_version__scenarios", "test_version__min_valid_per_scenario",
+            "pk",
+            "test_version__scenarios",
+            "test_version__min_valid_per_scenario",
             "test_version__required_pass_rate",
         )
     }
@@ -364,7 +384,9 @@ def _claimable(now: datetime) -> Q:
 
 
 def _in_flight(agent_id: int, now: datetime) -> int:
-    return Sample.objects.filter(run__agent_id=agent_id, status=Sample.Status.RUNNING, lease_expires_at__gt=now).count()
+    return Sample.objects.filter(
+        run__agent_id=agent_id, status=Sample.Status.RUNNING, lease_expires_at__gt=now
+    ).count()
 
 
 def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
@@ -372,18 +394,30 @@ def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
     if not run_ids:
         return {}
     checks: dict[int, list[PlannedCheck]] = {}
-    for rc in RunCheck.objects.filter(run_id__in=run_ids).select_related("check_version").order_by("position", "pk"):
+    for rc in (
+        RunCheck.objects.filter(run_id__in=run_ids).select_related("check_version").order_by("position", "pk")
+    ):
         cv = rc.check_version
         checks.setdefault(rc.run_id, []).append(
-            PlannedCheck(check_version_id=cv.pk, kind=cv.kind, config=dict(cv.config), required=rc.required,
-                         name=cv.name)
+            PlannedCheck(
+                check_version_id=cv.pk,
+                kind=cv.kind,
+                config=dict(cv.config),
+                required=rc.required,
+                name=cv.name,
+            )
         )
     plans = {}
     for run_id, agent_id, team_id, scenarios in Run.objects.filter(pk__in=run_ids).values_list(
         "pk", "agent_id", "agent__team_id", "test_version__scenarios"
     ):
-        plans[run_id] = RunPlan(run_id=run_id, agent_id=agent_id, team_id=team_id, scenarios=list(scenarios or []),
-                                checks=tuple(checks.get(run_id, ())))
+        plans[run_id] = RunPlan(
+            run_id=run_id,
+            agent_id=agent_id,
+            team_id=team_id,
+            scenarios=list(scenarios or []),
+            checks=tuple(checks.get(run_id, ())),
+        )
     return plans
 
 
@@ -413,13 +447,17 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
         if left <= 0:
             break
         # Cheap unlocked look first: an agent already at its cap costs no write lock.
-        cap_row = Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
+        cap_row = (
+            Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
+        )
         if cap_row is None or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row):
             continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
         with transaction.atomic():
             agent = Agent.objects.select_for_update().get(pk=agent_id)
-            free = limiter.allowed_in_flight(agent.max_concurrency, agent.concurrency_window) - _in_flight(agent_id, now)
+            free = limiter.allowed_in_flight(agent.max_concurrency, agent.concurrency_window) - _in_flight(
+                agent_id, now
+            )
             take = min(free, left)
             if take <= 0:
                 continue
@@ -447,9 +485,16 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
         result.agents[agent_id] = agent
         for pk, run_id, scenario_index, sample_index, executions, attempts in got:
             result.samples.append(
-                ClaimedSample(id=pk, run_id=run_id, agent_id=agent_id, scenario_index=scenario_index,
-                              sample_index=sample_index, claim=token, executions=executions,
-                              previous_attempts=list(attempts or []))
+                ClaimedSample(
+                    id=pk,
+                    run_id=run_id,
+                    agent_id=agent_id,
+                    scenario_index=scenario_index,
+                    sample_index=sample_index,
+                    claim=token,
+                    executions=executions,
+                    previous_attempts=list(attempts or []),
+                )
             )
             claimed_runs.add(run_id)
         left -= len(got)
@@ -502,7 +547,9 @@ class SampleWrite:
     latency_ms: float | None = None
     attempts: list = field(default_factory=list)
     error: str = ""
-    results: list[dict] = field(default_factory=list)  # {"check_version_id", "required", outcome, expected, ...}
+    results: list[dict] = field(
+        default_factory=list
+    )  # {"check_version_id", "required", outcome, expected, ...}
     requeue_at: datetime | None = None  # set: put the sample back in the queue until then (429s)
     saw_429: bool = False
     succeeded: bool = False
@@ -524,7 +571,9 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
     with transaction.atomic():
         run_ids = sorted({item.run_id for item in items})
         # Lock order everywhere: runs (by pk), then their samples (cancel_run does the same).
-        list(Run.objects.select_for_update().filter(pk__in=run_ids).order_by("pk").values_list("pk", flat=True))
+        list(
+            Run.objects.select_for_update().filter(pk__in=run_ids).order_by("pk").values_list("pk", flat=True)
+        )
         held = dict(
             Sample.objects.select_for_update()
             .filter(pk__in=[item.sample_id for item in items], status=Sample.Status.RUNNING)
@@ -540,8 +589,11 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
                 continue
             if item.requeue_at is not None:
                 Sample.objects.filter(pk=item.sample_id).update(
-                    status=Sample.Status.QUEUED, claimed_by="", lease_expires_at=item.requeue_at,
-                    attempts=item.attempts, error=item.error,
+                    status=Sample.Status.QUEUED,
+                    claimed_by="",
+                    lease_expires_at=item.requeue_at,
+                    attempts=item.attempts,
+                    error=item.error,
                 )
             else:
                 finished.append(item)
@@ -555,8 +607,20 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
     return written
 
 
-_FINISHED_FIELDS = ("status", "outcome", "request", "output", "tool_calls", "trace", "transcript", "latency_ms",
-                    "attempts", "error", "lease_expires_at", "finished_at")
+_FINISHED_FIELDS = (
+    "status",
+    "outcome",
+    "request",
+    "output",
+    "tool_calls",
+    "trace",
+    "transcript",
+    "latency_ms",
+    "attempts",
+    "error",
+    "lease_expires_at",
+    "finished_at",
+)
 
 
 def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
@@ -572,10 +636,18 @@ def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
     rows = []
     for item in items:
         values = {
-            "status": Sample.Status.DONE, "outcome": str(item.outcome), "request": item.request,
-            "output": item.output or "", "tool_calls": item.tool_calls, "trace": item.trace,
-            "transcript": item.transcript, "latency_ms": item.latency_ms, "attempts": item.attempts,
-            "error": item.error or "", "lease_expires_at": None, "finished_at": now,
+            "status": Sample.Status.DONE,
+            "outcome": str(item.outcome),
+            "request": item.request,
+            "output": item.output or "",
+            "tool_calls": item.tool_calls,
+            "trace": item.trace,
+            "transcript": item.transcript,
+            "latency_ms": item.latency_ms,
+            "attempts": item.attempts,
+            "error": item.error or "",
+            "lease_expires_at": None,
+            "finished_at": now,
         }
         rows.append([f.get_db_prep_save(values[f.name], connection) for f in fields] + [item.sample_id])
     with connection.cursor() as cursor:
@@ -610,8 +682,10 @@ class RecoveryReport:
     claimable: bool = False
 
     def __str__(self) -> str:
-        return (f"{self.requeued} sample(s) re-queued, {self.errored} given up, {self.finalised} run(s) finalised"
-                + ("; work is queued" if self.claimable else ""))
+        return (
+            f"{self.requeued} sample(s) re-queued, {self.errored} given up, {self.finalised} run(s) finalised"
+            + ("; work is queued" if self.claimable else "")
+        )
 
 
 def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
@@ -641,17 +715,28 @@ def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
             for run_id in {row[1] for row in give_up}
         }
         for pk, run_id, agent_id, claim, executions, attempts in give_up:
-            message = (f"the worker running this sample stopped {executions} times before it finished; "
-                       "it is not retried again")
-            writes.append(SampleWrite(
-                sample_id=pk, run_id=run_id, agent_id=agent_id, claim=claim, outcome=Outcome.ERROR,
-                attempts=list(attempts or []), error=message,
-                results=[error_result(cv, required, message) for cv, required in version_checks[run_id]],
-            ))
+            message = (
+                f"the worker running this sample stopped {executions} times before it finished; "
+                "it is not retried again"
+            )
+            writes.append(
+                SampleWrite(
+                    sample_id=pk,
+                    run_id=run_id,
+                    agent_id=agent_id,
+                    claim=claim,
+                    outcome=Outcome.ERROR,
+                    attempts=list(attempts or []),
+                    error=message,
+                    results=[error_result(cv, required, message) for cv, required in version_checks[run_id]],
+                )
+            )
         report.errored = sum(record_sample_results(writes))
-    stuck = Run.objects.filter(status__in=ACTIVE).annotate(
-        open_samples=Count("samples", filter=Q(samples__status__in=OPEN))
-    ).filter(open_samples=0)
+    stuck = (
+        Run.objects.filter(status__in=ACTIVE)
+        .annotate(open_samples=Count("samples", filter=Q(samples__status__in=OPEN)))
+        .filter(open_samples=0)
+    )
     for run in stuck:
         report.finalised += finalise_run(run=run)
     report.claimable = Sample.objects.filter(_claimable(now)).exists()

@@ -22,8 +22,14 @@ def drain_samples() -> dict:
     report = drain()
     if report.work_left:  # stopped before the django-q2 timeout with work queued: hand over
         services.enqueue_drain()
-    return {"claimed": report.claimed, "written": report.written, "dropped": report.dropped,
-            "seconds": report.seconds}
+    return {
+        "claimed": report.claimed,
+        "written": report.written,
+        "dropped": report.dropped,
+        "seconds": report.seconds,
+        "db_seconds": report.db_seconds,
+        "db_calls": report.db_calls,
+    }
 
 
 def recover_runs() -> str:

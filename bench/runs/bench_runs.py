@@ -26,6 +26,7 @@ created next to the one in the URL (the role needs CREATEDB, as the throwaway cl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -51,28 +52,29 @@ def log(*args: object) -> None:
 
 
 class Proc:
-    def __init__(self, args: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 60) -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 60
+    ) -> None:
         self.log_path = log_path
-        self.fh = open(log_path, "w")
-        self.p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+        self.fh = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.p = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         while ready not in log_path.read_text(errors="replace"):
             if self.p.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{args[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}")
+                raise RuntimeError(
+                    f"{args[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}"
+                )
             time.sleep(0.02)
 
     def stop(self) -> None:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.p.wait(15)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.fh.close()
 
 
@@ -128,10 +130,18 @@ def main() -> None:
     work = Path(a.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     db_url = prepare_database(a.database_url, work)
-    env = {**os.environ, "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
-           "EVALCONSOLE_WORKERS": str(a.workers), "Q_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
+        "EVALCONSOLE_WORKERS": str(a.workers),
+        "Q_LOG_LEVEL": "INFO",
+        "PYTHONUNBUFFERED": "1",
+    }
     env.pop("EVALCONSOLE_TEST_Q_SYNC", None)
-    subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
     os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")})
     sys.path.insert(0, str(ROOT))
     import django
@@ -151,25 +161,50 @@ def main() -> None:
     user, _ = get_or_create_user(username="bench")
     team = create_team(name="Bench")
     add_member(team=team, user=user, role="admin")
-    agent = create_agent(team=team, by=user, name="Fake", endpoint_url="http://127.0.0.1:9/agent",
-                         max_concurrency=a.max_concurrency, timeout_s=30.0, retries=2)
+    agent = create_agent(
+        team=team,
+        by=user,
+        name="Fake",
+        endpoint_url="http://127.0.0.1:9/agent",
+        max_concurrency=a.max_concurrency,
+        timeout_s=30.0,
+        retries=2,
+    )
     checks = [
-        create_check(agent=agent, by=user, name="Mentions EC-1042", kind="text_includes", config={"text": "EC-1042"}),
-        create_check(agent=agent, by=user, name="Looked up the order", kind="tool_usage",
-                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+        create_check(
+            agent=agent, by=user, name="Mentions EC-1042", kind="text_includes", config={"text": "EC-1042"}
+        ),
+        create_check(
+            agent=agent,
+            by=user,
+            name="Looked up the order",
+            kind="tool_usage",
+            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
+        ),
     ]
     old_limit = settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN
     test = create_test(
-        test_set=create_test_set(agent=agent, by=user, name="Bench"), by=user, name="Orders",
+        test_set=create_test_set(agent=agent, by=user, name="Bench"),
+        by=user,
+        name="Orders",
         scenarios=[f"Where is my order EC-1042? (#{i})" for i in range(a.samples)],
         checks=[{"check": c.pk, "required": True} for c in checks],
     )
     assert a.samples <= old_limit, "samples per run is over EVALCONSOLE_MAX_SAMPLES_PER_RUN"
     idle_s = int(getattr(settings, "EVALCONSOLE_DRAIN_IDLE_MS", 1500)) / 1000
 
-    worker = Proc([sys.executable, "manage.py", "qcluster", "--skip-checks"], env, work / "qcluster.log", "running.")
-    results: dict = {"engine": engine, "workers": a.workers, "runs": a.runs, "samples": a.samples,
-                     "max_concurrency": a.max_concurrency, "burst": [], "single": []}
+    worker = Proc(
+        [sys.executable, "manage.py", "qcluster", "--skip-checks"], env, work / "qcluster.log", "running."
+    )
+    results: dict = {
+        "engine": engine,
+        "workers": a.workers,
+        "runs": a.runs,
+        "samples": a.samples,
+        "max_concurrency": a.max_concurrency,
+        "burst": [],
+        "single": [],
+    }
 
     def wait_done(ids: list[int], timeout: float = 300) -> list[Run]:
         deadline = time.monotonic() + timeout
@@ -186,8 +221,12 @@ def main() -> None:
     try:
         for latency in [float(x) for x in a.latencies.split(",") if x.strip()]:
             port = free_port()
-            fake = Proc([sys.executable, str(FAKE_AGENT), "--port", str(port), "--latency-ms", str(latency)],
-                        env, work / f"agent_{int(latency)}.log", "LISTENING")
+            fake = Proc(
+                [sys.executable, str(FAKE_AGENT), "--port", str(port), "--latency-ms", str(latency)],
+                env,
+                work / f"agent_{int(latency)}.log",
+                "LISTENING",
+            )
             Agent.objects.filter(pk=agent.pk).update(endpoint_url=f"http://127.0.0.1:{port}/agent")
             try:
                 wait_done([services.launch_run(test=test, by=user).pk])  # warm-up (imports, connections)
@@ -205,13 +244,18 @@ def main() -> None:
                     total = a.runs * a.samples
                     ideal = math.ceil(total / a.max_concurrency) * latency / 1000
                     row = {
-                        "latency_ms": latency, "rep": rep, "wall_s": round(wall, 3), "launch_s": round(launched, 3),
-                        "samples_per_s": round(total / wall, 1), "ideal_s": round(ideal, 3),
+                        "latency_ms": latency,
+                        "rep": rep,
+                        "wall_s": round(wall, 3),
+                        "launch_s": round(launched, 3),
+                        "samples_per_s": round(total / wall, 1),
+                        "ideal_s": round(ideal, 3),
                         "overhead_s": round(wall - ideal, 3),
                         "overhead_per_run_ms": round((wall - ideal) / a.runs * 1000, 1),
                         "run_median_s": round(statistics.median(per_run), 3),
                         "run_p95_s": round(per_run[max(0, math.ceil(0.95 * len(per_run)) - 1)], 3),
-                        "agent_requests": stats["requests"], "agent_max_in_flight": stats["max_in_flight"],
+                        "agent_requests": stats["requests"],
+                        "agent_max_in_flight": stats["max_in_flight"],
                     }
                     results["burst"].append(row)
                     log(f"[{engine} {a.workers}w] burst {a.runs}x{a.samples} @{latency:g} ms: {row}")
@@ -221,13 +265,25 @@ def main() -> None:
                         t0 = time.time()
                         run = services.launch_run(test=test, by=user)
                         run = wait_done([run.pk])[0]
-                        row = {"latency_ms": latency, "rep": rep, "mode": mode,
-                               "launch_to_done_ms": round((run.finished_at.timestamp() - t0) * 1000, 1),
-                               "first_call_ms": round((run.started_at.timestamp() - t0) * 1000, 1)}
+                        row = {
+                            "latency_ms": latency,
+                            "rep": rep,
+                            "mode": mode,
+                            "launch_to_done_ms": round((run.finished_at.timestamp() - t0) * 1000, 1),
+                            "first_call_ms": round((run.started_at.timestamp() - t0) * 1000, 1),
+                        }
                         results["single"].append(row)
                         log(f"[{engine} {a.workers}w] single @{latency:g} ms: {row}")
             finally:
                 fake.stop()
+        time.sleep(idle_s + 0.5)
+        from django_q.models import Task
+
+        drains = Task.objects.filter(func="runs.tasks.drain_samples", success=True).order_by("started")
+        results["drains"] = [{"started": d.started.isoformat(), **(d.result or {})} for d in drains]
+        for d in results["drains"]:
+            if d.get("claimed"):
+                log(f"  drain {d}")
     finally:
         worker.stop()
 
@@ -243,9 +299,14 @@ def _med(values: list[float]) -> str:
 
 
 def report(r: dict) -> str:
-    lines = [f"### {r['engine']}, {r['workers']} worker process(es), agent max_concurrency {r['max_concurrency']}", ""]
-    lines += ["| load | latency ms | wall s | samples/s | ideal s | overhead per run ms | run median / p95 s |",
-              "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"### {r['engine']}, {r['workers']} worker process(es), agent max_concurrency {r['max_concurrency']}",
+        "",
+    ]
+    lines += [
+        "| load | latency ms | wall s | samples/s | ideal s | overhead per run ms | run median / p95 s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for latency in sorted({row["latency_ms"] for row in r["burst"]}, reverse=True):
         rows = [row for row in r["burst"] if row["latency_ms"] == latency]
         lines.append(
@@ -256,10 +317,18 @@ def report(r: dict) -> str:
             f"{statistics.median([x['run_p95_s'] for x in rows]):g} |"
         )
     if r["single"]:
-        lines += ["", "| single run | latency ms | launch → completed ms (median, min–max) |", "|---|---|---|"]
+        lines += [
+            "",
+            "| single run | latency ms | launch → completed ms (median, min–max) |",
+            "|---|---|---|",
+        ]
         for latency in sorted({row["latency_ms"] for row in r["single"]}, reverse=True):
             for mode in ("cold", "warm"):
-                rows = [x["launch_to_done_ms"] for x in r["single"] if x["latency_ms"] == latency and x["mode"] == mode]
+                rows = [
+                    x["launch_to_done_ms"]
+                    for x in r["single"]
+                    if x["latency_ms"] == latency and x["mode"] == mode
+                ]
                 lines.append(f"| 1 × {r['samples']} ({mode} worker) | {latency:g} | {_med(rows)} |")
     return "\n".join(lines)
 

@@ -27,8 +27,15 @@ def live_agent(team, admin_user, fake):
     """An evalconsole-protocol agent at the fake server (short timeout, one retry)."""
     from agents.services import create_agent
 
-    return create_agent(team=team, by=admin_user, name="Fake bot", endpoint_url=fake.url, timeout_s=5.0,
-                        retries=1, max_concurrency=10)
+    return create_agent(
+        team=team,
+        by=admin_user,
+        name="Fake bot",
+        endpoint_url=fake.url,
+        timeout_s=5.0,
+        retries=1,
+        max_concurrency=10,
+    )
 
 
 @pytest.fixture
@@ -37,10 +44,20 @@ def order_checks(live_agent, member):
     from checks.services import create_check
 
     return [
-        create_check(agent=live_agent, by=member, name="Mentions order", kind="text_includes",
-                     config={"text": "EC-1042"}),
-        create_check(agent=live_agent, by=member, name="Looked up the order", kind="tool_usage",
-                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+        create_check(
+            agent=live_agent,
+            by=member,
+            name="Mentions order",
+            kind="text_includes",
+            config={"text": "EC-1042"},
+        ),
+        create_check(
+            agent=live_agent,
+            by=member,
+            name="Looked up the order",
+            kind="tool_usage",
+            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
+        ),
     ]
 
 
@@ -57,9 +74,15 @@ def make_test(live_agent, member, order_checks):
         scenarios = scenarios or ["Where is my order EC-1042?"]
         checks = order_checks if checks is None else checks
         return create_test(
-            test_set=test_set, by=member, name=f"Test {counter['n']}", scenarios=scenarios,
-            checks=[{"check": c.pk, "required": True} for c in checks], samples_per_scenario=samples,
-            min_valid_per_scenario=extra.pop("min_valid", 1), required_pass_rate=extra.pop("rate", 100), **extra,
+            test_set=test_set,
+            by=member,
+            name=f"Test {counter['n']}",
+            scenarios=scenarios,
+            checks=[{"check": c.pk, "required": True} for c in checks],
+            samples_per_scenario=samples,
+            min_valid_per_scenario=extra.pop("min_valid", 1),
+            required_pass_rate=extra.pop("rate", 100),
+            **extra,
         )
 
     return make

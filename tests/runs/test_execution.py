@@ -25,8 +25,9 @@ def _run(test, member, **kwargs) -> Run:
     return run
 
 
-def test_launch_in_sync_mode_runs_the_samples_after_commit(make_test, member, fake,
-                                                           django_capture_on_commit_callbacks):
+def test_launch_in_sync_mode_runs_the_samples_after_commit(
+    make_test, member, fake, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         run = services.launch_run(test=make_test(scenarios=[ORDER], samples=3), by=member)
     run.refresh_from_db()
@@ -45,7 +46,10 @@ def test_a_rate_limited_sample_is_queued_again_and_the_window_shrinks(make_test,
         assert [(a["number"], a["status_code"]) for a in sample.attempts] == [(1, 429), (2, 200)]
         assert sample.request["attempt"] == 2
     live_agent.refresh_from_db()
-    assert live_agent.concurrency_window is not None and live_agent.concurrency_window < live_agent.max_concurrency
+    assert (
+        live_agent.concurrency_window is not None
+        and live_agent.concurrency_window < live_agent.max_concurrency
+    )
 
 
 def test_rate_limited_too_often_becomes_an_error(make_test, member, fake, live_agent, settings):
@@ -70,11 +74,17 @@ def test_a_429_retried_inside_the_call_still_shrinks_the_window(make_test, membe
 
 
 def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
-    agent = create_agent(team=team, by=admin_user, name="Metadata", endpoint_url="http://169.254.169.254/latest/",
-                         retries=2)
+    agent = create_agent(
+        team=team, by=admin_user, name="Metadata", endpoint_url="http://169.254.169.254/latest/", retries=2
+    )
     check = create_check(agent=agent, by=member, name="c", kind="text_includes", config={"text": "x"})
-    test = create_test(test_set=create_test_set(agent=agent, by=member, name="s"), by=member, name="t",
-                       scenarios=["hello"], checks=[{"check": check.pk}])
+    test = create_test(
+        test_set=create_test_set(agent=agent, by=member, name="s"),
+        by=member,
+        name="t",
+        scenarios=["hello"],
+        checks=[{"check": check.pk}],
+    )
     run = _run(test, member)
     sample = run.samples.get()
     assert sample.outcome == "error"
@@ -83,14 +93,30 @@ def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
 
 
 def test_openai_chat_agent(member, team, admin_user, fake):
-    agent = create_agent(team=team, by=admin_user, name="OpenAI-ish", endpoint_url=fake.openai_url,
-                         protocol="openai-chat", model_name="m1")
+    agent = create_agent(
+        team=team,
+        by=admin_user,
+        name="OpenAI-ish",
+        endpoint_url=fake.openai_url,
+        protocol="openai-chat",
+        model_name="m1",
+    )
     checks = [
-        create_check(agent=agent, by=member, name="called", kind="tool_usage",
-                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+        create_check(
+            agent=agent,
+            by=member,
+            name="called",
+            kind="tool_usage",
+            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
+        ),
     ]
-    test = create_test(test_set=create_test_set(agent=agent, by=member, name="s"), by=member, name="t",
-                       scenarios=[ORDER], checks=[{"check": c.pk} for c in checks])
+    test = create_test(
+        test_set=create_test_set(agent=agent, by=member, name="s"),
+        by=member,
+        name="t",
+        scenarios=[ORDER],
+        checks=[{"check": c.pk} for c in checks],
+    )
     run = _run(test, member)
     sample = run.samples.get()
     assert (sample.outcome, run.result) == ("pass", "pass")
@@ -103,18 +129,28 @@ def test_openai_chat_agent(member, team, admin_user, fake):
 def test_agent_messages_become_the_transcript_and_advisory_checks_do_not_count(
     make_test, member, fake, live_agent, order_checks
 ):
-    messages = [{"role": "assistant", "content": "Looking it up"}, {"role": "assistant", "content": "Found it"}]
+    messages = [
+        {"role": "assistant", "content": "Looking it up"},
+        {"role": "assistant", "content": "Found it"},
+    ]
     scenario = {"input": ORDER, "metadata": {"fake": {"messages": messages, "output": "Found it"}}}
-    strict = create_check(agent=live_agent, by=member, name="strict", kind="text_equals",
-                          config={"expected": "something else"})
-    test = create_test(test_set=create_test_set(agent=live_agent, by=member, name="adv"), by=member, name="t",
-                       scenarios=[scenario],
-                       checks=[{"check": order_checks[1].pk}, {"check": strict.pk, "required": False}])
+    strict = create_check(
+        agent=live_agent, by=member, name="strict", kind="text_equals", config={"expected": "something else"}
+    )
+    test = create_test(
+        test_set=create_test_set(agent=live_agent, by=member, name="adv"),
+        by=member,
+        name="t",
+        scenarios=[scenario],
+        checks=[{"check": order_checks[1].pk}, {"check": strict.pk, "required": False}],
+    )
     run = _run(test, member)
     sample = run.samples.get()
     assert sample.transcript == [{"role": "user", "content": ORDER}, *messages]
     assert {r.check_version.name: r.outcome for r in sample.results.all()} == {
-        "Looked up the order": "pass", "strict": "fail"}
+        "Looked up the order": "pass",
+        "strict": "fail",
+    }
     assert (sample.outcome, run.result) == ("pass", "pass")
     assert run.summary["checks"][str(strict.current_version_id)]["failed"] == 1
 
@@ -124,7 +160,9 @@ def test_missing_tool_calls_make_tool_checks_indeterminate(make_test, member, fa
     run = _run(make_test(scenarios=[scenario]), member)
     sample = run.samples.get()
     assert {r.check_version.kind: r.outcome for r in sample.results.all()} == {
-        "text_includes": "pass", "tool_usage": "indeterminate"}
+        "text_includes": "pass",
+        "tool_usage": "indeterminate",
+    }
     assert (sample.outcome, run.result) == ("indeterminate", "indeterminate")
 
 

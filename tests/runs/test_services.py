@@ -18,12 +18,29 @@ pytestmark = pytest.mark.django_db
 
 def _write(sample: Sample, claim: str, outcome: str = "pass", **extra) -> SampleWrite:
     results = [
-        {"check_version_id": rc.check_version_id, "required": rc.required, "outcome": outcome, "expected": "x",
-         "actual": "y", "explanation": "because", "evidence": [], "details": {}}
+        {
+            "check_version_id": rc.check_version_id,
+            "required": rc.required,
+            "outcome": outcome,
+            "expected": "x",
+            "actual": "y",
+            "explanation": "because",
+            "evidence": [],
+            "details": {},
+        }
         for rc in RunCheck.objects.filter(run_id=sample.run_id)
     ]
-    return SampleWrite(sample_id=sample.pk, run_id=sample.run_id, agent_id=sample.run.agent_id, claim=claim,
-                       outcome=outcome, output="ok", results=results, succeeded=True, **extra)
+    return SampleWrite(
+        sample_id=sample.pk,
+        run_id=sample.run_id,
+        agent_id=sample.run.agent_id,
+        claim=claim,
+        outcome=outcome,
+        output="ok",
+        results=results,
+        succeeded=True,
+        **extra,
+    )
 
 
 # --------------------------------------------------------------------------- launch
@@ -67,9 +84,16 @@ def test_attached_checks_keep_their_required_flag(make_test, member, order_check
     from checks.services import create_test
 
     test_set = create_test_set(agent=live_agent, by=member, name="Advisory")
-    test = create_test(test_set=test_set, by=member, name="T", scenarios=["EC-1042"],
-                       checks=[{"check": order_checks[0].pk, "required": True},
-                               {"check": order_checks[1].pk, "required": False}])
+    test = create_test(
+        test_set=test_set,
+        by=member,
+        name="T",
+        scenarios=["EC-1042"],
+        checks=[
+            {"check": order_checks[0].pk, "required": True},
+            {"check": order_checks[1].pk, "required": False},
+        ],
+    )
     run = services.launch_run(test=test, by=member)
     assert list(run.run_checks.values_list("required", flat=True)) == [True, False]
 
@@ -79,20 +103,27 @@ def test_additional_checks_are_frozen_required_and_counted_apart(make_test, memb
     settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS = 2
     test = make_test()  # two attached checks: at the test limit
     extra = [
-        create_check(agent=live_agent, by=member, name=f"Extra {i}", kind="text_includes", config={"text": "Order"})
+        create_check(
+            agent=live_agent, by=member, name=f"Extra {i}", kind="text_includes", config={"text": "Order"}
+        )
         for i in range(2)
     ]
-    run = services.launch_run(test=test, by=member, additional_checks=[extra[0].pk, {"check": extra[1],
-                                                                                     "required": False}])
+    run = services.launch_run(
+        test=test, by=member, additional_checks=[extra[0].pk, {"check": extra[1], "required": False}]
+    )
     rows = list(run.run_checks.order_by("position").values_list("check_version_id", "required", "additional"))
     assert rows[2:] == [(extra[0].current_version_id, True, True), (extra[1].current_version_id, False, True)]
 
 
-def test_additional_checks_over_the_limit_are_refused_naming_the_field(make_test, member, live_agent, settings):
+def test_additional_checks_over_the_limit_are_refused_naming_the_field(
+    make_test, member, live_agent, settings
+):
     settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS = 1
     test = make_test()
-    extra = [create_check(agent=live_agent, by=member, name=f"E{i}", kind="text_includes", config={"text": "a"})
-             for i in range(2)]
+    extra = [
+        create_check(agent=live_agent, by=member, name=f"E{i}", kind="text_includes", config={"text": "a"})
+        for i in range(2)
+    ]
     with pytest.raises(ValidationFailed) as err:
         services.launch_run(test=test, by=member, additional_checks=[c.pk for c in extra])
     assert "additional_checks" in err.value.errors
@@ -141,8 +172,9 @@ def test_archived_test_is_not_launched(make_test, member, admin_user):
     assert "test" in err.value.errors
 
 
-def test_launch_test_set_launches_every_active_test_in_one_batch(make_test, member, live_agent, admin_user,
-                                                                 django_capture_on_commit_callbacks):
+def test_launch_test_set_launches_every_active_test_in_one_batch(
+    make_test, member, live_agent, admin_user, django_capture_on_commit_callbacks
+):
     test_set = create_test_set(agent=live_agent, by=member, name="Batch")
     tests = [make_test(test_set=test_set) for _ in range(3)]
     archive_test(test=tests[2], by=admin_user)
@@ -169,7 +201,12 @@ def test_cancel_keeps_finished_samples_and_cancels_the_rest(make_test, member):
     cancelled = services.cancel_run(run=run, by=member)
     assert (cancelled.status, cancelled.result, cancelled.done_samples) == ("cancelled", "", 1)
     assert cancelled.finished_at is not None
-    assert sorted(run.samples.values_list("status", flat=True)) == ["cancelled", "cancelled", "cancelled", "done"]
+    assert sorted(run.samples.values_list("status", flat=True)) == [
+        "cancelled",
+        "cancelled",
+        "cancelled",
+        "done",
+    ]
     assert cancelled.summary["done"] == 1
     # The executor still calling the agent for `late` lost its claim: its result is dropped.
     assert services.record_sample_results([_write(late, claim.samples[1].claim)]) == [False]
@@ -232,7 +269,9 @@ def test_run_is_completed_once_with_the_outcome_rules(make_test, member):
     claim = services.claim_samples(worker="w", capacity=10)
     by_slot = {(s.scenario_index, s.sample_index): s for s in claim.samples}
     outcomes = {(0, 0): "pass", (0, 1): "fail", (1, 0): "pass", (1, 1): "error"}
-    writes = [_write(Sample.objects.get(pk=s.id), s.claim, outcome=outcomes[slot]) for slot, s in by_slot.items()]
+    writes = [
+        _write(Sample.objects.get(pk=s.id), s.claim, outcome=outcomes[slot]) for slot, s in by_slot.items()
+    ]
     assert services.record_sample_results(writes) == [True] * 4
     run.refresh_from_db()
     assert (run.status, run.result, run.done_samples) == ("completed", "pass", 4)  # 1/2 = 50 % meets 50 %
@@ -252,7 +291,9 @@ def test_recover_requeues_expired_leases_only(make_test, member, settings):
     assert Sample.objects.get(pk=expired.id).status == "queued"
     assert Sample.objects.get(pk=alive.id).status == "running"
     # The dead worker's late write is refused; the re-claimed sample counts its second execution.
-    assert services.record_sample_results([_write(Sample.objects.get(pk=expired.id), expired.claim)]) == [False]
+    assert services.record_sample_results([_write(Sample.objects.get(pk=expired.id), expired.claim)]) == [
+        False
+    ]
     again = services.claim_samples(worker="new", capacity=5)
     assert {s.id for s in again.samples} >= {expired.id}
     assert Sample.objects.get(pk=expired.id).executions == 2
@@ -263,7 +304,9 @@ def test_recover_gives_up_on_a_sample_that_keeps_killing_workers(make_test, memb
     run = services.launch_run(test=make_test(), by=member)
     for _ in range(2):
         claim = services.claim_samples(worker="dead", capacity=1)
-        Sample.objects.filter(pk=claim.samples[0].id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+        Sample.objects.filter(pk=claim.samples[0].id).update(
+            lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
         report = services.recover_runs()
     assert report.errored == 1
     sample = run.samples.get()

@@ -6,6 +6,7 @@ talks to a real loopback agent (tests/support/fake_agent.py) told per scenario h
 
 from __future__ import annotations
 
+import io
 import socket
 import time
 from collections import Counter
@@ -30,8 +31,14 @@ def _finished(run_id: int, timeout: float = 20.0) -> Run:
         run = Run.objects.get(pk=run_id)
         return run if run.status in ("completed", "cancelled") else None
 
-    return wait_for(done, timeout=timeout, message=lambda: f"run {run_id} to finish: "
-                    f"{list(Sample.objects.filter(run_id=run_id).values_list('status', 'error'))}")
+    return wait_for(
+        done,
+        timeout=timeout,
+        message=lambda: (
+            f"run {run_id} to finish: "
+            f"{list(Sample.objects.filter(run_id=run_id).values_list('status', 'error'))}"
+        ),
+    )
 
 
 def _scenario(name: str, **fake) -> dict:
@@ -40,7 +47,9 @@ def _scenario(name: str, **fake) -> dict:
 
 def _one_result_per_sample_and_check(run: Run) -> None:
     checks = run.run_checks.count()
-    per_pair = CheckResult.objects.filter(sample__run=run).values("sample", "check_version").annotate(n=Count("id"))
+    per_pair = (
+        CheckResult.objects.filter(sample__run=run).values("sample", "check_version").annotate(n=Count("id"))
+    )
     assert {row["n"] for row in per_pair} == {1}
     assert len(per_pair) == run.total_samples * checks
 
@@ -59,7 +68,10 @@ def test_ten_sample_run_completes_with_the_right_result(qcluster, make_test, mem
     assert sample.output == "Order EC-1042 was found and is in transit."
     assert sample.tool_calls[0]["name"] == "lookup_order"
     assert sample.request["scenario"]["input"] == ORDER and sample.request["sample"] == str(sample.pk)
-    assert sample.transcript == [{"role": "user", "content": ORDER}, {"role": "assistant", "content": sample.output}]
+    assert sample.transcript == [
+        {"role": "user", "content": ORDER},
+        {"role": "assistant", "content": sample.output},
+    ]
     assert sample.attempts[0]["status_code"] == 200 and sample.latency_ms is not None
     assert sample.executions == 1 and sample.error == ""
     failed = run.samples.filter(scenario_index=1).first().results.get(check_version__kind="text_includes")
@@ -68,8 +80,9 @@ def test_ten_sample_run_completes_with_the_right_result(qcluster, make_test, mem
     assert elapsed < 10
 
 
-def test_agent_faults_give_the_designed_outcomes_with_reasons(qcluster_factory, make_test, member, fake,
-                                                              live_agent):
+def test_agent_faults_give_the_designed_outcomes_with_reasons(
+    qcluster_factory, make_test, member, fake, live_agent
+):
     qcluster_factory(env={"EVALCONSOLE_MAX_RESPONSE_BYTES": "100000"})
     live_agent.timeout_s = 1.0
     live_agent.retries = 1
@@ -89,7 +102,9 @@ def test_agent_faults_give_the_designed_outcomes_with_reasons(qcluster_factory, 
     outcome = {i: (s.outcome, s.error) for i, s in samples.items()}
     assert outcome[0][0] == "error" and "timed out after 1.0 s (2 attempts)" in outcome[0][1]
     assert outcome[1] == ("pass", "") and [a["status_code"] for a in samples[1].attempts] == [500, 200]
-    assert outcome[2][0] == "error" and outcome[2][1].startswith("the agent answered HTTP 500 after 2 attempts")
+    assert outcome[2][0] == "error" and outcome[2][1].startswith(
+        "the agent answered HTTP 500 after 2 attempts"
+    )
     assert outcome[3][0] == "error" and "not valid JSON" in outcome[3][1]
     assert outcome[4][0] == "error" and "larger than 100000 bytes" in outcome[4][1]
     assert outcome[5][0] == "error" and "closed the connection without answering" in outcome[5][1]
@@ -114,40 +129,71 @@ def _closed_port() -> int:
 def test_connection_refused_is_an_error_sample(qcluster, member, team, admin_user):
     from checks.services import create_check, create_test, create_test_set
 
-    agent = create_agent(team=team, by=admin_user, name="Gone", endpoint_url=f"http://127.0.0.1:{_closed_port()}/",
-                         timeout_s=2.0, retries=1)
+    agent = create_agent(
+        team=team,
+        by=admin_user,
+        name="Gone",
+        endpoint_url=f"http://127.0.0.1:{_closed_port()}/",
+        timeout_s=2.0,
+        retries=1,
+    )
     check = create_check(agent=agent, by=member, name="c", kind="text_includes", config={"text": "x"})
-    test = create_test(test_set=create_test_set(agent=agent, by=member, name="s"), by=member, name="t",
-                       scenarios=["hello"], checks=[{"check": check.pk, "required": True}], samples_per_scenario=2)
+    test = create_test(
+        test_set=create_test_set(agent=agent, by=member, name="s"),
+        by=member,
+        name="t",
+        scenarios=["hello"],
+        checks=[{"check": check.pk, "required": True}],
+        samples_per_scenario=2,
+    )
     run = _finished(services.launch_run(test=test, by=member).pk)
     assert (run.status, run.result) == ("completed", "error")  # every sample errored
     for sample in run.samples.all():
         assert sample.outcome == "error" and sample.error == "connection refused (2 attempts)"
-        assert sample.results.get().explanation == "Not evaluated: the agent call failed (connection refused (2 attempts))."
+        assert (
+            sample.results.get().explanation
+            == "Not evaluated: the agent call failed (connection refused (2 attempts))."
+        )
 
 
-def test_sigkilled_worker_loses_nothing_and_repeats_nothing(qcluster_factory, make_test, member, fake, live_agent):
+def test_sigkilled_worker_loses_nothing_and_repeats_nothing(
+    qcluster_factory, make_test, member, fake, live_agent
+):
     env = {"EVALCONSOLE_SAMPLE_LEASE_S": "2"}
     first = qcluster_factory(env=env)
     live_agent.max_concurrency = 2
     live_agent.save()
     test = make_test(scenarios=[_scenario(f"slow {i}", delay_ms=700) for i in range(5)], samples=2)
     run = services.launch_run(test=test, by=member)
-    wait_for(lambda: Run.objects.get(pk=run.pk).done_samples >= 2
-             and Sample.objects.filter(run=run, status="running").exists(), timeout=20,
-             message="two samples done and more running")
+    wait_for(
+        lambda: (
+            Run.objects.get(pk=run.pk).done_samples >= 2
+            and Sample.objects.filter(run=run, status="running").exists()
+        ),
+        timeout=20,
+        message="two samples done and more running",
+    )
     first.kill()  # mid-run: two samples are being called, the rest are queued
     killed_at = timezone.now()
-    before = {pk: finished for pk, finished in
-              Sample.objects.filter(run=run, status="done").values_list("pk", "finished_at")}
+    before = {
+        pk: finished
+        for pk, finished in Sample.objects.filter(run=run, status="done").values_list("pk", "finished_at")
+    }
     interrupted = set(Sample.objects.filter(run=run, status="running").values_list("pk", flat=True))
     assert interrupted and before
     assert Run.objects.get(pk=run.pk).status == "running"
 
     qcluster_factory(env=env)  # a new worker; its drain is started by recovery, as the schedule does
-    wait_for(lambda: not Sample.objects.filter(run=run, status="running", lease_expires_at__gt=timezone.now()).exists(),
-             timeout=10, message="the dead worker's leases to expire")
-    call_command("recover_runs", stdout=open("/dev/null", "w"))
+    wait_for(
+        lambda: (
+            not Sample.objects.filter(run=run, status="running", lease_expires_at__gt=timezone.now()).exists()
+        ),
+        timeout=10,
+        message="the dead worker's leases to expire",
+    )
+    out = io.StringIO()
+    call_command("recover_runs", stdout=out)
+    assert "re-queued" in out.getvalue() and "enqueued a drain task" in out.getvalue()
     run = _finished(run.pk, timeout=30)
 
     assert (run.status, run.result, run.done_samples) == ("completed", "pass", 10)
@@ -161,8 +207,9 @@ def test_sigkilled_worker_loses_nothing_and_repeats_nothing(qcluster_factory, ma
     assert all(Sample.objects.get(pk=pk).finished_at > killed_at for pk in interrupted)
 
 
-def test_two_worker_processes_share_a_run_without_running_a_sample_twice(qcluster_factory, make_test, member, fake,
-                                                                       live_agent):
+def test_two_worker_processes_share_a_run_without_running_a_sample_twice(
+    qcluster_factory, make_test, member, fake, live_agent
+):
     # Each drain may hold 3 calls, the agent allows 4: both processes must take part.
     qcluster_factory(workers=2, env={"EVALCONSOLE_WORKER_CONCURRENCY": "3"})
     live_agent.max_concurrency = 4
@@ -177,7 +224,9 @@ def test_two_worker_processes_share_a_run_without_running_a_sample_twice(qcluste
     assert (run.status, run.result, run.done_samples) == ("completed", "pass", 10)
     _one_result_per_sample_and_check(run)
     assert set(Sample.objects.filter(run=run).values_list("executions", flat=True)) == {1}
-    pids = Counter(claim.split(":")[1] for claim in Sample.objects.filter(run=run).values_list("claimed_by", flat=True))
+    pids = Counter(
+        claim.split(":")[1] for claim in Sample.objects.filter(run=run).values_list("claimed_by", flat=True)
+    )
     assert len(pids) == 2, pids  # both worker processes ran samples of this run
     stats = fake.stats()
     assert sorted(stats["sample_attempts"].values()) == [1] * 10
@@ -200,7 +249,9 @@ def test_cancel_stops_agent_calls_and_keeps_what_finished(qcluster, make_test, m
     assert CheckResult.objects.filter(sample__run=run, sample__status="cancelled").count() == 0
     # Only samples claimed before the cancel (at most the agent's cap beyond the finished ones)
     # were ever called; the queued rest never were, and nothing is called any more.
-    claimed = {str(pk) for pk in Sample.objects.filter(run=run, executions__gte=1).values_list("pk", flat=True)}
+    claimed = {
+        str(pk) for pk in Sample.objects.filter(run=run, executions__gte=1).values_list("pk", flat=True)
+    }
     called = set(fake.stats()["sample_attempts"])
     assert called <= claimed and len(claimed) <= run.done_samples + 2
     requests = fake.stats()["requests"]

@@ -24,6 +24,7 @@ printed when a test fails with it running.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -93,10 +94,8 @@ class QclusterProcess:
         raise TimeoutError(f"qcluster not ready after {timeout} s:\n{self.log()[-4000:]}")
 
     def _signal_group(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def stop(self, timeout: float = 20.0) -> None:
         """SIGTERM (django-q2 finishes nothing new and exits), SIGKILL if it takes too long."""
@@ -111,10 +110,8 @@ class QclusterProcess:
     def kill(self) -> None:
         """SIGKILL the cluster and every worker it forked, as a crash would."""
         self._signal_group(signal.SIGKILL)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         self._reap_group()
 
     def _reap_group(self) -> None:
@@ -150,7 +147,11 @@ def start_qcluster(
     log = os.fdopen(fd, "w")
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "qcluster", "--skip-checks"],  # checks cost ~1.5 s
-        cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     log.close()
     worker = QclusterProcess(proc, Path(name))
@@ -163,8 +164,13 @@ def start_qcluster(
     return worker
 
 
-def wait_for(predicate: Callable[[], object], *, timeout: float = 20.0, interval: float = 0.02,
-             message: str | Callable[[], str] = "condition") -> object:
+def wait_for(
+    predicate: Callable[[], object],
+    *,
+    timeout: float = 20.0,
+    interval: float = 0.02,
+    message: str | Callable[[], str] = "condition",
+) -> object:
     """Poll ``predicate`` until it returns something truthy; raise AssertionError after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
@@ -196,10 +202,8 @@ def qcluster_factory(transactional_db, monkeypatch, request) -> Iterator[Callabl
         worker.kill()  # fast; a graceful stop takes ~2-3 s and the test database is reset anyway
         if failed is not None and failed.failed:
             sys.stderr.write(f"\n--- qcluster {worker.pid} log ---\n{worker.log()[-6000:]}\n")
-        try:
+        with contextlib.suppress(OSError):
             worker.log_path.unlink()
-        except OSError:
-            pass
 
 
 @pytest.fixture

@@ -14,8 +14,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--drain", action="store_true",
-                            help="run the waiting samples in this process instead of enqueueing a task")
+        parser.add_argument(
+            "--drain",
+            action="store_true",
+            help="run the waiting samples in this process instead of enqueueing a task",
+        )
         parser.add_argument("--no-enqueue", action="store_true", help="only recover; do not enqueue a drain")
 
     def handle(self, *args, drain: bool = False, no_enqueue: bool = False, **options) -> None:
