@@ -33,7 +33,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
-from django.db import connections
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 from django.utils import timezone
 
 from agents.models import Agent
@@ -47,6 +47,8 @@ from runs.services import ClaimedSample, RunPlan, SampleWrite
 log = logging.getLogger(__name__)
 
 __all__ = ["DrainReport", "drain", "execute_sample", "target_for"]
+
+MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
 
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
@@ -231,10 +233,30 @@ class _DB:
     async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
         try:
-            return await sync_to_async(fn, thread_sensitive=True)(*args, **kwargs)
+            return await sync_to_async(_with_retries, thread_sensitive=True)(fn, *args, **kwargs)
         finally:
             self.seconds += time.monotonic() - started
             self.calls += 1
+
+
+# Calls that are safe to repeat after a database error: a failed transaction wrote nothing.
+_RETRYABLE = frozenset({"record_sample_results", "renew_leases", "recover_runs"})
+
+
+def _with_retries(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Retry a repeatable call on a transient database error (a lock timeout, a dropped connection)."""
+    tries = 3 if getattr(fn, "__name__", "") in _RETRYABLE else 1
+    for attempt in range(1, tries + 1):
+        try:
+            return fn(*args, **kwargs)
+        except (OperationalError, InterfaceError) as exc:
+            if attempt == tries:
+                raise
+            log.warning("%s failed (%s); retrying", fn.__name__, exc)
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()
+            time.sleep(0.2 * attempt)
+    raise AssertionError("unreachable")
 
 
 class _Drain:
@@ -254,6 +276,7 @@ class _Drain:
         self.finished: list[SampleWrite] = []
         self.report = DrainReport()
         self._done: list[asyncio.Task] = []
+        self.failures = 0
         self._wake: asyncio.Event | None = None
 
     async def run(self) -> DrainReport:
@@ -287,27 +310,33 @@ class _Drain:
             elapsed = now - start
             claiming = elapsed < self.claim_for_s
             self._collect()
-            if self.finished:  # write first: a finished sample still holds its agent's slot
-                await self._flush()
+            if self.finished and await self._step("write results", self._flush):
+                # Written first: a finished sample still holds its agent's slot until then.
                 last_work = time.monotonic()
                 claimed_last = True
             free = self.capacity - len(self.inflight)
             if claiming and free > 0 and (claimed_last or now - last_claim >= self.poll_s):
-                claim = await self.db(
-                    services.claim_samples, worker=self.worker, capacity=free, known_runs=set(self.plans)
+                claim = await self._step(
+                    "claim samples",
+                    self.db,
+                    services.claim_samples,
+                    worker=self.worker,
+                    capacity=free,
+                    known_runs=set(self.plans),
                 )
                 last_claim = time.monotonic()
-                claimed_last = bool(claim.samples)
-                queued_left = claim.queued_left
-                if claim.samples:
+                claimed_last = bool(claim and claim.samples)
+                if claim is not None:
+                    queued_left = claim.queued_left
+                if claimed_last:
                     last_work = last_claim
                     self._start(claim)
             now = time.monotonic()
             if self.inflight and now - last_heartbeat >= self.heartbeat_s:
-                await self._heartbeat()
+                await self._step("renew leases", self._heartbeat)
                 last_heartbeat = now
             if now - last_recover >= self.recover_every_s:
-                await self.db(services.recover_runs)
+                await self._step("recover runs", self.db, services.recover_runs)
                 last_recover = now
             if not self.inflight and not self.finished:
                 if not claiming:
@@ -319,6 +348,26 @@ class _Drain:
                 self.report.work_left = True
                 return
             await self._wait()
+
+    async def _step(self, what: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """Run one database step; a failure is logged and retried on a later turn of the loop.
+
+        Nothing is lost meanwhile: unwritten results stay queued here, and samples whose lease
+        lapses are re-run elsewhere (their late write is then refused). Many failures in a row end
+        the drain with the error.
+        """
+        try:
+            result = await fn(*args, **kwargs)
+        except DatabaseError as exc:
+            self.failures += 1
+            log.warning("drain: could not %s (%d in a row): %s", what, self.failures, exc)
+            self.report.errors.append(f"{what}: {exc}")
+            if self.failures >= MAX_DB_FAILURES:
+                raise
+            await asyncio.sleep(min(2.0, 0.1 * self.failures))
+            return None
+        self.failures = 0
+        return True if result is None else result
 
     def _start(self, claim: services.Claim) -> None:
         self.plans.update(claim.plans)
@@ -381,8 +430,9 @@ class _Drain:
         self._collect()
         if not self.finished:
             return
-        batch, self.finished = self.finished, []
+        batch = list(self.finished)
         written = await self.db(services.record_sample_results, batch)
+        del self.finished[: len(batch)]
         self.report.written += sum(written)
         self.report.dropped += len(written) - sum(written)
 

@@ -181,3 +181,27 @@ def test_recover_runs_command_reports_and_drains(make_test, member, fake):
     assert "0 sample(s) re-queued" in out.getvalue() and "drained: 1 sample(s) written" in out.getvalue()
     run.refresh_from_db()
     assert run.status == "completed"
+
+
+def test_transient_database_errors_do_not_lose_results(make_test, member, fake, monkeypatch):
+    import functools
+
+    from django.db import OperationalError
+
+    real = services.record_sample_results
+    failures = {"left": 4}  # more than one call's own retries: the drain keeps the batch and tries again
+
+    @functools.wraps(real)
+    def flaky(items):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OperationalError("database is locked")
+        return real(items)
+
+    monkeypatch.setattr(services, "record_sample_results", flaky)
+    run = services.launch_run(test=make_test(scenarios=[ORDER], samples=3), by=member)
+    report = drain(idle_ms=0)
+    run.refresh_from_db()
+    assert (run.status, run.done_samples, report.written) == ("completed", 3, 3)
+    assert any("database is locked" in e for e in report.errors)
+    assert set(run.samples.values_list("executions", flat=True)) == {1}
