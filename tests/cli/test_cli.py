@@ -46,8 +46,7 @@ class _Server:
         class Handler(BaseHTTPRequestHandler):
             def _answer(self):
                 length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
+                outer.bodies.append(self.rfile.read(length) if length else b"")
                 outer.requests.append((self.command, self.path, self.headers.get("Authorization")))
                 status, headers, body = handler(self.command, self.path)
                 self.send_response(status)
@@ -63,6 +62,7 @@ class _Server:
                 pass
 
         self.requests: list = []
+        self.bodies: list[bytes] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
@@ -203,6 +203,37 @@ def test_polling_survives_a_passing_outage():
             "run", "--test", "3", "--url", server.url + "/api/v1/", "--token", "t", "--wait", "--poll", "0.1"
         )
     assert result.returncode == 0, result.stderr
+
+
+def test_launch_without_wait_prints_the_runs_and_sends_additional_checks():
+    queued = {"id": 5, "name": "Set test", "status": "queued", "scenarios": [], "checks": []}
+
+    def answer(method, path):
+        return (
+            202,
+            {"Content-Type": "application/json"},
+            json.dumps({"runs": [queued, {**queued, "id": 6}]}).encode(),
+        )
+
+    with _Server(answer) as server:
+        result = run_cli(
+            "run",
+            "--test-set",
+            "3",
+            "--additional-check",
+            "8",
+            "--additional-check",
+            "9",
+            "--url",
+            server.url,
+            "--token",
+            "t",
+            "--json",
+        )
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0][:2] == ("POST", "/api/v1/test-sets/3/runs/")
+    assert json.loads(server.bodies[0]) == {"additional_checks": [8, 9]}
+    assert [run["id"] for run in json.loads(result.stdout)["runs"]] == [5, 6]
 
 
 # ----------------------------------------------------------------------------- pure parts
