@@ -58,15 +58,19 @@ def _agent_id(raw: str) -> int:
     create=extend_schema(
         summary="Ingest completed tasks",
         description=(
-            "Post one task object or a list of up to EVALCONSOLE_MAX_TASK_BATCH (1,000) of them. Idempotent by "
-            "`external_id`: a task already stored is left unchanged and counted in `existing`. New tasks are "
-            "sampled by the agent's active monitors and evaluated in the background; this call never waits for "
-            "that. Validation errors name the item and the field: `items.3.completed_at` (for a single object, "
-            "just the field). 201 when something was created, else 200."
+            "Post one task object or a list of up to EVALCONSOLE_MAX_TASK_BATCH (1,000) of them. "
+            "Idempotent by `external_id`: a task already stored is left unchanged and counted in "
+            "`existing`. New tasks are sampled by the agent's active monitors and evaluated in "
+            "the background; this call never waits for that. Validation errors name the item and "
+            "the field: `items.3.completed_at` (for a single object, just the field). 201 when "
+            "something was created, else 200."
         ),
         request=TaskItemSerializer(many=True),
-        responses={201: IngestResultSerializer, 200: IngestResultSerializer,
-                   400: OpenApiResponse(description="{\"items.<index>.<field>\": [message]}")},
+        responses={
+            201: IngestResultSerializer,
+            200: IngestResultSerializer,
+            400: OpenApiResponse(description='{"items.<index>.<field>": [message]}'),
+        },
         parameters=[OpenApiParameter("agent_id", OpenApiTypes.INT, OpenApiParameter.PATH)],
     )
 )
@@ -88,7 +92,12 @@ class AgentTaskIngestViewSet(viewsets.ViewSet):
                 errors = {key.removeprefix("items.0."): msg for key, msg in errors.items()}
             return Response({key: [msg] for key, msg in errors.items()}, status=status.HTTP_400_BAD_REQUEST)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        data = {"created": result.created, "existing": result.existing, "sampled": result.sampled, "ids": result.ids}
+        data = {
+            "created": result.created,
+            "existing": result.existing,
+            "sampled": result.sampled,
+            "ids": result.ids,
+        }
         return Response(data, status=code)
 
 
@@ -97,16 +106,25 @@ _TASK_FILTER_PARAMS = [
     OpenApiParameter("completed_after", OpenApiTypes.DATETIME, description="ISO 8601, inclusive."),
     OpenApiParameter("completed_before", OpenApiTypes.DATETIME, description="ISO 8601, exclusive."),
     OpenApiParameter("q", OpenApiTypes.STR, description="Text in the task's metadata (keys or values)."),
-    OpenApiParameter("has_failures", OpenApiTypes.BOOL, description="Tasks with at least one failed check result."),
+    OpenApiParameter(
+        "has_failures", OpenApiTypes.BOOL, description="Tasks with at least one failed check result."
+    ),
 ]
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List ingested tasks", description="Newest first.", parameters=_TASK_FILTER_PARAMS),
-    retrieve=extend_schema(summary="Show a task", description="Transcript, tool calls, trace and every check "
-                           "result recorded on it (monitors and evaluations)."),
+    list=extend_schema(
+        summary="List ingested tasks", description="Newest first.", parameters=_TASK_FILTER_PARAMS
+    ),
+    retrieve=extend_schema(
+        summary="Show a task",
+        description="Transcript, tool calls, trace and every check "
+        "result recorded on it (monitors and evaluations).",
+    ),
 )
-class TaskViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class TaskViewSet(
+    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     serializer_class = TaskSerializer
     filter_backends: list = []
 
@@ -129,7 +147,8 @@ class TaskViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveMod
 
 def monitor_queryset(user) -> QuerySet[Monitor]:
     return (
-        Monitor.objects.visible_to(user).select_related("agent")
+        Monitor.objects.visible_to(user)
+        .select_related("agent")
         .prefetch_related(Prefetch("checks", queryset=Check.objects.order_by("name", "id")))
         .order_by("name", "id")
     )
@@ -138,8 +157,11 @@ def monitor_queryset(user) -> QuerySet[Monitor]:
 @extend_schema_view(
     list=extend_schema(summary="List monitors", parameters=[OpenApiParameter("agent", OpenApiTypes.INT)]),
     retrieve=extend_schema(summary="Show a monitor"),
-    create=extend_schema(summary="Create a monitor", description="Checks run on `sample_rate` percent of the "
-                         "agent's tasks ingested from now on (deterministic per task)."),
+    create=extend_schema(
+        summary="Create a monitor",
+        description="Checks run on `sample_rate` percent of the "
+        "agent's tasks ingested from now on (deterministic per task).",
+    ),
     partial_update=extend_schema(summary="Change a monitor", request=MonitorUpdateSerializer),
     update=extend_schema(summary="Replace a monitor's settings", request=MonitorUpdateSerializer),
     destroy=extend_schema(summary="Delete a monitor and its results (admins)"),
@@ -147,8 +169,12 @@ def monitor_queryset(user) -> QuerySet[Monitor]:
 class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
     serializer_class = MonitorSerializer
     filter_backends: list = []
-    write_roles = {"create": Role.MEMBER, "update": Role.MEMBER, "partial_update": Role.MEMBER,
-                   "destroy": Role.ADMIN}
+    write_roles = {
+        "create": Role.MEMBER,
+        "update": Role.MEMBER,
+        "partial_update": Role.MEMBER,
+        "destroy": Role.ADMIN,
+    }
 
     def get_queryset(self) -> QuerySet[Monitor]:
         qs = monitor_queryset(self.request.user)
@@ -169,8 +195,12 @@ class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
     def perform_create(self, serializer):
         data = serializer.validated_data
         serializer.instance = monitoring.create_monitor(
-            agent=data["agent"], by=self.request.user, name=data["name"], checks=data.get("checks", []),
-            sample_rate=data["sample_rate"], active=data.get("active", True),
+            agent=data["agent"],
+            by=self.request.user,
+            name=data["name"],
+            checks=data.get("checks", []),
+            sample_rate=data["sample_rate"],
+            active=data.get("active", True),
         )
 
     def create(self, request, *args, **kwargs):
@@ -191,12 +221,16 @@ class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
 
     @extend_schema(
         summary="A monitor's results over time",
-        description="Per check version and time bucket: pass/fail/indeterminate/error counts and the pass rate, "
-        "plus the agent's task volume. A check edited after the monitor started shows one series per version.",
+        description="Per check version and time bucket: pass/fail/indeterminate/error counts and "
+        "the pass rate, plus the agent's task volume. A check edited after the monitor started "
+        "shows one series per version.",
         parameters=[
             OpenApiParameter("bucket", OpenApiTypes.STR, enum=["hour", "day"], description="Default hour."),
-            OpenApiParameter("days", OpenApiTypes.INT, description="Window ending now, 1-365 days (default 2 for "
-                             "hour, 30 for day)."),
+            OpenApiParameter(
+                "days",
+                OpenApiTypes.INT,
+                description="Window ending now, 1-365 days (default 2 for hour, 30 for day).",
+            ),
         ],
         responses={200: MonitorResultsSerializer},
     )
@@ -217,19 +251,26 @@ def evaluation_queryset(user) -> QuerySet[Evaluation]:
     return (
         Evaluation.objects.visible_to(user)
         .annotate(task_count=Count("tasks", distinct=True))
-        .prefetch_related(Prefetch("check_versions", queryset=CheckVersion.objects.order_by("parent__name", "parent_id")))
+        .prefetch_related(
+            Prefetch("check_versions", queryset=CheckVersion.objects.order_by("parent__name", "parent_id"))
+        )
         .order_by("-created_at", "-id")
     )
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List one-off evaluations", parameters=[OpenApiParameter("agent", OpenApiTypes.INT)]),
-    retrieve=extend_schema(summary="Show an evaluation with its task x check grid",
-                           description="`grid` has one row per task with each check's outcome (null while "
-                           "pending); `counts` has the outcome totals per check."),
+    list=extend_schema(
+        summary="List one-off evaluations", parameters=[OpenApiParameter("agent", OpenApiTypes.INT)]
+    ),
+    retrieve=extend_schema(
+        summary="Show an evaluation with its task x check grid",
+        description="`grid` has one row per task with each check's outcome (null while "
+        "pending); `counts` has the outcome totals per check.",
+    ),
 )
-class EvaluationViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                        viewsets.GenericViewSet):
+class EvaluationViewSet(
+    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     serializer_class = EvaluationSerializer
     filter_backends: list = []
     write_roles = {"create": Role.MEMBER}
@@ -252,8 +293,9 @@ class EvaluationViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retri
 
     @extend_schema(
         summary="Launch a one-off evaluation",
-        description="Runs the current versions of `checks` (frozen now) over completed tasks: `tasks` (ids) or "
-        "every task of `agent` matching `filter`. Answers 202 at once; `GET evaluations/{id}/` shows the grid.",
+        description="Runs the current versions of `checks` (frozen now) over completed tasks: "
+        "`tasks` (ids) or every task of `agent` matching `filter`. Answers 202 at once; "
+        "`GET evaluations/{id}/` shows the grid.",
         request=LaunchEvaluationSerializer,
         responses={202: EvaluationDetailSerializer},
     )
@@ -263,7 +305,12 @@ class EvaluationViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retri
         data = form.validated_data
         agent = data.get("agent")
         if agent is None:
-            first = Task.objects.visible_to(request.user).filter(pk=data["tasks"][0]).select_related("agent").first()
+            first = (
+                Task.objects.visible_to(request.user)
+                .filter(pk=data["tasks"][0])
+                .select_related("agent")
+                .first()
+            )
             if first is None:
                 raise ValidationFailed(f"task {data['tasks'][0]} does not exist", field="tasks.0")
             agent = first.agent
@@ -271,7 +318,10 @@ class EvaluationViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retri
         if problem:
             raise ValidationFailed(problem, field="name")
         evaluation = monitoring.launch_evaluation(
-            agent=agent, by=request.user, check_ids=data["checks"], task_ids=data.get("tasks"),
+            agent=agent,
+            by=request.user,
+            check_ids=data["checks"],
+            task_ids=data.get("tasks"),
             filters=monitoring.TaskFilters(**data["filter"]) if "filter" in data else None,
             name=data.get("name", ""),
         )
@@ -285,10 +335,24 @@ class EvaluationViewSet(TeamScopedViewMixin, mixins.ListModelMixin, mixins.Retri
     @action(detail=True, methods=["get"], pagination_class=ApiPagination)
     def results(self, request, pk=None):
         evaluation = self.get_object()
-        qs = (CheckResult.objects.filter(evaluation=evaluation).select_related("check_version", "task")
-              .only("id", "task__id", "task__external_id", "check_version__id", "check_version__parent_id",
-                    "check_version__number", "check_version__name", "outcome", "expected", "actual", "explanation",
-                    "evidence")
-              .order_by("task_id", "check_version__parent_id"))
+        qs = (
+            CheckResult.objects.filter(evaluation=evaluation)
+            .select_related("check_version", "task")
+            .only(
+                "id",
+                "task__id",
+                "task__external_id",
+                "check_version__id",
+                "check_version__parent_id",
+                "check_version__number",
+                "check_version__name",
+                "outcome",
+                "expected",
+                "actual",
+                "explanation",
+                "evidence",
+            )
+            .order_by("task_id", "check_version__parent_id")
+        )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(EvaluationResultSerializer(page, many=True).data)

@@ -14,17 +14,23 @@ HAS_FAILURES_CHOICES = [("", "Any"), ("yes", "With failures"), ("no", "Without f
 class TaskFilterForm(forms.Form):
     agent = forms.TypedChoiceField(label="Agent", required=False, coerce=int, empty_value=None)
     completed_after = forms.DateTimeField(
-        label="Completed from", required=False,
+        label="Completed from",
+        required=False,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         help_text="UTC, inclusive.",
     )
     completed_before = forms.DateTimeField(
-        label="Completed before", required=False,
+        label="Completed before",
+        required=False,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         help_text="UTC, exclusive.",
     )
-    q = forms.CharField(label="Metadata contains", required=False, max_length=200,
-                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. customer-42"}))
+    q = forms.CharField(
+        label="Metadata contains",
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. customer-42"}),
+    )
     has_failures = forms.ChoiceField(label="Check results", required=False, choices=HAS_FAILURES_CHOICES)
 
     def __init__(self, *args, agents=(), **kwargs):
@@ -36,8 +42,11 @@ class TaskFilterForm(forms.Form):
         data = getattr(self, "cleaned_data", {}) or {}
         failures = {"yes": True, "no": False}.get(data.get("has_failures") or "")
         return TaskFilters(
-            agent=data.get("agent"), completed_after=data.get("completed_after"),
-            completed_before=data.get("completed_before"), q=(data.get("q") or "").strip(), has_failures=failures,
+            agent=data.get("agent"),
+            completed_after=data.get("completed_after"),
+            completed_before=data.get("completed_before"),
+            q=(data.get("q") or "").strip(),
+            has_failures=failures,
         )
 
 
@@ -45,13 +54,21 @@ class MonitorForm(forms.Form):
     agent = forms.TypedChoiceField(label="Agent", coerce=int)
     name = forms.CharField(label="Name", max_length=200)
     sample_rate = forms.DecimalField(
-        label="Sample rate (%)", min_value=Decimal(0), max_value=Decimal(100), decimal_places=2, max_digits=5,
-        initial=Decimal(10), help_text="Percent of the agent's new tasks to evaluate (0-100). The same task "
+        label="Sample rate (%)",
+        min_value=Decimal(0),
+        max_value=Decimal(100),
+        decimal_places=2,
+        max_digits=5,
+        initial=Decimal(10),
+        help_text="Percent of the agent's new tasks to evaluate (0-100). The same task "
         "always gets the same decision.",
         widget=forms.NumberInput(attrs={"step": "0.01"}),
     )
     checks = forms.TypedMultipleChoiceField(
-        label="Checks", coerce=int, required=False, widget=forms.CheckboxSelectMultiple,
+        label="Checks",
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="Checks of the agent's library; new tasks use their current version.",
     )
     active = forms.BooleanField(label="Active (sample new tasks)", required=False, initial=True)
@@ -67,7 +84,9 @@ class MonitorForm(forms.Form):
 class LaunchEvaluationForm(forms.Form):
     name = forms.CharField(label="Name (optional)", max_length=200, required=False)
     checks = forms.TypedMultipleChoiceField(
-        label="Checks to run", coerce=int, widget=forms.CheckboxSelectMultiple,
+        label="Checks to run",
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
         help_text="Their current versions are frozen for this evaluation.",
     )
 

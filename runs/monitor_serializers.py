@@ -18,31 +18,58 @@ from runs.models import CheckResult, Evaluation, Monitor, Outcome
 class TaskItemSerializer(serializers.Serializer):
     """Documentation of one posted task (validation is done by runs.monitoring in plain Python, fast)."""
 
-    external_id = serializers.CharField(max_length=200, help_text="Your id for the conversation; re-posting it is a no-op.")
+    external_id = serializers.CharField(
+        max_length=200, help_text="Your id for the conversation; re-posting it is a no-op."
+    )
     completed_at = serializers.DateTimeField(help_text="ISO 8601; a time without an offset is read as UTC.")
-    messages = serializers.ListField(child=serializers.DictField(), required=False,
-                                     help_text="The transcript: [{role: system|user|assistant|tool, content}].")
+    messages = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="The transcript: [{role: system|user|assistant|tool, content}].",
+    )
     output = serializers.CharField(required=False, allow_blank=True, help_text="The agent's final answer.")
-    tool_calls = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True,
-                                       help_text="[{name, status, input?, output?, error?, node?}]; null = unknown.")
-    trace = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True,
-                                  help_text="[{method, path, status, tool?}]; null = unknown.")
+    tool_calls = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        allow_null=True,
+        help_text="[{name, status, input?, output?, error?, node?}]; null = unknown.",
+    )
+    trace = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        allow_null=True,
+        help_text="[{method, path, status, tool?}]; null = unknown.",
+    )
     metadata = serializers.DictField(required=False)
     latency_ms = serializers.FloatField(required=False, allow_null=True, min_value=0)
 
 
 class IngestResultSerializer(serializers.Serializer):
     created = serializers.IntegerField(help_text="New tasks stored.")
-    existing = serializers.IntegerField(help_text="Posted tasks whose external_id was already stored (unchanged).")
-    sampled = serializers.IntegerField(help_text="New tasks picked by at least one monitor (evaluated in the background).")
+    existing = serializers.IntegerField(
+        help_text="Posted tasks whose external_id was already stored (unchanged)."
+    )
+    sampled = serializers.IntegerField(
+        help_text="New tasks picked by at least one monitor (evaluated in the background)."
+    )
     ids = serializers.ListField(child=serializers.IntegerField(), help_text="Task ids, in the posted order.")
 
 
 class TaskSerializer(serializers.ModelSerializer):
     class Meta:
         model = Task
-        fields = ["id", "agent", "external_id", "completed_at", "ingested_at", "latency_ms", "sampled",
-                  "has_failures", "metadata", "output"]
+        fields = [
+            "id",
+            "agent",
+            "external_id",
+            "completed_at",
+            "ingested_at",
+            "latency_ms",
+            "sampled",
+            "has_failures",
+            "metadata",
+            "output",
+        ]
         read_only_fields = fields
 
 
@@ -53,8 +80,21 @@ class TaskResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CheckResult
-        fields = ["id", "check", "check_version", "version", "name", "outcome", "expected", "actual", "explanation",
-                  "evidence", "monitor", "evaluation", "observed_at"]
+        fields = [
+            "id",
+            "check",
+            "check_version",
+            "version",
+            "name",
+            "outcome",
+            "expected",
+            "actual",
+            "explanation",
+            "evidence",
+            "monitor",
+            "evaluation",
+            "observed_at",
+        ]
         read_only_fields = fields
 
 
@@ -86,12 +126,18 @@ class CheckIdsField(serializers.ListField):
 class MonitorSerializer(serializers.ModelSerializer):
     agent = VisibleRelatedField(Agent, noun="Agent")
     checks = CheckIdsField(
-        child=serializers.IntegerField(min_value=1), required=False, max_length=100,
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        max_length=100,
         help_text="Ids of library checks of the agent.",
     )
     checks_detail = serializers.SerializerMethodField()
     sample_rate = serializers.DecimalField(
-        max_digits=5, decimal_places=2, min_value=0, max_value=100, coerce_to_string=False,
+        max_digits=5,
+        decimal_places=2,
+        min_value=0,
+        max_value=100,
+        coerce_to_string=False,
         help_text="Percent of the agent's new tasks to evaluate (0-100, two decimals).",
     )
 
@@ -102,7 +148,9 @@ class MonitorSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(CheckRefSerializer(many=True))
     def get_checks_detail(self, instance: Monitor) -> list[dict]:
-        return [{"id": c.pk, "name": c.name, "kind": c.kind, "version": c.version} for c in instance.checks.all()]
+        return [
+            {"id": c.pk, "name": c.name, "kind": c.kind, "version": c.version} for c in instance.checks.all()
+        ]
 
 
 class MonitorUpdateSerializer(MonitorSerializer):
@@ -124,7 +172,9 @@ class PointSerializer(serializers.Serializer):
     fail = serializers.IntegerField()
     indeterminate = serializers.IntegerField()
     error = serializers.IntegerField()
-    pass_rate = serializers.FloatField(allow_null=True, help_text="pass / (pass + fail) in percent; null if none.")
+    pass_rate = serializers.FloatField(
+        allow_null=True, help_text="pass / (pass + fail) in percent; null if none."
+    )
 
     def get_fields(self):
         fields = super().get_fields()
@@ -166,13 +216,30 @@ def dashboard_data(monitor: Monitor, board) -> dict[str, Any]:
             if c is None:
                 continue
             determinate = c["pass"] + c["fail"]
-            points.append({"start": start, **c,
-                           "pass_rate": round(c["pass"] * 100 / determinate, 2) if determinate else None})
-        series.append({"check": s.check_id, "check_version": s.version_id, "version": s.number, "label": s.label,
-                       "current": s.current, "points": points})
+            points.append(
+                {
+                    "start": start,
+                    **c,
+                    "pass_rate": round(c["pass"] * 100 / determinate, 2) if determinate else None,
+                }
+            )
+        series.append(
+            {
+                "check": s.check_id,
+                "check_version": s.version_id,
+                "version": s.number,
+                "label": s.label,
+                "current": s.current,
+                "points": points,
+            }
+        )
     return {
-        "monitor": monitor.pk, "bucket": board.bucket, "since": board.since, "until": board.until,
-        "sample_rate": float(monitor.sample_rate), "series": series,
+        "monitor": monitor.pk,
+        "bucket": board.bucket,
+        "since": board.since,
+        "until": board.until,
+        "sample_rate": float(monitor.sample_rate),
+        "series": series,
         "volume": [{"start": b, **board.volume[b]} for b in board.buckets],
     }
 
@@ -183,23 +250,40 @@ def dashboard_data(monitor: Monitor, board) -> dict[str, Any]:
 class TaskFilterSerializer(serializers.Serializer):
     completed_after = serializers.DateTimeField(required=False)
     completed_before = serializers.DateTimeField(required=False)
-    q = serializers.CharField(required=False, allow_blank=True, max_length=200, help_text="Text in the metadata.")
+    q = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="Text in the metadata."
+    )
     has_failures = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
 class LaunchEvaluationSerializer(serializers.Serializer):
-    agent = VisibleRelatedField(Agent, noun="Agent", required=False,
-                                help_text="Needed with `filter`; with `tasks` it defaults to their agent.")
-    tasks = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=100_000,
-                                  help_text="Task ids (all of one agent).")
-    filter = TaskFilterSerializer(required=False, help_text="Instead of `tasks`: every task of `agent` matching.")
-    checks = serializers.ListField(child=serializers.IntegerField(min_value=1), max_length=100,
-                                   help_text="Library check ids; their current versions are frozen now.")
+    agent = VisibleRelatedField(
+        Agent,
+        noun="Agent",
+        required=False,
+        help_text="Needed with `filter`; with `tasks` it defaults to their agent.",
+    )
+    tasks = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        max_length=100_000,
+        help_text="Task ids (all of one agent).",
+    )
+    filter = TaskFilterSerializer(
+        required=False, help_text="Instead of `tasks`: every task of `agent` matching."
+    )
+    checks = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        max_length=100,
+        help_text="Library check ids; their current versions are frozen now.",
+    )
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
     def validate(self, attrs):
         if ("tasks" in attrs) == ("filter" in attrs):
-            raise serializers.ValidationError({"tasks": "send either `tasks` (ids) or `filter`, not both or neither"})
+            raise serializers.ValidationError(
+                {"tasks": "send either `tasks` (ids) or `filter`, not both or neither"}
+            )
         if "filter" in attrs and "agent" not in attrs:
             raise serializers.ValidationError({"agent": "required with `filter`"})
         if "tasks" in attrs and not attrs["tasks"]:
@@ -221,7 +305,16 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Evaluation
-        fields = ["id", "agent", "name", "status", "task_count", "check_versions", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "agent",
+            "name",
+            "status",
+            "task_count",
+            "check_versions",
+            "created_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 
@@ -260,8 +353,14 @@ class EvaluationDetailSerializer(EvaluationSerializer):
     def get_grid(self, instance: Evaluation) -> list[dict]:
         grid = self._grid(instance)
         return [
-            {"task": row.task.pk, "external_id": row.task.external_id,
-             "outcomes": {str(v.parent_id): (cell.outcome if cell else None) for v, cell in zip(grid.versions, row.cells, strict=True)}}
+            {
+                "task": row.task.pk,
+                "external_id": row.task.external_id,
+                "outcomes": {
+                    str(v.parent_id): (cell.outcome if cell else None)
+                    for v, cell in zip(grid.versions, row.cells, strict=True)
+                },
+            }
             for row in grid.rows
         ]
 
@@ -274,7 +373,18 @@ class EvaluationResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CheckResult
-        fields = ["id", "task", "external_id", "check", "check_version", "version", "name", "outcome", "expected",
-                  "actual", "explanation", "evidence"]
+        fields = [
+            "id",
+            "task",
+            "external_id",
+            "check",
+            "check_version",
+            "version",
+            "name",
+            "outcome",
+            "expected",
+            "actual",
+            "explanation",
+            "evidence",
+        ]
         read_only_fields = fields
-

@@ -54,11 +54,18 @@ def _forbidden(request: HttpRequest, message: str) -> HttpResponse:
 
 def _roles(user, team) -> dict[str, bool]:
     found = membership(user, team) if team is not None else None
-    return {"can_edit": bool(found and found.allows(Role.MEMBER)), "can_admin": bool(found and found.allows(Role.ADMIN))}
+    return {
+        "can_edit": bool(found and found.allows(Role.MEMBER)),
+        "can_admin": bool(found and found.allows(Role.ADMIN)),
+    }
 
 
 def _team_agents(request: HttpRequest) -> QuerySet[Agent]:
-    return Agent.objects.visible_to(request.user).filter(team=request.team, archived_at__isnull=True).order_by("name", "pk")
+    return (
+        Agent.objects.visible_to(request.user)
+        .filter(team=request.team, archived_at__isnull=True)
+        .order_by("name", "pk")
+    )
 
 
 def _apply_errors(form, exc: DomainError) -> None:
@@ -92,15 +99,29 @@ def task_list(request: HttpRequest) -> HttpResponse:
     tasks = (
         monitoring.filter_tasks(Task.objects.visible_to(request.user).filter(agent__team=team), filters)
         .select_related("agent")
-        .only("id", "external_id", "completed_at", "latency_ms", "sampled", "has_failures", "agent__id", "agent__name")
+        .only(
+            "id",
+            "external_id",
+            "completed_at",
+            "latency_ms",
+            "sampled",
+            "has_failures",
+            "agent__id",
+            "agent__name",
+        )
         .annotate(preview=Left("output", 160))
         .order_by("-completed_at", "-id")
     )
     page = Paginator(tasks, TASKS_PER_PAGE).get_page(request.GET.get("page"))
     params = filters.as_params()
     context = {
-        "form": form, "page": page, "tasks": page.object_list, "filter_params": params,
-        "query": urlencode(params), "agents": agents, **_roles(request.user, team),
+        "form": form,
+        "page": page,
+        "tasks": page.object_list,
+        "filter_params": params,
+        "query": urlencode(params),
+        "agents": agents,
+        **_roles(request.user, team),
     }
     return _page_or_fragment(request, "monitors/task_list.html", "task-results", context)
 
@@ -109,11 +130,13 @@ def task_list(request: HttpRequest) -> HttpResponse:
 def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     task = get_object_or_404(Task.objects.visible_to(request.user).select_related("agent"), pk=pk)
     results = (
-        CheckResult.objects.filter(task=task).select_related("check_version", "monitor", "evaluation")
+        CheckResult.objects.filter(task=task)
+        .select_related("check_version", "monitor", "evaluation")
         .order_by("-created_at", "-id")
     )
     context = {
-        "task": task, "results": results,
+        "task": task,
+        "results": results,
         "tool_calls_json": None if task.tool_calls is None else _pretty(task.tool_calls),
         "trace_json": None if task.trace is None else _pretty(task.trace),
         "metadata_json": _pretty(task.metadata or {}),
@@ -124,7 +147,9 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- one-off evaluations
 
 
-def _selection(request: HttpRequest, data) -> tuple[Agent | None, list[int] | None, monitoring.TaskFilters | None, str]:
+def _selection(
+    request: HttpRequest, data
+) -> tuple[Agent | None, list[int] | None, monitoring.TaskFilters | None, str]:
     """Read the tasks chosen on the task list: explicit ids (`task`) or "all matching" (`all=1` + filters).
 
     Returns (agent, task_ids, filters, problem). Only the user's visible tasks count.
@@ -136,9 +161,16 @@ def _selection(request: HttpRequest, data) -> tuple[Agent | None, list[int] | No
             return None, None, None, "The filters are not valid any more; go back to the task list."
         filters = form.filters()
         if filters.agent is None:
-            agent_ids = list(monitoring.filter_tasks(visible, filters).values_list("agent_id", flat=True).distinct()[:2])
+            agent_ids = list(
+                monitoring.filter_tasks(visible, filters).values_list("agent_id", flat=True).distinct()[:2]
+            )
             if len(agent_ids) != 1:
-                return None, None, None, "Filter the task list to one agent before selecting all matching tasks."
+                return (
+                    None,
+                    None,
+                    None,
+                    "Filter the task list to one agent before selecting all matching tasks.",
+                )
             filters = monitoring.TaskFilters(**{**filters.__dict__, "agent": agent_ids[0]})
         agent = _team_agents(request).filter(pk=filters.agent).first()
         if agent is None:
@@ -150,8 +182,16 @@ def _selection(request: HttpRequest, data) -> tuple[Agent | None, list[int] | No
         return None, None, None, "Select at least one task (or all matching tasks) on the task list."
     agent_ids = set(visible.filter(pk__in=ids).values_list("agent_id", flat=True).distinct())
     if len(agent_ids) != 1:
-        return None, None, None, ("The selected tasks belong to several agents; an evaluation runs the checks of "
-                                  "one agent." if agent_ids else "None of the selected tasks exist.")
+        return (
+            None,
+            None,
+            None,
+            (
+                "The selected tasks belong to several agents; an evaluation runs the checks of one agent."
+                if agent_ids
+                else "None of the selected tasks exist."
+            ),
+        )
     agent = _team_agents(request).filter(pk=agent_ids.pop()).first()
     if agent is None:
         return None, None, None, "That agent is archived."
@@ -175,8 +215,12 @@ def evaluation_create(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 evaluation = monitoring.launch_evaluation(
-                    agent=agent, by=request.user, check_ids=form.cleaned_data["checks"], task_ids=task_ids,
-                    filters=filters, name=form.cleaned_data["name"],
+                    agent=agent,
+                    by=request.user,
+                    check_ids=form.cleaned_data["checks"],
+                    task_ids=task_ids,
+                    filters=filters,
+                    name=form.cleaned_data["name"],
                 )
             except PermissionDenied as exc:
                 return _forbidden(request, str(exc))
@@ -191,16 +235,26 @@ def evaluation_create(request: HttpRequest) -> HttpResponse:
     else:
         count = len(task_ids or [])
         hidden = [("task", str(t)) for t in task_ids or []]
-    context = {"form": form, "agent": agent, "count": count, "hidden": hidden, "filters": filters,
-               "back_query": urlencode(filters.as_params()) if filters else "", **roles}
+    context = {
+        "form": form,
+        "agent": agent,
+        "count": count,
+        "hidden": hidden,
+        "filters": filters,
+        "back_query": urlencode(filters.as_params()) if filters else "",
+        **roles,
+    }
     return render(request, "monitors/evaluation_create.html", context)
 
 
 @login_required
 def evaluation_list(request: HttpRequest) -> HttpResponse:
     evaluations = (
-        Evaluation.objects.visible_to(request.user).filter(agent__team=request.team).select_related("agent", "created_by")
-        .annotate(task_count=Count("tasks", distinct=True)).order_by("-created_at", "-id")
+        Evaluation.objects.visible_to(request.user)
+        .filter(agent__team=request.team)
+        .select_related("agent", "created_by")
+        .annotate(task_count=Count("tasks", distinct=True))
+        .order_by("-created_at", "-id")
     )
     page = Paginator(evaluations, 25).get_page(request.GET.get("page"))
     return render(request, "monitors/evaluation_list.html", {"page": page, "evaluations": page.object_list})
@@ -210,8 +264,10 @@ def evaluation_list(request: HttpRequest) -> HttpResponse:
 def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The task x check grid, a page of tasks at a time; polls while the evaluation runs."""
     evaluation = get_object_or_404(
-        Evaluation.objects.visible_to(request.user).select_related("agent", "created_by")
-        .annotate(task_count=Count("tasks", distinct=True)), pk=pk,
+        Evaluation.objects.visible_to(request.user)
+        .select_related("agent", "created_by")
+        .annotate(task_count=Count("tasks", distinct=True)),
+        pk=pk,
     )
     task_ids = evaluation.tasks.order_by("-completed_at", "-id").values_list("pk", flat=True)
     page = Paginator(task_ids, GRID_ROWS_PER_PAGE).get_page(request.GET.get("page"))
@@ -220,8 +276,14 @@ def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     columns = [(v, grid.counts.get(v.pk, {})) for v in grid.versions]
     running = evaluation.status != Evaluation.Status.COMPLETED
     context = {
-        "evaluation": evaluation, "grid": grid, "columns": columns, "page": page, "running": running,
-        "done": grid.done, "total": total, "percent": int(grid.done * 100 / total) if total else 100,
+        "evaluation": evaluation,
+        "grid": grid,
+        "columns": columns,
+        "page": page,
+        "running": running,
+        "done": grid.done,
+        "total": total,
+        "percent": int(grid.done * 100 / total) if total else 100,
         "query": "",
     }
     response = _page_or_fragment(request, "monitors/evaluation_detail.html", "evaluation-grid", context)
@@ -240,8 +302,12 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     team = request.team
     agents = list(_team_agents(request))
     monitors = (
-        Monitor.objects.visible_to(request.user).filter(agent__team=team).select_related("agent")
-        .prefetch_related(Prefetch("checks", queryset=Check.objects.only("id", "name", "version").order_by("name", "id")))
+        Monitor.objects.visible_to(request.user)
+        .filter(agent__team=team)
+        .select_related("agent")
+        .prefetch_related(
+            Prefetch("checks", queryset=Check.objects.only("id", "name", "version").order_by("name", "id"))
+        )
         .order_by("agent__name", "name", "id")
     )
     agent_id = request.GET.get("agent") or ""
@@ -250,8 +316,14 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     else:
         agent_id = ""
     page = Paginator(monitors, 50).get_page(request.GET.get("page"))
-    context = {"page": page, "monitors": page.object_list, "agents": agents, "agent_id": agent_id,
-               "query": urlencode({"agent": agent_id}) if agent_id else "", **_roles(request.user, team)}
+    context = {
+        "page": page,
+        "monitors": page.object_list,
+        "agents": agents,
+        "agent_id": agent_id,
+        "query": urlencode({"agent": agent_id}) if agent_id else "",
+        **_roles(request.user, team),
+    }
     return render(request, "monitors/monitor_list.html", context)
 
 
@@ -268,31 +340,46 @@ def monitor_create(request: HttpRequest) -> HttpResponse:
     data = request.POST if request.method == "POST" else request.GET
     raw_agent = data.get("agent") or ""
     agent = next((a for a in agents if str(a.pk) == raw_agent), agents[0] if agents else None)
-    checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id")) if agent else []
+    checks = (
+        list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
+        if agent
+        else []
+    )
     if request.method == "POST":
         form = MonitorForm(request.POST, agents=agents, checks=checks)
         if form.is_valid():
             try:
                 monitor = monitoring.create_monitor(
-                    agent=agent, by=request.user, name=form.cleaned_data["name"], checks=form.cleaned_data["checks"],
-                    sample_rate=form.cleaned_data["sample_rate"], active=form.cleaned_data["active"],
+                    agent=agent,
+                    by=request.user,
+                    name=form.cleaned_data["name"],
+                    checks=form.cleaned_data["checks"],
+                    sample_rate=form.cleaned_data["sample_rate"],
+                    active=form.cleaned_data["active"],
                 )
             except PermissionDenied as exc:
                 return _forbidden(request, str(exc))
             except DomainError as exc:
                 _apply_errors(form, exc)
             else:
-                messages.success(request, f"Monitor {monitor.name} created; it samples tasks ingested from now on.")
+                messages.success(
+                    request, f"Monitor {monitor.name} created; it samples tasks ingested from now on."
+                )
                 return redirect(monitor)
     else:
-        form = MonitorForm(agents=agents, checks=checks, initial={"agent": agent.pk if agent else None,
-                                                                  "name": data.get("name", "")})
+        form = MonitorForm(
+            agents=agents,
+            checks=checks,
+            initial={"agent": agent.pk if agent else None, "name": data.get("name", "")},
+        )
     context = _monitor_form_context(request, form=form, agent=agent)
     return _page_or_fragment(request, "monitors/monitor_form.html", "monitor-form", context)
 
 
 def _monitor_for(request: HttpRequest, pk: int) -> Monitor:
-    return get_object_or_404(Monitor.objects.visible_to(request.user).select_related("agent", "agent__team"), pk=pk)
+    return get_object_or_404(
+        Monitor.objects.visible_to(request.user).select_related("agent", "agent__team"), pk=pk
+    )
 
 
 @login_required
@@ -303,13 +390,17 @@ def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
     agent = monitor.agent
     checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
     if request.method == "POST":
-        form = MonitorForm(request.POST, agents=[agent], checks=checks, editing=True,
-                           initial={"agent": agent.pk})
+        form = MonitorForm(
+            request.POST, agents=[agent], checks=checks, editing=True, initial={"agent": agent.pk}
+        )
         if form.is_valid():
             try:
                 monitoring.update_monitor(
-                    monitor=monitor, by=request.user, name=form.cleaned_data["name"],
-                    checks=form.cleaned_data["checks"], sample_rate=form.cleaned_data["sample_rate"],
+                    monitor=monitor,
+                    by=request.user,
+                    name=form.cleaned_data["name"],
+                    checks=form.cleaned_data["checks"],
+                    sample_rate=form.cleaned_data["sample_rate"],
                     active=form.cleaned_data["active"],
                 )
             except PermissionDenied as exc:
@@ -320,12 +411,23 @@ def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.success(request, f"Monitor {monitor.name} saved.")
                 return redirect(monitor)
     else:
-        form = MonitorForm(agents=[agent], checks=checks, editing=True, initial={
-            "agent": agent.pk, "name": monitor.name, "sample_rate": monitor.sample_rate,
-            "checks": list(monitor.checks.values_list("pk", flat=True)), "active": monitor.active,
-        })
-    return render(request, "monitors/monitor_form.html", _monitor_form_context(request, form=form, agent=agent,
-                                                                                monitor=monitor))
+        form = MonitorForm(
+            agents=[agent],
+            checks=checks,
+            editing=True,
+            initial={
+                "agent": agent.pk,
+                "name": monitor.name,
+                "sample_rate": monitor.sample_rate,
+                "checks": list(monitor.checks.values_list("pk", flat=True)),
+                "active": monitor.active,
+            },
+        )
+    return render(
+        request,
+        "monitors/monitor_form.html",
+        _monitor_form_context(request, form=form, agent=agent, monitor=monitor),
+    )
 
 
 @require_POST
@@ -352,8 +454,11 @@ def monitor_detail(request: HttpRequest, pk: int) -> HttpResponse:
     windows = WINDOWS[bucket]
     raw_days = request.GET.get("days") or ""
     days = int(raw_days) if raw_days.isdigit() and int(raw_days) in windows else windows[1]
-    attached = list(Check.objects.filter(monitors=monitor).order_by("name", "id").only(
-        "id", "name", "version", "kind", "archived_at", "current_version_id"))
+    attached = list(
+        Check.objects.filter(monitors=monitor)
+        .order_by("name", "id")
+        .only("id", "name", "version", "kind", "archived_at", "current_version_id")
+    )
     board = monitoring.monitor_dashboard(monitor, bucket=bucket, days=days, checks=attached)
     failures = list(monitoring.latest_failures(monitor))
     rows = []
@@ -362,17 +467,32 @@ def monitor_detail(request: HttpRequest, pk: int) -> HttpResponse:
         for s in board.series:
             c = s.points.get(start)
             determinate = (c["pass"] + c["fail"]) if c else 0
-            cells.append({"counts": c, "rate": round(c["pass"] * 100 / determinate, 1) if determinate else None})
+            cells.append(
+                {"counts": c, "rate": round(c["pass"] * 100 / determinate, 1) if determinate else None}
+            )
         rows.append({"start": start, "volume": board.volume.get(start, {}), "cells": cells})
     totals = []
     for s in board.series:
         t = s.totals
         determinate = t["pass"] + t["fail"]
-        totals.append({"series": s, "counts": t, "rate": round(t["pass"] * 100 / determinate, 1) if determinate else None})
+        totals.append(
+            {
+                "series": s,
+                "counts": t,
+                "rate": round(t["pass"] * 100 / determinate, 1) if determinate else None,
+            }
+        )
     context = {
-        "monitor": monitor, "board": board, "rows": rows, "totals": totals, "failures": failures,
-        "attached": attached, "bucket": bucket, "days": days, "windows": windows,
-        "chart": board.chart_data(), **_roles(request.user, monitor.agent.team),
+        "monitor": monitor,
+        "board": board,
+        "rows": rows,
+        "totals": totals,
+        "failures": failures,
+        "attached": attached,
+        "bucket": bucket,
+        "days": days,
+        "windows": windows,
+        "chart": board.chart_data(),
+        **_roles(request.user, monitor.agent.team),
     }
     return _page_or_fragment(request, "monitors/monitor_detail.html", "dashboard", context)
-

@@ -37,10 +37,23 @@ from runs.models import CheckResult, Evaluation, Monitor, Outcome
 log = logging.getLogger(__name__)
 
 MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
-TASK_FIELDS = ("external_id", "messages", "output", "tool_calls", "trace", "metadata", "latency_ms", "completed_at")
+TASK_FIELDS = (
+    "external_id",
+    "messages",
+    "output",
+    "tool_calls",
+    "trace",
+    "metadata",
+    "latency_ms",
+    "completed_at",
+)
 _FIELD_HINTS = {
-    "toolCalls": "tool_calls", "externalId": "external_id", "completedAt": "completed_at",
-    "latencyMs": "latency_ms", "id": "external_id", "transcript": "messages",
+    "toolCalls": "tool_calls",
+    "externalId": "external_id",
+    "completedAt": "completed_at",
+    "latencyMs": "latency_ms",
+    "id": "external_id",
+    "transcript": "messages",
 }
 MAX_REPORTED_ERRORS = 20
 SAMPLE_BUCKETS = 10_000  # a sample rate in percent with 2 decimals is a whole number of buckets
@@ -245,8 +258,12 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         elif not isinstance(metadata, dict):
             errors.add(index, "metadata", "must be an object")
         latency = item.get("latency_ms")
-        if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float)
-                                    or not math.isfinite(latency) or latency < 0):
+        if latency is not None and (
+            isinstance(latency, bool)
+            or not isinstance(latency, int | float)
+            or not math.isfinite(latency)
+            or latency < 0
+        ):
             errors.add(index, "latency_ms", "must be a number of milliseconds (0 or more) or null")
         for name, text in (("external_id", external_id), ("output", output)):
             problem = _text_problem(text) if isinstance(text, str) else None
@@ -257,15 +274,24 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         # The JSON columns are serialised here, once: the text is screened for what no database
         # stores (NUL, lone surrogates) and then inserted as is (see _insert_rows).
         texts = {}
-        for name, value in (("messages", messages), ("tool_calls", tool_calls), ("trace", trace),
-                            ("metadata", metadata)):
+        for name, value in (
+            ("messages", messages),
+            ("tool_calls", tool_calls),
+            ("trace", trace),
+            ("metadata", metadata),
+        ):
             texts[name] = _json_text(value, index, name, errors)
         if errors.count:
             continue  # nothing of this batch will be stored
-        clean.append({
-            "external_id": external_id, "output": output, "latency_ms": latency, "completed_at": completed_at,
-            **texts,
-        })
+        clean.append(
+            {
+                "external_id": external_id,
+                "output": output,
+                "latency_ms": latency,
+                "completed_at": completed_at,
+                **texts,
+            }
+        )
     errors.raise_if_any()
     return clean
 
@@ -283,9 +309,13 @@ def ingest_tasks(*, agent: Agent, by, items: object) -> IngestResult:
         raise ValidationFailed(f"{agent} is archived; tasks are no longer accepted", field="agent")
     clean = validate_task_items(items)
     external_ids = [c["external_id"] for c in clean]
-    known = dict(Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", "id"))
-    monitors = [(pk, rate_threshold(rate)) for pk, rate in
-                Monitor.objects.filter(agent=agent, active=True).values_list("id", "sample_rate")]
+    known = dict(
+        Task.objects.filter(agent=agent, external_id__in=external_ids).values_list("external_id", "id")
+    )
+    monitors = [
+        (pk, rate_threshold(rate))
+        for pk, rate in Monitor.objects.filter(agent=agent, active=True).values_list("id", "sample_rate")
+    ]
     new = [c for c in clean if c["external_id"] not in known]
     picks_of: dict[str, list[int]] = {}
     for c in new:
@@ -300,7 +330,8 @@ def ingest_tasks(*, agent: Agent, by, items: object) -> IngestResult:
         known.update(Task.objects.filter(agent=agent, external_id__in=raced).values_list("external_id", "id"))
     _enqueue_monitor_evaluations(agent, [(task_id, picks_of[x]) for x, task_id in inserted.items()])
     return IngestResult(
-        created=len(inserted), existing=len(clean) - len(inserted),
+        created=len(inserted),
+        existing=len(clean) - len(inserted),
         ids=[inserted.get(x) or known[x] for x in external_ids],
         sampled=sum(1 for x in inserted if picks_of[x]),
     )
@@ -313,8 +344,14 @@ def _write_connection(model):
     return connection
 
 
-def _insert_rows(model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, conflict: Sequence[str] = (),
-                 returning: Sequence[str] = ()) -> list[tuple]:
+def _insert_rows(
+    model,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    conflict: Sequence[str] = (),
+    returning: Sequence[str] = (),
+) -> list[tuple]:
     """Insert plain Python rows with ON CONFLICT [(conflict)] DO NOTHING [RETURNING ...]; one transaction.
 
     Raw SQL on the hot paths (ingestion, background evaluation): building model instances and letting
@@ -351,8 +388,11 @@ def _insert_rows(model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *
         casts = ["text[]" if is_json[i] else f"{f.db_type(connection)}[]" for i, f in enumerate(fields)]
         names = [f"c{i}" for i in range(len(columns))]
         select = ", ".join(f"{n}::jsonb" if is_json[i] else n for i, n in enumerate(names))
-        sql = (target + f"SELECT {select} FROM unnest({', '.join(f'%b::{c}' for c in casts)}) AS u({', '.join(names)})"
-               + tail)
+        sql = (
+            target
+            + f"SELECT {select} FROM unnest({', '.join(f'%b::{c}' for c in casts)}) AS u({', '.join(names)})"
+            + tail
+        )
         with transaction.atomic(using=connection.alias):
             connection.ensure_connection()
             with psycopg.Cursor(connection.connection) as cursor:  # server-side binding
@@ -367,11 +407,17 @@ def _insert_rows(model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *
     row_sql = "(" + ", ".join(["%s"] * ncols) + ")"
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         for start in range(0, len(rows), per_statement):
-            chunk = rows[start:start + per_statement]
+            chunk = rows[start : start + per_statement]
             params = [
-                None if v is None else (v if isinstance(v, JSONText) else dumps(v)) if is_json[i]
-                else adapt_dt(v) if is_dt[i] else v
-                for row in chunk for i, v in enumerate(row)
+                None
+                if v is None
+                else (v if isinstance(v, JSONText) else dumps(v))
+                if is_json[i]
+                else adapt_dt(v)
+                if is_dt[i]
+                else v
+                for row in chunk
+                for i, v in enumerate(row)
             ]
             cursor.execute(target + "VALUES " + ", ".join([row_sql] * len(chunk)) + tail, params)
             if returning:
@@ -379,8 +425,20 @@ def _insert_rows(model, columns: Sequence[str], rows: Sequence[Sequence[Any]], *
     return fetched
 
 
-_TASK_COLUMNS = ("agent_id", "external_id", "messages", "output", "tool_calls", "trace", "metadata", "latency_ms",
-                 "completed_at", "ingested_at", "sampled", "has_failures")
+_TASK_COLUMNS = (
+    "agent_id",
+    "external_id",
+    "messages",
+    "output",
+    "tool_calls",
+    "trace",
+    "metadata",
+    "latency_ms",
+    "completed_at",
+    "ingested_at",
+    "sampled",
+    "has_failures",
+)
 
 
 def _insert_new_tasks(agent_id: int, rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -388,12 +446,25 @@ def _insert_new_tasks(agent_id: int, rows: list[dict[str, Any]]) -> dict[str, in
     request stored meanwhile is skipped by ON CONFLICT (agent, external_id) DO NOTHING)."""
     now = timezone.now()
     values = [
-        (agent_id, row["external_id"], row["messages"], row["output"], row["tool_calls"], row["trace"],
-         row["metadata"], row["latency_ms"], row["completed_at"], now, row["sampled"], False)
+        (
+            agent_id,
+            row["external_id"],
+            row["messages"],
+            row["output"],
+            row["tool_calls"],
+            row["trace"],
+            row["metadata"],
+            row["latency_ms"],
+            row["completed_at"],
+            now,
+            row["sampled"],
+            False,
+        )
         for row in rows
     ]
-    fetched = _insert_rows(Task, _TASK_COLUMNS, values, conflict=("agent_id", "external_id"),
-                           returning=("id", "external_id"))
+    fetched = _insert_rows(
+        Task, _TASK_COLUMNS, values, conflict=("agent_id", "external_id"), returning=("id", "external_id")
+    )
     return {external_id: pk for pk, external_id in fetched}
 
 
@@ -417,8 +488,17 @@ def _send_monitor_batch(agent_id: int, payload: list[tuple[int, list[int]]]) -> 
 # ---------------------------------------------------------------- evaluating tasks
 
 
-_EVIDENCE_FIELDS = ("id", "agent_id", "messages", "output", "tool_calls", "trace", "metadata", "latency_ms",
-                    "completed_at")
+_EVIDENCE_FIELDS = (
+    "id",
+    "agent_id",
+    "messages",
+    "output",
+    "tool_calls",
+    "trace",
+    "metadata",
+    "latency_ms",
+    "completed_at",
+)
 
 
 def _evaluate_tasks(
@@ -429,8 +509,12 @@ def _evaluate_tasks(
     results = []
     for task in tasks:
         evidence = evidence_from(
-            output=task.output, messages=task.messages or (), tool_calls=task.tool_calls, trace=task.trace,
-            latency_ms=task.latency_ms, metadata=task.metadata,
+            output=task.output,
+            messages=task.messages or (),
+            tool_calls=task.tool_calls,
+            trace=task.trace,
+            latency_ms=task.latency_ms,
+            metadata=task.metadata,
         )
         for version in versions:
             verdict = evaluate_version(version.kind, version.config, evidence, ctx)
@@ -438,12 +522,29 @@ def _evaluate_tasks(
     return results
 
 
-_RESULT_COLUMNS = ("check_version_id", "task_id", "monitor_id", "evaluation_id", "required", "outcome", "expected",
-                   "actual", "explanation", "evidence", "details", "observed_at", "created_at")
+_RESULT_COLUMNS = (
+    "check_version_id",
+    "task_id",
+    "monitor_id",
+    "evaluation_id",
+    "required",
+    "outcome",
+    "expected",
+    "actual",
+    "explanation",
+    "evidence",
+    "details",
+    "observed_at",
+    "created_at",
+)
 
 
-def _save_results(results: list[tuple[int, int, dict[str, Any], datetime]], *, monitor_id: int | None = None,
-                  evaluation_id: int | None = None) -> int:
+def _save_results(
+    results: list[tuple[int, int, dict[str, Any], datetime]],
+    *,
+    monitor_id: int | None = None,
+    evaluation_id: int | None = None,
+) -> int:
     """Store results of a monitor or an evaluation; return how many were computed.
 
     ON CONFLICT DO NOTHING + the unique (monitor|evaluation, task, version) constraints make redelivered
@@ -451,8 +552,21 @@ def _save_results(results: list[tuple[int, int, dict[str, Any], datetime]], *, m
     """
     now = timezone.now()
     values = [
-        (version_id, task_id, monitor_id, evaluation_id, True, f["outcome"], f["expected"], f["actual"],
-         f["explanation"], f["evidence"], f["details"], observed_at, now)
+        (
+            version_id,
+            task_id,
+            monitor_id,
+            evaluation_id,
+            True,
+            f["outcome"],
+            f["expected"],
+            f["actual"],
+            f["explanation"],
+            f["evidence"],
+            f["details"],
+            observed_at,
+            now,
+        )
         for task_id, version_id, f, observed_at in results
     ]
     _insert_rows(CheckResult, _RESULT_COLUMNS, values)
@@ -464,8 +578,11 @@ def _save_results(results: list[tuple[int, int, dict[str, Any], datetime]], *, m
 
 def monitor_versions(monitor: Monitor) -> list[CheckVersion]:
     """The current versions of a monitor's (non-archived) checks, in check order."""
-    checks = (Check.objects.filter(monitors=monitor, archived_at__isnull=True, current_version__isnull=False)
-              .select_related("current_version").order_by("name", "id"))
+    checks = (
+        Check.objects.filter(monitors=monitor, archived_at__isnull=True, current_version__isnull=False)
+        .select_related("current_version")
+        .order_by("name", "id")
+    )
     return [c.current_version for c in checks]
 
 
@@ -509,7 +626,12 @@ def _clean_monitor_name(name: object) -> str:
 
 
 def _resolve_monitor_checks(agent: Agent, checks: object) -> list[Check]:
-    return [c for c, _ in resolve_checks(agent=agent, checks=list(checks or []), limit=settings.EVALCONSOLE_MAX_CHECKS)]
+    return [
+        c
+        for c, _ in resolve_checks(
+            agent=agent, checks=list(checks or []), limit=settings.EVALCONSOLE_MAX_CHECKS
+        )
+    ]
 
 
 def create_monitor(
@@ -619,7 +741,9 @@ def parse_task_filters(params: Mapping[str, object]) -> TaskFilters:
             errors["has_failures"] = "must be true or false"
     if errors:
         raise ValidationFailed(errors)
-    return TaskFilters(agent=agent, q=q.strip() if isinstance(q, str) else "", has_failures=has_failures, **dates)
+    return TaskFilters(
+        agent=agent, q=q.strip() if isinstance(q, str) else "", has_failures=has_failures, **dates
+    )
 
 
 def filter_tasks(qs: QuerySet[Task], filters: TaskFilters) -> QuerySet[Task]:
@@ -633,7 +757,9 @@ def filter_tasks(qs: QuerySet[Task], filters: TaskFilters) -> QuerySet[Task]:
         qs = qs.filter(has_failures=filters.has_failures)
     if filters.q:
         # Substring of the metadata's JSON text (keys and values), case-insensitive.
-        qs = qs.annotate(metadata_text=Cast("metadata", TextField())).filter(metadata_text__icontains=filters.q)
+        qs = qs.annotate(metadata_text=Cast("metadata", TextField())).filter(
+            metadata_text__icontains=filters.q
+        )
     return qs
 
 
@@ -645,8 +771,13 @@ def _max_evaluation_tasks() -> int:
 
 
 def launch_evaluation(
-    *, agent: Agent, by, check_ids: Sequence, task_ids: Sequence | None = None,
-    filters: TaskFilters | Mapping | None = None, name: str = "",
+    *,
+    agent: Agent,
+    by,
+    check_ids: Sequence,
+    task_ids: Sequence | None = None,
+    filters: TaskFilters | Mapping | None = None,
+    name: str = "",
 ) -> Evaluation:
     """Evaluate the current versions of `check_ids` (frozen now) on completed tasks of `agent`.
 
@@ -659,7 +790,10 @@ def launch_evaluation(
         raise ValidationFailed("at most 200 characters", field="name")
     if not check_ids:
         raise ValidationFailed("choose at least one check", field="checks")
-    attached = [c for c, _ in resolve_checks(agent=agent, checks=list(check_ids), limit=settings.EVALCONSOLE_MAX_CHECKS)]
+    attached = [
+        c
+        for c, _ in resolve_checks(agent=agent, checks=list(check_ids), limit=settings.EVALCONSOLE_MAX_CHECKS)
+    ]
     limit = _max_evaluation_tasks()
     if task_ids is not None:
         ids: list[int] = []
@@ -670,7 +804,9 @@ def launch_evaluation(
                 raise ValidationFailed("must be a task id", field=f"tasks.{index}") from None
         ids = list(dict.fromkeys(ids))
         if len(ids) > limit:
-            raise ValidationFailed(f"{len(ids)} tasks is over the limit of {limit} per evaluation", field="tasks")
+            raise ValidationFailed(
+                f"{len(ids)} tasks is over the limit of {limit} per evaluation", field="tasks"
+            )
         found = set(Task.objects.filter(agent=agent, pk__in=ids).values_list("pk", flat=True))
         for index, task_id in enumerate(ids):
             if task_id not in found:
@@ -678,7 +814,9 @@ def launch_evaluation(
     elif filters is not None:
         if not isinstance(filters, TaskFilters):
             filters = parse_task_filters(filters)
-        ids = list(filter_tasks(Task.objects.filter(agent=agent), filters).values_list("pk", flat=True)[: limit + 1])
+        ids = list(
+            filter_tasks(Task.objects.filter(agent=agent), filters).values_list("pk", flat=True)[: limit + 1]
+        )
         if len(ids) > limit:
             raise ValidationFailed(
                 f"more than {limit} tasks match; narrow the filters (limit per evaluation)", field="tasks"
@@ -692,7 +830,9 @@ def launch_evaluation(
         evaluation = Evaluation.objects.create(agent=agent, name=name, created_by=by)
         evaluation.check_versions.set(versions)
         through = Evaluation.tasks.through
-        through.objects.bulk_create([through(evaluation_id=evaluation.pk, task_id=t) for t in ids], batch_size=1000)
+        through.objects.bulk_create(
+            [through(evaluation_id=evaluation.pk, task_id=t) for t in ids], batch_size=1000
+        )
         transaction.on_commit(partial(_send_evaluation, evaluation.pk))
     return evaluation
 
@@ -708,26 +848,34 @@ EVALUATION_CHUNK = 200
 
 def run_evaluation(*, evaluation_id: int) -> int:
     """Evaluate every (task, frozen version) of an evaluation; safe to run again after a crash."""
-    claimed = (Evaluation.objects.filter(pk=evaluation_id)
-               .exclude(status=Evaluation.Status.COMPLETED).update(status=Evaluation.Status.RUNNING))
+    claimed = (
+        Evaluation.objects.filter(pk=evaluation_id)
+        .exclude(status=Evaluation.Status.COMPLETED)
+        .update(status=Evaluation.Status.RUNNING)
+    )
     if not claimed:
         return 0
     evaluation = Evaluation.objects.select_related("agent").get(pk=evaluation_id)
     versions = list(evaluation.check_versions.order_by("parent__name", "parent_id"))
     # Tasks already fully evaluated (a redelivered job) are skipped: no judge call is made twice.
     done = set(
-        CheckResult.objects.filter(evaluation=evaluation).values("task_id").annotate(n=Count("id"))
-        .filter(n__gte=len(versions)).values_list("task_id", flat=True)
+        CheckResult.objects.filter(evaluation=evaluation)
+        .values("task_id")
+        .annotate(n=Count("id"))
+        .filter(n__gte=len(versions))
+        .values_list("task_id", flat=True)
     )
     task_ids = [t for t in evaluation.tasks.order_by("pk").values_list("pk", flat=True) if t not in done]
     written = 0
     for start in range(0, len(task_ids), EVALUATION_CHUNK):
-        chunk = task_ids[start:start + EVALUATION_CHUNK]
+        chunk = task_ids[start : start + EVALUATION_CHUNK]
         tasks = Task.objects.filter(pk__in=chunk).only(*_EVIDENCE_FIELDS)
         written += _save_results(
             _evaluate_tasks(tasks, versions, team_id=evaluation.agent.team_id), evaluation_id=evaluation.pk
         )
-    Evaluation.objects.filter(pk=evaluation_id).update(status=Evaluation.Status.COMPLETED, finished_at=timezone.now())
+    Evaluation.objects.filter(pk=evaluation_id).update(
+        status=Evaluation.Status.COMPLETED, finished_at=timezone.now()
+    )
     return written
 
 
@@ -752,7 +900,9 @@ def evaluation_grid(evaluation: Evaluation, task_ids: Sequence[int] | None = Non
     Four queries whatever the size: versions, tasks of the page, their results, counts per version.
     """
     versions = list(evaluation.check_versions.select_related("parent").order_by("parent__name", "parent_id"))
-    tasks_qs = evaluation.tasks.only("id", "external_id", "completed_at", "agent_id").order_by("-completed_at", "-id")
+    tasks_qs = evaluation.tasks.only("id", "external_id", "completed_at", "agent_id").order_by(
+        "-completed_at", "-id"
+    )
     if task_ids is not None:
         tasks_qs = tasks_qs.filter(pk__in=list(task_ids))
     tasks = list(tasks_qs)
@@ -762,8 +912,12 @@ def evaluation_grid(evaluation: Evaluation, task_ids: Sequence[int] | None = Non
     by_cell = {(r.task_id, r.check_version_id): r for r in results}
     rows = [GridRow(task=t, cells=[by_cell.get((t.pk, v.pk)) for v in versions]) for t in tasks]
     counts: dict[int, dict[str, int]] = {v.pk: {o.value: 0 for o in Outcome} for v in versions}
-    for row in (CheckResult.objects.filter(evaluation=evaluation).values("check_version_id", "outcome")
-                .annotate(n=Count("id")).order_by()):
+    for row in (
+        CheckResult.objects.filter(evaluation=evaluation)
+        .values("check_version_id", "outcome")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
         counts.setdefault(row["check_version_id"], {o.value: 0 for o in Outcome})[row["outcome"]] = row["n"]
     done = sum(sum(c.values()) for c in counts.values())
     return EvaluationGrid(versions=versions, rows=rows, counts=counts, done=done)
@@ -847,8 +1001,14 @@ def _bucket_key(value: datetime | str | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value.astimezone(UTC)
 
 
-def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
-                      now: datetime | None = None, checks: Sequence[Check] | None = None) -> Dashboard:
+def monitor_dashboard(
+    monitor: Monitor,
+    *,
+    bucket: str = "hour",
+    days: int = 2,
+    now: datetime | None = None,
+    checks: Sequence[Check] | None = None,
+) -> Dashboard:
     """Counts per bucket and check version from DB aggregates (hour/day truncation + Count(filter)).
 
     Five queries whatever the number of tasks (four when the caller passes the monitor's `checks`):
@@ -876,11 +1036,17 @@ def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
         checks = Check.objects.filter(monitors=monitor).only("id", "current_version_id")
     current_ids = {c.current_version_id for c in checks if c.current_version_id}
     # The monitor's current versions appear even before they have results.
-    versions = CheckVersion.objects.filter(Q(pk__in=version_ids) | Q(pk__in=current_ids)).only(
-        "id", "parent_id", "name", "number"
-    ).order_by("parent_id", "number") if (version_ids or current_ids) else []
+    versions = (
+        CheckVersion.objects.filter(Q(pk__in=version_ids) | Q(pk__in=current_ids))
+        .only("id", "parent_id", "name", "number")
+        .order_by("parent_id", "number")
+        if (version_ids or current_ids)
+        else []
+    )
     series = {
-        v.pk: Series(version_id=v.pk, check_id=v.parent_id, name=v.name, number=v.number, current=v.pk in current_ids)
+        v.pk: Series(
+            version_id=v.pk, check_id=v.parent_id, name=v.name, number=v.number, current=v.pk in current_ids
+        )
         for v in versions
     }
     buckets: set[datetime] = set()
@@ -888,20 +1054,28 @@ def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
         key = _bucket_key(r["bucket"])
         buckets.add(key)
         series[r["check_version_id"]].points[key] = {
-            "pass": r["n_pass"], "fail": r["n_fail"], "indeterminate": r["n_indeterminate"], "error": r["n_error"],
+            "pass": r["n_pass"],
+            "fail": r["n_fail"],
+            "indeterminate": r["n_indeterminate"],
+            "error": r["n_error"],
         }
     volume: dict[datetime, dict[str, int]] = {}
     for r in (
         Task.objects.filter(agent_id=monitor.agent_id, completed_at__gte=since, completed_at__lte=until)
-        .annotate(bucket=_bucket_expr("completed_at", bucket)).values("bucket").annotate(n=Count("id")).order_by("bucket")
+        .annotate(bucket=_bucket_expr("completed_at", bucket))
+        .values("bucket")
+        .annotate(n=Count("id"))
+        .order_by("bucket")
     ):
         key = _bucket_key(r["bucket"])
         buckets.add(key)
         volume[key] = {"tasks": r["n"], "evaluated": 0}
     for r in (
         CheckResult.objects.filter(monitor=monitor, observed_at__gte=since, observed_at__lte=until)
-        .annotate(bucket=_bucket_expr("observed_at", bucket)).values("bucket")
-        .annotate(n=Count("task_id", distinct=True)).order_by("bucket")
+        .annotate(bucket=_bucket_expr("observed_at", bucket))
+        .values("bucket")
+        .annotate(n=Count("task_id", distinct=True))
+        .order_by("bucket")
     ):
         key = _bucket_key(r["bucket"])
         volume.setdefault(key, {"tasks": 0, "evaluated": 0})["evaluated"] = r["n"]
@@ -909,8 +1083,12 @@ def monitor_dashboard(monitor: Monitor, *, bucket: str = "hour", days: int = 2,
     for key in ordered:
         volume.setdefault(key, {"tasks": 0, "evaluated": 0})
     return Dashboard(
-        bucket=bucket, since=since, until=until, buckets=ordered,
-        series=sorted(series.values(), key=lambda s: (s.name.lower(), s.check_id, s.number)), volume=volume,
+        bucket=bucket,
+        since=since,
+        until=until,
+        buckets=ordered,
+        series=sorted(series.values(), key=lambda s: (s.name.lower(), s.check_id, s.number)),
+        volume=volume,
     )
 
 
@@ -918,8 +1096,20 @@ def latest_failures(monitor: Monitor, limit: int = 20) -> QuerySet[CheckResult]:
     return (
         CheckResult.objects.filter(monitor=monitor, outcome=Outcome.FAIL)
         .select_related("task", "check_version")
-        .only("id", "outcome", "expected", "actual", "explanation", "observed_at", "task__id", "task__external_id",
-              "task__agent_id", "check_version__id", "check_version__name", "check_version__number")
+        .only(
+            "id",
+            "outcome",
+            "expected",
+            "actual",
+            "explanation",
+            "observed_at",
+            "task__id",
+            "task__external_id",
+            "task__agent_id",
+            "check_version__id",
+            "check_version__name",
+            "check_version__number",
+        )
         .order_by("-observed_at", "-id")[:limit]
     )
 
@@ -927,8 +1117,9 @@ def latest_failures(monitor: Monitor, limit: int = 20) -> QuerySet[CheckResult]:
 # ---------------------------------------------------------------- retention
 
 
-def delete_old_tasks(*, days: int | None = None, batch_size: int = 1000, now: datetime | None = None,
-                     on_batch=None) -> int:
+def delete_old_tasks(
+    *, days: int | None = None, batch_size: int = 1000, now: datetime | None = None, on_batch=None
+) -> int:
     """Delete tasks completed more than `days` ago (default EVALCONSOLE_TASK_RETENTION_DAYS).
 
     Works in batches of `batch_size` ids, each in its own short transaction, so the database is never
@@ -942,7 +1133,11 @@ def delete_old_tasks(*, days: int | None = None, batch_size: int = 1000, now: da
     cutoff = (now or timezone.now()) - timedelta(days=days)
     deleted = 0
     while True:
-        ids = list(Task.objects.filter(completed_at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[:batch_size])
+        ids = list(
+            Task.objects.filter(completed_at__lt=cutoff)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch_size]
+        )
         if not ids:
             return deleted
         with transaction.atomic():

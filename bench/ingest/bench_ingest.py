@@ -48,8 +48,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=2, help="qcluster worker processes (default 2)")
     p.add_argument("--port", type=int, default=0, help="web server port (default: a free one)")
     p.add_argument("--skip-worker", action="store_true", help="only measure ingestion")
-    p.add_argument("--worker-during-ingest", action="store_true",
-                   help="run qcluster while ingesting (production shape) instead of after")
+    p.add_argument(
+        "--worker-during-ingest",
+        action="store_true",
+        help="run qcluster while ingesting (production shape) instead of after",
+    )
     p.add_argument("--json", type=Path, help="also write the figures to this file")
     return p.parse_args()
 
@@ -93,10 +96,22 @@ def make_task(i: int, rng: random.Random, now: float | None = None) -> dict:
     completed = datetime.fromtimestamp((now or time.time()) - i * 6, UTC)
     order = 10_000 + i
     ok = rng.random() < 0.8
-    answer = (f"Your order {order} has shipped and should arrive on Tuesday. The tracking number is "
-              f"TRK{order}X. Is there anything else I can help with?") if ok else "Sorry, I could not find that."
-    calls = [{"name": "lookup_order", "status": "succeeded", "input": {"order_id": str(order)},
-              "output": {"status": "shipped", "eta": "Tuesday"}}]
+    answer = (
+        (
+            f"Your order {order} has shipped and should arrive on Tuesday. The tracking number is "
+            f"TRK{order}X. Is there anything else I can help with?"
+        )
+        if ok
+        else "Sorry, I could not find that."
+    )
+    calls = [
+        {
+            "name": "lookup_order",
+            "status": "succeeded",
+            "input": {"order_id": str(order)},
+            "output": {"status": "shipped", "eta": "Tuesday"},
+        }
+    ]
     if not ok:
         calls.append({"name": "escalate_to_human", "status": "succeeded", "input": {"reason": "not found"}})
     return {
@@ -109,9 +124,15 @@ def make_task(i: int, rng: random.Random, now: float | None = None) -> dict:
         ],
         "output": answer,
         "tool_calls": calls,
-        "trace": [{"method": "GET", "path": f"/orders/{order}", "status": 200 if ok else 404, "tool": "orders"}],
-        "metadata": {"customer": f"cust-{i % 5000}", "plan": rng.choice(["free", "pro", "enterprise"]),
-                     "region": rng.choice(["eu", "us", "apac"]), "channel": "chat"},
+        "trace": [
+            {"method": "GET", "path": f"/orders/{order}", "status": 200 if ok else 404, "tool": "orders"}
+        ],
+        "metadata": {
+            "customer": f"cust-{i % 5000}",
+            "plan": rng.choice(["free", "pro", "enterprise"]),
+            "region": rng.choice(["eu", "us", "apac"]),
+            "channel": "chat",
+        },
         "latency_ms": round(rng.uniform(300, 4000), 1),
     }
 
@@ -121,12 +142,18 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     env = dict(os.environ)
     env.setdefault("DATABASE_URL", f"sqlite:///{work / 'bench.sqlite3'}")
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "evalconsole.settings", "EVALCONSOLE_VAR_DIR": str(work),
-        "SECRET_KEY": "bench-secret-key-0123456789-0123456789-0123456789", "DEBUG": "false",
-        "EVALCONSOLE_API_INGEST_THROTTLE": "1000000/min", "EVALCONSOLE_WORKERS": str(args.workers),
-        "EVALCONSOLE_MAX_TASK_BATCH": str(max(args.batch, 1000)), "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
+            "EVALCONSOLE_VAR_DIR": str(work),
+            "SECRET_KEY": "bench-secret-key-0123456789-0123456789-0123456789",
+            "DEBUG": "false",
+            "EVALCONSOLE_API_INGEST_THROTTLE": "1000000/min",
+            "EVALCONSOLE_WORKERS": str(args.workers),
+            "EVALCONSOLE_MAX_TASK_BATCH": str(max(args.batch, 1000)),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     os.environ.update(env)
     import django
 
@@ -151,13 +178,23 @@ def main() -> None:
     add_member(team=team, user=user, role="admin")
     agent = create_agent(team=team, by=user, name="Order desk", endpoint_url="http://127.0.0.1:9/agent")
     checks = [
-        create_check(agent=agent, by=user, name="Gives tracking", kind="text_includes", config={"text": "TRK"}),
-        create_check(agent=agent, by=user, name="Looks up the order", kind="tool_usage",
-                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
-        create_check(agent=agent, by=user, name="Reads the order", kind="trace", config={"called": ["GET /orders/*"]}),
+        create_check(
+            agent=agent, by=user, name="Gives tracking", kind="text_includes", config={"text": "TRK"}
+        ),
+        create_check(
+            agent=agent,
+            by=user,
+            name="Looks up the order",
+            kind="tool_usage",
+            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
+        ),
+        create_check(
+            agent=agent, by=user, name="Reads the order", kind="trace", config={"called": ["GET /orders/*"]}
+        ),
     ]
-    monitor = monitoring.create_monitor(agent=agent, by=user, name="Live 10 %", checks=[c.pk for c in checks],
-                                        sample_rate=args.rate)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=user, name="Live 10 %", checks=[c.pk for c in checks], sample_rate=args.rate
+    )
     token = issue_token(user=user, name="bench").secret
     connection.close()
 
@@ -168,27 +205,44 @@ def main() -> None:
         items = [make_task(i, rng, started) for i in range(start, min(start + args.batch, args.tasks))]
         bodies.append(json.dumps(items).encode())
     mb = sum(len(b) for b in bodies) / 1e6
-    print(f"payload: {len(bodies)} batches, {mb:.1f} MB of JSON ({mb * 1e3 / args.tasks:.2f} KB/task)", flush=True)
+    print(
+        f"payload: {len(bodies)} batches, {mb:.1f} MB of JSON ({mb * 1e3 / args.tasks:.2f} KB/task)",
+        flush=True,
+    )
 
     port = args.port or free_port()
-    log = open(work / "runserver.log", "wb")
+    log = open(work / "runserver.log", "wb")  # noqa: SIM115 - closed in the finally below
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
-    wlog = open(work / "qcluster.log", "wb")
+    wlog = open(work / "qcluster.log", "wb")  # noqa: SIM115 - closed in the finally below
     worker: subprocess.Popen | None = None
     worker_started = 0.0
 
     def start_worker() -> None:
         nonlocal worker, worker_started
         worker_started = time.perf_counter()
-        worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env,
-                                  stdout=wlog, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=env,
+            stdout=wlog,
+            stderr=subprocess.STDOUT,
+        )
 
-    figures: dict = {"database": vendor, "tasks": args.tasks, "batch": args.batch, "rate": args.rate,
-                     "clients": args.clients, "workers": args.workers,
-                     "worker_during_ingest": bool(args.worker_during_ingest)}
+    figures: dict = {
+        "database": vendor,
+        "tasks": args.tasks,
+        "batch": args.batch,
+        "rate": args.rate,
+        "clients": args.clients,
+        "workers": args.workers,
+        "worker_during_ingest": bool(args.worker_during_ingest),
+    }
     try:
         import httpx
 
@@ -232,23 +286,37 @@ def main() -> None:
         if created[0] != args.tasks:
             raise SystemExit(f"created {created[0]} tasks, expected {args.tasks}")
         latencies.sort()
-        figures.update({
-            "ingest_seconds": round(ingest_s, 2), "ingest_tasks_per_s": round(args.tasks / ingest_s),
-            "batch_ms_p50": round(latencies[len(latencies) // 2] * 1e3),
-            "batch_ms_p95": round(latencies[int(len(latencies) * 0.95) - 1] * 1e3),
-        })
-        print(f"ingest: {args.tasks} tasks in {ingest_s:.1f} s = {args.tasks / ingest_s:,.0f} tasks/s "
-              f"(batch p50 {figures['batch_ms_p50']} ms, p95 {figures['batch_ms_p95']} ms)", flush=True)
+        figures.update(
+            {
+                "ingest_seconds": round(ingest_s, 2),
+                "ingest_tasks_per_s": round(args.tasks / ingest_s),
+                "batch_ms_p50": round(latencies[len(latencies) // 2] * 1e3),
+                "batch_ms_p95": round(latencies[int(len(latencies) * 0.95) - 1] * 1e3),
+            }
+        )
+        print(
+            f"ingest: {args.tasks} tasks in {ingest_s:.1f} s = {args.tasks / ingest_s:,.0f} tasks/s "
+            f"(batch p50 {figures['batch_ms_p50']} ms, p95 {figures['batch_ms_p95']} ms)",
+            flush=True,
+        )
         again = httpx.post(url, content=bodies[0], headers=headers, timeout=60).json()
         print(f"re-post of batch 0: created {again['created']}, existing {again['existing']}", flush=True)
         figures["repost_created"] = again["created"]
 
         sampled = Task.objects.filter(agent=agent, sampled=True).count()
         expected = sampled * len(checks)
-        figures.update({"sampled": sampled, "observed_rate_percent": round(sampled * 100 / args.tasks, 2),
-                        "expected_results": expected})
-        print(f"sampled: {sampled} tasks ({sampled * 100 / args.tasks:.2f} %) -> {expected} evaluations queued "
-              f"in {-(-args.tasks // args.batch)} background jobs", flush=True)
+        figures.update(
+            {
+                "sampled": sampled,
+                "observed_rate_percent": round(sampled * 100 / args.tasks, 2),
+                "expected_results": expected,
+            }
+        )
+        print(
+            f"sampled: {sampled} tasks ({sampled * 100 / args.tasks:.2f} %) -> {expected} evaluations queued "
+            f"in {-(-args.tasks // args.batch)} background jobs",
+            flush=True,
+        )
         if not args.skip_worker and expected:
             if worker is None:
                 stop(server)  # the worker alone on the machine: its own throughput
@@ -273,22 +341,38 @@ def main() -> None:
             if args.worker_during_ingest:
                 # Evaluations ran alongside ingestion: rate over the whole span, and the lag after it.
                 busy = end - ingest_started
-                figures.update({
-                    "worker_seconds_busy": round(busy, 2), "lag_after_ingest_s": round(end - ingest_ended, 2),
-                    "evaluations_per_s": round(expected / busy), "evaluated_tasks_per_s": round(sampled / busy),
-                })
-                print(f"worker (during ingestion): {expected} evaluations ({sampled} tasks x {len(checks)} checks) "
-                      f"done {end - ingest_ended:.1f} s after the last batch was accepted (poll: 0.2 s); "
-                      f"{expected / busy:,.0f} evaluations/s over the whole span", flush=True)
+                figures.update(
+                    {
+                        "worker_seconds_busy": round(busy, 2),
+                        "lag_after_ingest_s": round(end - ingest_ended, 2),
+                        "evaluations_per_s": round(expected / busy),
+                        "evaluated_tasks_per_s": round(sampled / busy),
+                    }
+                )
+                print(
+                    f"worker (during ingestion): {expected} evaluations ({sampled} tasks x "
+                    f"{len(checks)} checks) "
+                    f"done {end - ingest_ended:.1f} s after the last batch was accepted (poll: 0.2 s); "
+                    f"{expected / busy:,.0f} evaluations/s over the whole span",
+                    flush=True,
+                )
             else:
                 busy = end - (first_at or worker_started)
-                figures.update({
-                    "worker_seconds_from_start": round(end - worker_started, 2), "worker_seconds_busy": round(busy, 2),
-                    "evaluations_per_s": round(expected / busy), "evaluated_tasks_per_s": round(sampled / busy),
-                })
-                print(f"worker: {expected} evaluations ({sampled} tasks x {len(checks)} checks) in {busy:.1f} s from "
-                      f"the first result to the last ({end - worker_started:.1f} s since qcluster started) = "
-                      f"{expected / busy:,.0f} evaluations/s ({sampled / busy:,.0f} tasks/s)", flush=True)
+                figures.update(
+                    {
+                        "worker_seconds_from_start": round(end - worker_started, 2),
+                        "worker_seconds_busy": round(busy, 2),
+                        "evaluations_per_s": round(expected / busy),
+                        "evaluated_tasks_per_s": round(sampled / busy),
+                    }
+                )
+                print(
+                    f"worker: {expected} evaluations ({sampled} tasks x {len(checks)} checks) in "
+                    f"{busy:.1f} s from "
+                    f"the first result to the last ({end - worker_started:.1f} s since qcluster started) = "
+                    f"{expected / busy:,.0f} evaluations/s ({sampled / busy:,.0f} tasks/s)",
+                    flush=True,
+                )
             failures = Task.objects.filter(agent=agent, has_failures=True).count()
             figures["tasks_with_failures"] = failures
             print(f"tasks marked has_failures: {failures}", flush=True)
@@ -296,15 +380,22 @@ def main() -> None:
             # The dashboard's aggregates over everything just ingested, through the API.
             for bucket, days in (("hour", 7), ("day", 30)):
                 t0 = time.perf_counter()
-                r = httpx.get(f"http://127.0.0.1:{port}/api/v1/monitors/{monitor.pk}/results/",
-                              params={"bucket": bucket, "days": days}, headers=headers, timeout=120)
+                r = httpx.get(
+                    f"http://127.0.0.1:{port}/api/v1/monitors/{monitor.pk}/results/",
+                    params={"bucket": bucket, "days": days},
+                    headers=headers,
+                    timeout=120,
+                )
                 ms = (time.perf_counter() - t0) * 1e3
                 body = r.json()
                 evaluated = sum(v["evaluated"] for v in body["volume"])
                 tasks_seen = sum(v["tasks"] for v in body["volume"])
                 figures[f"results_{bucket}_ms"] = round(ms)
-                print(f"GET monitors/{monitor.pk}/results/?bucket={bucket}&days={days}: {ms:,.0f} ms "
-                      f"({len(body['volume'])} buckets, {tasks_seen} tasks, {evaluated} evaluated)", flush=True)
+                print(
+                    f"GET monitors/{monitor.pk}/results/?bucket={bucket}&days={days}: {ms:,.0f} ms "
+                    f"({len(body['volume'])} buckets, {tasks_seen} tasks, {evaluated} evaluated)",
+                    flush=True,
+                )
     finally:
         stop(worker)
         stop(server)
@@ -314,6 +405,7 @@ def main() -> None:
     print("figures: " + json.dumps(figures), flush=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
+
 
 if __name__ == "__main__":
     main()

@@ -7,12 +7,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 
-def task_item(i: int, *, output: str | None = None, tool_calls=None, when: datetime | None = None, **extra) -> dict:
+def task_item(
+    i: int, *, output: str | None = None, tool_calls=None, when: datetime | None = None, **extra
+) -> dict:
     """One ingestion item, as a production service would post it."""
     when = when or datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=i)
     return {
         "external_id": f"conv-{i}",
-        "messages": [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": output or f"answer {i}"}],
+        "messages": [
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": output or f"answer {i}"},
+        ],
         "output": output if output is not None else f"answer {i}",
         "tool_calls": tool_calls,
         "metadata": {"customer": f"c{i % 7}", "plan": "pro" if i % 2 else "free"},
@@ -59,7 +64,9 @@ def api_as():
 
     def make(user, *, can_write: bool = True):
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_token(user=user, name='t', can_write=can_write).secret}")
+        client.credentials(
+            HTTP_AUTHORIZATION=f"Bearer {issue_token(user=user, name='t', can_write=can_write).secret}"
+        )
         return client
 
     return make

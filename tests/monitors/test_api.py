@@ -18,8 +18,11 @@ def post_tasks(client, agent, body, capture):
 
 
 def test_ingest_batch_is_idempotent(api, agent, member, checks, django_capture_on_commit_callbacks):
-    monitor = api.post(f"{V1}/monitors/", {"agent": agent.pk, "name": "Live", "checks": [checks[0].pk],
-                                            "sample_rate": 100}, format="json")
+    monitor = api.post(
+        f"{V1}/monitors/",
+        {"agent": agent.pk, "name": "Live", "checks": [checks[0].pk], "sample_rate": 100},
+        format="json",
+    )
     assert monitor.status_code == 201, monitor.json()
     batch = [task_item(i) for i in range(200)]
     first, callbacks = post_tasks(api, agent, batch, django_capture_on_commit_callbacks)
@@ -60,7 +63,9 @@ def test_ingest_validation_errors_name_index_and_field(api, agent, django_captur
 
 def test_ingest_batch_limit(api, agent, settings, django_capture_on_commit_callbacks):
     settings.EVALCONSOLE_MAX_TASK_BATCH = 10
-    response, _ = post_tasks(api, agent, [task_item(i) for i in range(11)], django_capture_on_commit_callbacks)
+    response, _ = post_tasks(
+        api, agent, [task_item(i) for i in range(11)], django_capture_on_commit_callbacks
+    )
     assert response.status_code == 400
     assert "limit of 10" in response.json()["items"][0]
 
@@ -70,24 +75,36 @@ def test_ingest_permissions(api_as, agent, viewer, outsider, member, django_capt
     assert response.status_code == 403
     response, _ = post_tasks(api_as(outsider), agent, [task_item(1)], django_capture_on_commit_callbacks)
     assert response.status_code == 404  # another team's agent does not exist for them
-    response, _ = post_tasks(api_as(member, can_write=False), agent, [task_item(1)], django_capture_on_commit_callbacks)
+    response, _ = post_tasks(
+        api_as(member, can_write=False), agent, [task_item(1)], django_capture_on_commit_callbacks
+    )
     assert response.status_code == 403
     response = api_as(member).post(f"{V1}/agents/abc/tasks/", [task_item(1)], format="json")
     assert response.status_code == 404
     assert not Task.objects.exists()
 
 
-def test_task_list_filters_and_detail(api, api_as, agent, member, outsider, checks, django_capture_on_commit_callbacks):
-    api.post(f"{V1}/monitors/", {"agent": agent.pk, "name": "Refund", "checks": [checks[1].pk], "sample_rate": 100},
-             format="json")
+def test_task_list_filters_and_detail(
+    api, api_as, agent, member, outsider, checks, django_capture_on_commit_callbacks
+):
+    api.post(
+        f"{V1}/monitors/",
+        {"agent": agent.pk, "name": "Refund", "checks": [checks[1].pk], "sample_rate": 100},
+        format="json",
+    )
     items = [task_item(i, output="refund ok" if i % 2 else "nope") for i in range(6)]
     post_tasks(api, agent, items, django_capture_on_commit_callbacks)
     listed = api.get(f"{V1}/tasks/", {"agent": agent.pk}).json()
     assert listed["count"] == 6 and listed["results"][0]["external_id"] == "conv-5"  # newest first
     assert api.get(f"{V1}/tasks/", {"has_failures": "true"}).json()["count"] == 3
     assert api.get(f"{V1}/tasks/", {"q": "c3"}).json()["count"] == 1
-    assert api.get(f"{V1}/tasks/", {"completed_after": "2025-01-01T00:02:00Z",
-                                    "completed_before": "2025-01-01T00:04:00Z"}).json()["count"] == 2
+    assert (
+        api.get(
+            f"{V1}/tasks/",
+            {"completed_after": "2025-01-01T00:02:00Z", "completed_before": "2025-01-01T00:04:00Z"},
+        ).json()["count"]
+        == 2
+    )
     assert api.get(f"{V1}/tasks/", {"has_failures": "maybe"}).status_code == 400
     task_id = listed["results"][0]["id"]
     detail = api.get(f"{V1}/tasks/{task_id}/").json()
@@ -100,8 +117,11 @@ def test_task_list_filters_and_detail(api, api_as, agent, member, outsider, chec
 
 
 def test_monitor_crud_and_roles(api, api_as, agent, member, viewer, outsider, admin_user, checks):
-    created = api.post(f"{V1}/monitors/", {"agent": agent.pk, "name": "Live", "checks": [c.pk for c in checks],
-                                            "sample_rate": "12.5"}, format="json")
+    created = api.post(
+        f"{V1}/monitors/",
+        {"agent": agent.pk, "name": "Live", "checks": [c.pk for c in checks], "sample_rate": "12.5"},
+        format="json",
+    )
     assert created.status_code == 201, created.json()
     body = created.json()
     assert body["sample_rate"] == 12.5 and body["checks"] == sorted(c.pk for c in checks) or body["checks"]
@@ -112,15 +132,22 @@ def test_monitor_crud_and_roles(api, api_as, agent, member, viewer, outsider, ad
     assert changed.json()["sample_rate"] == 50 and changed.json()["checks"] == [checks[0].pk]
     bad = api.post(f"{V1}/monitors/", {"agent": agent.pk, "name": "x", "sample_rate": 150}, format="json")
     assert bad.status_code == 400 and "sample_rate" in bad.json()
-    bad = api.post(f"{V1}/monitors/", {"agent": agent.pk, "name": "x", "sample_rate": 5, "checks": [987654]},
-                   format="json")
+    bad = api.post(
+        f"{V1}/monitors/",
+        {"agent": agent.pk, "name": "x", "sample_rate": 5, "checks": [987654]},
+        format="json",
+    )
     assert bad.status_code == 400 and "checks.0.check" in bad.json()
     assert api_as(viewer).get(url).status_code == 200
     assert api_as(viewer).patch(url, {"name": "y"}, format="json").status_code == 403
     assert api_as(outsider).get(url).status_code == 404
     assert api_as(outsider).patch(url, {"name": "y"}, format="json").status_code == 404
-    assert api_as(outsider).post(f"{V1}/monitors/", {"agent": agent.pk, "name": "x", "sample_rate": 5},
-                                 format="json").status_code == 400  # agent "does not exist" for them
+    assert (
+        api_as(outsider)
+        .post(f"{V1}/monitors/", {"agent": agent.pk, "name": "x", "sample_rate": 5}, format="json")
+        .status_code
+        == 400
+    )  # agent "does not exist" for them
     assert api.delete(url).status_code == 403  # members create, admins delete
     assert api_as(admin_user).delete(url).status_code == 204
     assert not Monitor.objects.exists()
@@ -129,18 +156,27 @@ def test_monitor_crud_and_roles(api, api_as, agent, member, viewer, outsider, ad
 def test_monitor_results_endpoint(api, agent, member, checks, django_capture_on_commit_callbacks):
     from datetime import UTC, datetime, timedelta
 
-    monitor = api.post(f"{V1}/monitors/", {"agent": agent.pk, "name": "Live", "checks": [checks[0].pk],
-                                            "sample_rate": 100}, format="json").json()
+    monitor = api.post(
+        f"{V1}/monitors/",
+        {"agent": agent.pk, "name": "Live", "checks": [checks[0].pk], "sample_rate": 100},
+        format="json",
+    ).json()
     now = datetime.now(UTC)
-    post_tasks(api, agent, [task_item(i, when=now - timedelta(hours=2), output="answer" if i else "x")
-                            for i in range(4)], django_capture_on_commit_callbacks)
+    post_tasks(
+        api,
+        agent,
+        [task_item(i, when=now - timedelta(hours=2), output="answer" if i else "x") for i in range(4)],
+        django_capture_on_commit_callbacks,
+    )
     body = api.get(f"{V1}/monitors/{monitor['id']}/results/", {"bucket": "hour"}).json()
     assert [s["label"] for s in body["series"]] == ["Says answer v1"]
     point = body["series"][0]["points"][0]
     assert (point["pass"], point["fail"], point["pass_rate"]) == (3, 1, 75.0)
     assert sum(v["tasks"] for v in body["volume"]) == 4
     assert api.get(f"{V1}/monitors/{monitor['id']}/results/", {"bucket": "week"}).status_code == 400
-    assert api.get(f"{V1}/monitors/{monitor['id']}/results/", {"bucket": "day", "days": "0"}).status_code == 400
+    assert (
+        api.get(f"{V1}/monitors/{monitor['id']}/results/", {"bucket": "day", "days": "0"}).status_code == 400
+    )
 
 
 def expected_grid(i: int) -> tuple[str, str, str]:
@@ -157,7 +193,9 @@ def grid_items():
         output = "refund approved" if i % 5 == 0 else ("refund pending" if i % 2 == 0 else "no")
         if i % 5 == 0 and i % 2:
             output = "refund approved"
-        tool_calls = None if i % 3 == 0 else ([{"name": "lookup_order", "status": "succeeded"}] if i % 3 == 1 else [])
+        tool_calls = (
+            None if i % 3 == 0 else ([{"name": "lookup_order", "status": "succeeded"}] if i % 3 == 1 else [])
+        )
         items.append(task_item(i, output=output, tool_calls=tool_calls))
     return items
 
@@ -170,13 +208,18 @@ def grid_checks(make_check):
     ]
 
 
-def test_evaluation_grid_50_tasks_x_3_checks(api, agent, member, make_check, django_capture_on_commit_callbacks):
+def test_evaluation_grid_50_tasks_x_3_checks(
+    api, agent, member, make_check, django_capture_on_commit_callbacks
+):
     checks = grid_checks(make_check)
     ingest, _ = post_tasks(api, agent, grid_items(), django_capture_on_commit_callbacks)
     ids = ingest.json()["ids"]
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post(f"{V1}/evaluations/", {"tasks": ids, "checks": [c.pk for c in checks], "name": "grid"},
-                            format="json")
+        response = api.post(
+            f"{V1}/evaluations/",
+            {"tasks": ids, "checks": [c.pk for c in checks], "name": "grid"},
+            format="json",
+        )
     assert response.status_code == 202, response.json()
     evaluation_id = response.json()["id"]
     body = api.get(f"{V1}/evaluations/{evaluation_id}/").json()
@@ -195,40 +238,61 @@ def test_evaluation_grid_50_tasks_x_3_checks(api, agent, member, make_check, dja
     assert results["count"] == 150 and results["results"][0]["explanation"]
 
 
-def test_evaluation_api_by_filter_and_errors(api, api_as, agent, member, viewer, outsider, checks,
-                                             django_capture_on_commit_callbacks):
+def test_evaluation_api_by_filter_and_errors(
+    api, api_as, agent, member, viewer, outsider, checks, django_capture_on_commit_callbacks
+):
     post_tasks(api, agent, [task_item(i) for i in range(10)], django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post(f"{V1}/evaluations/", {"agent": agent.pk, "filter": {"q": "c1"},
-                                                   "checks": [checks[0].pk]}, format="json")
+        response = api.post(
+            f"{V1}/evaluations/",
+            {"agent": agent.pk, "filter": {"q": "c1"}, "checks": [checks[0].pk]},
+            format="json",
+        )
     assert response.status_code == 202, response.json()
     assert response.json()["task_count"] == 2  # c1: i = 1, 8
     assert Evaluation.objects.get().status == "completed"
-    bad = api.post(f"{V1}/evaluations/", {"tasks": [1], "filter": {}, "checks": [checks[0].pk]}, format="json")
+    bad = api.post(
+        f"{V1}/evaluations/", {"tasks": [1], "filter": {}, "checks": [checks[0].pk]}, format="json"
+    )
     assert bad.status_code == 400 and "tasks" in bad.json()
     bad = api.post(f"{V1}/evaluations/", {"tasks": [999999], "checks": [checks[0].pk]}, format="json")
     assert bad.status_code == 400 and "tasks.0" in bad.json()
     some = Task.objects.values_list("pk", flat=True)[0]
-    assert api_as(viewer).post(f"{V1}/evaluations/", {"tasks": [some], "checks": [checks[0].pk]},
-                               format="json").status_code == 403
-    assert api_as(outsider).post(f"{V1}/evaluations/", {"tasks": [some], "checks": [checks[0].pk]},
-                                 format="json").status_code == 400  # their task "does not exist"
+    assert (
+        api_as(viewer)
+        .post(f"{V1}/evaluations/", {"tasks": [some], "checks": [checks[0].pk]}, format="json")
+        .status_code
+        == 403
+    )
+    assert (
+        api_as(outsider)
+        .post(f"{V1}/evaluations/", {"tasks": [some], "checks": [checks[0].pk]}, format="json")
+        .status_code
+        == 400
+    )  # their task "does not exist"
     evaluation_id = response.json()["id"]
     assert api_as(outsider).get(f"{V1}/evaluations/{evaluation_id}/").status_code == 404
     assert api_as(viewer).get(f"{V1}/evaluations/{evaluation_id}/").status_code == 200
 
 
 @pytest.mark.parametrize("n", [1, 30])
-def test_api_list_queries_do_not_grow(api, agent, member, checks, n, django_assert_max_num_queries,
-                                      django_capture_on_commit_callbacks):
+def test_api_list_queries_do_not_grow(
+    api, agent, member, checks, n, django_assert_max_num_queries, django_capture_on_commit_callbacks
+):
     from runs import monitoring
 
     for i in range(n):
-        monitoring.create_monitor(agent=agent, by=member, name=f"m{i}", checks=[c.pk for c in checks], sample_rate=1)
+        monitoring.create_monitor(
+            agent=agent, by=member, name=f"m{i}", checks=[c.pk for c in checks], sample_rate=1
+        )
     post_tasks(api, agent, [task_item(i) for i in range(n)], django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
-        monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk],
-                                     task_ids=list(Task.objects.values_list("pk", flat=True)))
+        monitoring.launch_evaluation(
+            agent=agent,
+            by=member,
+            check_ids=[checks[0].pk],
+            task_ids=list(Task.objects.values_list("pk", flat=True)),
+        )
     # token lookup + last_used update at most, count, page (+ prefetches): fixed whatever n is.
     for url, limit in ((f"{V1}/tasks/", 4), (f"{V1}/monitors/", 5), (f"{V1}/evaluations/", 5)):
         with django_assert_max_num_queries(limit):
@@ -236,9 +300,12 @@ def test_api_list_queries_do_not_grow(api, agent, member, checks, n, django_asse
 
 
 def test_ingest_rejects_text_no_database_can_store(api, agent, django_capture_on_commit_callbacks):
-    body = ('[{"external_id": "a", "completed_at": "2025-01-01T00:00:00Z", "output": "nul \\u0000 here"},'
-            ' {"external_id": "b", "completed_at": "2025-01-01T00:00:00Z", "metadata": {"k": "\\ud800"}},'
-            ' {"external_id": "c", "completed_at": "2025-01-01T00:00:00Z", "output": "a literal \\\\u0000 is fine"}]')
+    body = (
+        '[{"external_id": "a", "completed_at": "2025-01-01T00:00:00Z", "output": "nul \\u0000 here"},'
+        ' {"external_id": "b", "completed_at": "2025-01-01T00:00:00Z", "metadata": {"k": "\\ud800"}},'
+        ' {"external_id": "c", "completed_at": "2025-01-01T00:00:00Z",'
+        ' "output": "a literal \\\\u0000 is fine"}]'
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(f"{V1}/agents/{agent.pk}/tasks/", body, content_type="application/json")
     assert response.status_code == 400

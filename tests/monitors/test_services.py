@@ -35,7 +35,9 @@ def test_sampling_is_deterministic_per_monitor_and_task():
     assert first == [monitoring.sample_bucket(3, f"t{i}") for i in range(1000)]
     # Another monitor of the same agent picks a different (independent) subset.
     assert first != [monitoring.sample_bucket(4, f"t{i}") for i in range(1000)]
-    assert monitoring.rate_threshold(Decimal("0")) == 0 and monitoring.rate_threshold(Decimal("100")) == 10_000
+    assert (
+        monitoring.rate_threshold(Decimal("0")) == 0 and monitoring.rate_threshold(Decimal("100")) == 10_000
+    )
     assert all(monitoring.is_sampled(3, f"t{i}", 100) for i in range(100))
     assert not any(monitoring.is_sampled(3, f"t{i}", 0) for i in range(100))
 
@@ -43,7 +45,9 @@ def test_sampling_is_deterministic_per_monitor_and_task():
 def test_ingested_sample_over_10000_tasks_is_within_one_point_and_stable(
     agent, member, checks, django_capture_on_commit_callbacks
 ):
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="Live", checks=[checks[0].pk], sample_rate=10)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="Live", checks=[checks[0].pk], sample_rate=10
+    )
     for start in range(0, 10_000, 1000):
         items = [task_item(i) for i in range(start, start + 1000)]
         ingest(agent, member, items, django_capture_on_commit_callbacks)
@@ -60,7 +64,9 @@ def test_ingested_sample_over_10000_tasks_is_within_one_point_and_stable(
 
 
 def test_reposting_a_batch_creates_no_duplicates(agent, member, checks, django_capture_on_commit_callbacks):
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="All", checks=[c.pk for c in checks], sample_rate=100)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="All", checks=[c.pk for c in checks], sample_rate=100
+    )
     items = [task_item(i) for i in range(1000)]
     first, callbacks = ingest(agent, member, items, django_capture_on_commit_callbacks)
     assert (first.created, first.existing, len(set(first.ids))) == (1000, 0, 1000)
@@ -72,14 +78,18 @@ def test_reposting_a_batch_creates_no_duplicates(agent, member, checks, django_c
     assert (again.created, again.existing, again.ids) == (0, 1000, first.ids)
     assert callbacks == []  # nothing new, nothing to evaluate
     # A batch overlapping the first one only adds the new ids.
-    mixed, _ = ingest(agent, member, [task_item(i) for i in range(900, 1100)], django_capture_on_commit_callbacks)
+    mixed, _ = ingest(
+        agent, member, [task_item(i) for i in range(900, 1100)], django_capture_on_commit_callbacks
+    )
     assert (mixed.created, mixed.existing) == (100, 100)
     assert mixed.ids[:100] == first.ids[900:]
     assert Task.objects.filter(agent=agent).count() == 1100
     assert CheckResult.objects.filter(monitor=monitor).count() == 2200
 
 
-def test_same_external_id_in_two_agents_is_two_tasks(agent, team, admin_user, member, django_capture_on_commit_callbacks):
+def test_same_external_id_in_two_agents_is_two_tasks(
+    agent, team, admin_user, member, django_capture_on_commit_callbacks
+):
     from agents.services import create_agent
 
     other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/other")
@@ -118,7 +128,11 @@ def test_ingestion_limits_and_roles(agent, member, viewer, outsider, settings):
 
 
 def test_ingestion_keeps_evidence_as_reported(agent, member, django_capture_on_commit_callbacks):
-    items = [task_item(1, tool_calls=None), task_item(2, tool_calls=[]), task_item(3, completed_at="2025-02-01T10:00:00")]
+    items = [
+        task_item(1, tool_calls=None),
+        task_item(2, tool_calls=[]),
+        task_item(3, completed_at="2025-02-01T10:00:00"),
+    ]
     result, _ = ingest(agent, member, items, django_capture_on_commit_callbacks)
     tasks = {t.external_id: t for t in Task.objects.filter(pk__in=result.ids)}
     assert tasks["conv-1"].tool_calls is None and tasks["conv-2"].tool_calls == []
@@ -129,9 +143,18 @@ def test_ingestion_keeps_evidence_as_reported(agent, member, django_capture_on_c
 # ---------------------------------------------------------------- monitors
 
 
-def test_failures_mark_tasks_and_inactive_monitors_sample_nothing(agent, member, checks, django_capture_on_commit_callbacks):
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="Refunds", checks=[checks[1].pk], sample_rate=100)
-    ingest(agent, member, [task_item(1, output="refund done"), task_item(2, output="no")], django_capture_on_commit_callbacks)
+def test_failures_mark_tasks_and_inactive_monitors_sample_nothing(
+    agent, member, checks, django_capture_on_commit_callbacks
+):
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="Refunds", checks=[checks[1].pk], sample_rate=100
+    )
+    ingest(
+        agent,
+        member,
+        [task_item(1, output="refund done"), task_item(2, output="no")],
+        django_capture_on_commit_callbacks,
+    )
     assert dict(Task.objects.values_list("external_id", "has_failures")) == {"conv-1": False, "conv-2": True}
     monitoring.update_monitor(monitor=monitor, by=member, active=False)
     result, callbacks = ingest(agent, member, [task_item(3)], django_capture_on_commit_callbacks)
@@ -159,15 +182,27 @@ def test_monitor_validation(agent, member, checks, viewer):
         monitoring.delete_monitor(monitor=monitor, by=member)  # deleting is for admins
 
 
-def test_edited_check_shows_results_of_both_versions(agent, member, make_check, django_capture_on_commit_callbacks):
+def test_edited_check_shows_results_of_both_versions(
+    agent, member, make_check, django_capture_on_commit_callbacks
+):
     check = make_check("Mentions answer", text="answer")
     now = datetime(2025, 3, 1, 12, tzinfo=UTC)
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="Live", checks=[check.pk], sample_rate=100)
-    ingest(agent, member, [task_item(i, when=now - timedelta(hours=3) + timedelta(minutes=i)) for i in range(5)],
-           django_capture_on_commit_callbacks)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="Live", checks=[check.pk], sample_rate=100
+    )
+    ingest(
+        agent,
+        member,
+        [task_item(i, when=now - timedelta(hours=3) + timedelta(minutes=i)) for i in range(5)],
+        django_capture_on_commit_callbacks,
+    )
     edit_check(check=check, by=member, config={"text": "question"})
-    ingest(agent, member, [task_item(i, when=now - timedelta(hours=1) + timedelta(minutes=i)) for i in range(5, 9)],
-           django_capture_on_commit_callbacks)
+    ingest(
+        agent,
+        member,
+        [task_item(i, when=now - timedelta(hours=1) + timedelta(minutes=i)) for i in range(5, 9)],
+        django_capture_on_commit_callbacks,
+    )
 
     board = monitoring.monitor_dashboard(monitor, bucket="hour", days=1, now=now)
     labels = {s.label: s for s in board.series}
@@ -184,7 +219,9 @@ def test_edited_check_shows_results_of_both_versions(agent, member, make_check, 
 def test_redelivered_monitor_batch_is_harmless(agent, member, checks, django_capture_on_commit_callbacks):
     from runs.monitor_tasks import evaluate_monitor_batch
 
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="All", checks=[checks[0].pk], sample_rate=100)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="All", checks=[checks[0].pk], sample_rate=100
+    )
     result, _ = ingest(agent, member, [task_item(i) for i in range(10)], django_capture_on_commit_callbacks)
     assert evaluate_monitor_batch([(monitor.pk, result.ids)]) == 10  # evaluated again, nothing stored twice
     assert CheckResult.objects.filter(monitor=monitor).count() == 10
@@ -194,8 +231,12 @@ def test_redelivered_monitor_batch_is_harmless(agent, member, checks, django_cap
 
 
 def test_evaluation_by_filter_freezes_versions(agent, member, checks, django_capture_on_commit_callbacks):
-    ingest(agent, member, [task_item(i, output="refund" if i % 3 == 0 else "no") for i in range(12)],
-           django_capture_on_commit_callbacks)
+    ingest(
+        agent,
+        member,
+        [task_item(i, output="refund" if i % 3 == 0 else "no") for i in range(12)],
+        django_capture_on_commit_callbacks,
+    )
     with django_capture_on_commit_callbacks(execute=True):
         evaluation = monitoring.launch_evaluation(
             agent=agent, by=member, check_ids=[checks[1].pk], filters={"q": '"pro"'}, name="Pro plan"
@@ -210,16 +251,22 @@ def test_evaluation_by_filter_freezes_versions(agent, member, checks, django_cap
     assert grid.done == 6 and grid.counts[checks[1].current_version_id]["pass"] == 2  # i = 3, 9
 
 
-def test_evaluation_validation(agent, member, checks, other_team, outsider, django_capture_on_commit_callbacks):
+def test_evaluation_validation(
+    agent, member, checks, other_team, outsider, django_capture_on_commit_callbacks
+):
     result, _ = ingest(agent, member, [task_item(1)], django_capture_on_commit_callbacks)
     with pytest.raises(ValidationFailed) as exc:
         monitoring.launch_evaluation(agent=agent, by=member, check_ids=[], task_ids=result.ids)
     assert "checks" in exc.value.errors
     with pytest.raises(ValidationFailed) as exc:
-        monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk], task_ids=[*result.ids, 424242])
+        monitoring.launch_evaluation(
+            agent=agent, by=member, check_ids=[checks[0].pk], task_ids=[*result.ids, 424242]
+        )
     assert "tasks.1" in exc.value.errors
     with pytest.raises(ValidationFailed) as exc:
-        monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk], filters={"q": "nomatch"})
+        monitoring.launch_evaluation(
+            agent=agent, by=member, check_ids=[checks[0].pk], filters={"q": "nomatch"}
+        )
     assert "tasks" in exc.value.errors
     with pytest.raises(PermissionDenied):
         monitoring.launch_evaluation(agent=agent, by=outsider, check_ids=[checks[0].pk], task_ids=result.ids)
@@ -228,8 +275,9 @@ def test_evaluation_validation(agent, member, checks, other_team, outsider, djan
 def test_rerun_evaluation_skips_done_tasks(agent, member, checks, django_capture_on_commit_callbacks):
     result, _ = ingest(agent, member, [task_item(i) for i in range(4)], django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
-        evaluation = monitoring.launch_evaluation(agent=agent, by=member, check_ids=[c.pk for c in checks],
-                                                  task_ids=result.ids)
+        evaluation = monitoring.launch_evaluation(
+            agent=agent, by=member, check_ids=[c.pk for c in checks], task_ids=result.ids
+        )
     assert CheckResult.objects.filter(evaluation=evaluation).count() == 8
     Evaluation.objects.filter(pk=evaluation.pk).update(status=Evaluation.Status.RUNNING)  # a worker died
     assert monitoring.run_evaluation(evaluation_id=evaluation.pk) == 0

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
 
 import pytest
 from django.urls import reverse
@@ -31,8 +31,11 @@ class _ActiveContent(HTMLParser):
     def handle_starttag(self, tag, attrs):
         if tag == "img":
             self.found.append("img element")
-        self.found.extend(f"{tag}[{name}]" for name, _ in attrs if name.startswith("on") and "pwned" in (_ or "")
-                          or name == "onerror")
+        self.found.extend(
+            f"{tag}[{name}]"
+            for name, _ in attrs
+            if name.startswith("on") and "pwned" in (_ or "") or name == "onerror"
+        )
         self._in_script = tag == "script"
 
     def handle_endtag(self, tag):
@@ -70,8 +73,9 @@ def test_task_list_filters_and_htmx_fragment(client, member, agent, django_captu
 
 
 @pytest.mark.parametrize("n", [1, 60])
-def test_task_list_queries_do_not_grow(client, member, agent, n, django_assert_num_queries,
-                                       django_capture_on_commit_callbacks):
+def test_task_list_queries_do_not_grow(
+    client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
+):
     ingest(agent, member, [task_item(i) for i in range(n)], django_capture_on_commit_callbacks)
     client.force_login(member)
     # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
@@ -81,7 +85,9 @@ def test_task_list_queries_do_not_grow(client, member, agent, n, django_assert_n
 
 
 def test_transcript_payloads_render_inert(client, member, agent, checks, django_capture_on_commit_callbacks):
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="All", checks=[checks[1].pk], sample_rate=100)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="All", checks=[checks[1].pk], sample_rate=100
+    )
     item = task_item(1, output=XSS_IMG, tool_calls=[{"name": XSS_SCRIPT, "status": "succeeded"}])
     item["external_id"] = "evil-" + XSS_IMG
     item["messages"] = [{"role": "user", "content": XSS_SCRIPT}, {"role": "assistant", "content": XSS_IMG}]
@@ -89,7 +95,9 @@ def test_transcript_payloads_render_inert(client, member, agent, checks, django_
     result = ingest(agent, member, [item], django_capture_on_commit_callbacks)
     task = Task.objects.get(pk=result.ids[0])
     with django_capture_on_commit_callbacks(execute=True):
-        evaluation = monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[1].pk], task_ids=result.ids)
+        evaluation = monitoring.launch_evaluation(
+            agent=agent, by=member, check_ids=[checks[1].pk], task_ids=result.ids
+        )
     client.force_login(member)
     pages = [
         reverse("monitors:task-detail", args=[task.pk]),
@@ -106,7 +114,9 @@ def test_transcript_payloads_render_inert(client, member, agent, checks, django_
     assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in detail
 
 
-def test_select_tasks_choose_checks_launch_grid(client, member, agent, make_check, django_capture_on_commit_callbacks):
+def test_select_tasks_choose_checks_launch_grid(
+    client, member, agent, make_check, django_capture_on_commit_callbacks
+):
     checks = grid_checks(make_check)
     result = ingest(agent, member, grid_items(), django_capture_on_commit_callbacks)
     client.force_login(member)
@@ -129,10 +139,12 @@ def test_select_tasks_choose_checks_launch_grid(client, member, agent, make_chec
     for external_id, cells in rows:
         outcomes = tuple(re.findall(r'class="badge (\w+)"', cells))
         assert outcomes == expected_grid(int(external_id.split("-")[1])), external_id
-    assert "hx-trigger=\"every 2s\"" not in html  # finished: no polling
+    assert 'hx-trigger="every 2s"' not in html  # finished: no polling
 
 
-def test_select_all_matching_launches_over_the_filter(client, member, agent, checks, django_capture_on_commit_callbacks):
+def test_select_all_matching_launches_over_the_filter(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
     ingest(agent, member, [task_item(i) for i in range(20)], django_capture_on_commit_callbacks)
     client.force_login(member)
     params = {"all": "1", "agent": str(agent.pk), "q": '"pro"'}
@@ -144,9 +156,13 @@ def test_select_all_matching_launches_over_the_filter(client, member, agent, che
     assert evaluation.tasks.count() == 10 and evaluation.results.count() == 10
 
 
-def test_evaluation_page_polls_while_running(client, member, agent, checks, django_capture_on_commit_callbacks):
+def test_evaluation_page_polls_while_running(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
     result = ingest(agent, member, [task_item(i) for i in range(3)], django_capture_on_commit_callbacks)
-    evaluation = monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk], task_ids=result.ids)
+    evaluation = monitoring.launch_evaluation(
+        agent=agent, by=member, check_ids=[checks[0].pk], task_ids=result.ids
+    )
     # (on_commit never ran: the evaluation stays queued, as if the worker had not picked it up yet)
     client.force_login(member)
     url = reverse("monitors:evaluation-detail", args=[evaluation.pk])
@@ -156,12 +172,15 @@ def test_evaluation_page_polls_while_running(client, member, agent, checks, djan
     assert done.status_code == 286 and "3 of 3 results recorded" in done.content.decode()
 
 
-def test_viewer_cannot_launch_and_outsider_sees_nothing(client, member, viewer, outsider, agent, checks,
-                                                        django_capture_on_commit_callbacks):
+def test_viewer_cannot_launch_and_outsider_sees_nothing(
+    client, member, viewer, outsider, agent, checks, django_capture_on_commit_callbacks
+):
     result = ingest(agent, member, [task_item(1)], django_capture_on_commit_callbacks)
     monitor = monitoring.create_monitor(agent=agent, by=member, name="M", checks=[checks[0].pk])
     client.force_login(viewer)
-    response = client.post(reverse("monitors:evaluation-create"), {"task": str(result.ids[0]), "checks": str(checks[0].pk)})
+    response = client.post(
+        reverse("monitors:evaluation-create"), {"task": str(result.ids[0]), "checks": str(checks[0].pk)}
+    )
     assert response.status_code == 403 and not Evaluation.objects.exists()
     assert client.get(reverse("monitors:monitor-create")).status_code == 403
     assert client.get(reverse("monitors:monitor-detail", args=[monitor.pk])).status_code == 200
@@ -177,17 +196,31 @@ def test_monitor_create_edit_delete_pages(client, member, admin_user, agent, che
     form = client.get(reverse("monitors:monitor-create"), {"agent": agent.pk})
     html = form.content.decode()
     assert 'for="id_name"' in html and 'for="id_sample_rate"' in html and "<legend>Checks</legend>" in html
-    bad = client.post(reverse("monitors:monitor-create"), {"agent": agent.pk, "name": "x", "sample_rate": "120"})
+    bad = client.post(
+        reverse("monitors:monitor-create"), {"agent": agent.pk, "name": "x", "sample_rate": "120"}
+    )
     assert bad.status_code == 200 and "errorlist" in bad.content.decode()
-    created = client.post(reverse("monitors:monitor-create"), {
-        "agent": agent.pk, "name": "Live traffic", "sample_rate": "12.5", "checks": [checks[0].pk], "active": "on",
-    })
+    created = client.post(
+        reverse("monitors:monitor-create"),
+        {
+            "agent": agent.pk,
+            "name": "Live traffic",
+            "sample_rate": "12.5",
+            "checks": [checks[0].pk],
+            "active": "on",
+        },
+    )
     monitor = Monitor.objects.get()
     assert created.status_code == 302 and created.url == monitor.get_absolute_url()
     assert monitor.sample_rate == 12.5 and list(monitor.checks.all()) == [checks[0]]
-    client.post(reverse("monitors:monitor-edit", args=[monitor.pk]), {
-        "name": "Renamed", "sample_rate": "5", "checks": [c.pk for c in checks],
-    })
+    client.post(
+        reverse("monitors:monitor-edit", args=[monitor.pk]),
+        {
+            "name": "Renamed",
+            "sample_rate": "5",
+            "checks": [c.pk for c in checks],
+        },
+    )
     monitor.refresh_from_db()
     assert (monitor.name, monitor.active, monitor.checks.count()) == ("Renamed", False, 2)
     assert client.post(reverse("monitors:monitor-delete", args=[monitor.pk])).status_code == 403
@@ -208,8 +241,9 @@ def test_monitor_list_queries_do_not_grow(client, member, agent, checks, n, djan
 
 
 @pytest.mark.parametrize("n", [1, 12])
-def test_evaluation_list_queries_do_not_grow(client, member, agent, checks, n, django_assert_num_queries,
-                                             django_capture_on_commit_callbacks):
+def test_evaluation_list_queries_do_not_grow(
+    client, member, agent, checks, n, django_assert_num_queries, django_capture_on_commit_callbacks
+):
     result = ingest(agent, member, [task_item(i) for i in range(3)], django_capture_on_commit_callbacks)
     for _ in range(n):
         monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk], task_ids=result.ids)
@@ -219,24 +253,38 @@ def test_evaluation_list_queries_do_not_grow(client, member, agent, checks, n, d
         assert client.get(reverse("monitors:evaluation-list")).status_code == 200
 
 
-def test_monitor_page_labels_both_versions_of_an_edited_check(client, member, agent, make_check,
-                                                              django_capture_on_commit_callbacks):
+def test_monitor_page_labels_both_versions_of_an_edited_check(
+    client, member, agent, make_check, django_capture_on_commit_callbacks
+):
     check = make_check("Mentions answer", text="answer")
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="Live", checks=[check.pk], sample_rate=100)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="Live", checks=[check.pk], sample_rate=100
+    )
     now = datetime.now(UTC)
-    ingest(agent, member, [task_item(i, when=now - timedelta(hours=5)) for i in range(3)],
-           django_capture_on_commit_callbacks)
+    ingest(
+        agent,
+        member,
+        [task_item(i, when=now - timedelta(hours=5)) for i in range(3)],
+        django_capture_on_commit_callbacks,
+    )
     edit_check(check=check, by=member, config={"text": "question"})
-    ingest(agent, member, [task_item(i, output="nope", when=now - timedelta(hours=1)) for i in range(3, 5)],
-           django_capture_on_commit_callbacks)
+    ingest(
+        agent,
+        member,
+        [task_item(i, output="nope", when=now - timedelta(hours=1)) for i in range(3, 5)],
+        django_capture_on_commit_callbacks,
+    )
     client.force_login(member)
     html = client.get(reverse("monitors:monitor-detail", args=[monitor.pk])).content.decode()
     assert 'Mentions answer <span class="tag">v1</span> <span class="tag warn">earlier version</span>' in html
     assert 'Mentions answer <span class="tag">v2</span> <span class="tag">current</span>' in html
     assert '"label": "Mentions answer v1"' in html and '"label": "Mentions answer v2"' in html  # chart data
     assert "uPlot.iife.min.js" in html
-    day = client.get(reverse("monitors:monitor-detail", args=[monitor.pk]), {"bucket": "day"},
-                     headers={"HX-Request": "true"})
+    day = client.get(
+        reverse("monitors:monitor-detail", args=[monitor.pk]),
+        {"bucket": "day"},
+        headers={"HX-Request": "true"},
+    )
     assert day.content.decode().lstrip().startswith('<div id="dashboard">')
 
 
@@ -251,7 +299,7 @@ def _build_monitor_data(agent, monitor, versions, n_tasks: int, now: datetime) -
 
     pg = connection.vendor == "postgresql"
     span = 40 * 3600
-    offset = "(i * 7919) %% {span}".format(span=span)
+    offset = f"(i * 7919) %% {span}"
     if pg:
         when = f"%(now)s::timestamptz - ({offset}) * interval '1 second'"
         empty_list, empty_obj, true = "'[]'::jsonb", "'{}'::jsonb", "true"
@@ -259,10 +307,11 @@ def _build_monitor_data(agent, monitor, versions, n_tasks: int, now: datetime) -
         when = f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', %(now)s, '-' || ({offset}) || ' seconds')"
         empty_list, empty_obj, true = "'[]'", "'{}'", "1"
     now_param = now if pg else now.strftime("%Y-%m-%d %H:%M:%S")
+    version_ids = ", ".join(str(v.pk) for v in versions)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""INSERT INTO agents_task (agent_id, external_id, messages, output, metadata, completed_at, ingested_at,
-                                         sampled, has_failures)
+            f"""INSERT INTO agents_task (agent_id, external_id, messages, output, metadata, completed_at,
+                                         ingested_at, sampled, has_failures)
                 WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < %(last)s)
                 SELECT %(agent)s, 'bulk-' || i, {empty_list}, 'x', {empty_obj}, {when}, {when},
                        (i %% 10 = 0), (i %% 20 = 0)
@@ -270,25 +319,29 @@ def _build_monitor_data(agent, monitor, versions, n_tasks: int, now: datetime) -
             {"agent": agent.pk, "last": n_tasks - 1, "now": now_param},
         )
         cursor.execute(
-            f"""INSERT INTO runs_checkresult (check_version_id, task_id, monitor_id, required, outcome, expected,
-                                              actual, explanation, evidence, details, observed_at, created_at)
+            f"""INSERT INTO runs_checkresult (check_version_id, task_id, monitor_id, required, outcome,
+                                              expected, actual, explanation, evidence, details, observed_at,
+                                              created_at)
                 SELECT v.id, t.id, %(monitor)s, {true},
                        CASE (t.id + v.id) %% 5 WHEN 0 THEN 'pass' WHEN 1 THEN 'pass' WHEN 2 THEN 'fail'
                             WHEN 3 THEN 'indeterminate' ELSE 'error' END,
                        '', '', 'bulk', {empty_list}, {empty_obj}, t.completed_at, t.completed_at
                 FROM agents_task t CROSS JOIN checks_checkversion v
-                WHERE t.agent_id = %(agent)s AND t.sampled AND v.id IN ({", ".join(str(v.pk) for v in versions)})""",
+                WHERE t.agent_id = %(agent)s AND t.sampled AND v.id IN ({version_ids})""",
             {"agent": agent.pk, "monitor": monitor.pk},
         )
     assert Task.objects.filter(agent=agent).count() == n_tasks
 
 
 @pytest.mark.parametrize("n_tasks", [10, 100_000])
-def test_monitor_page_queries_are_bounded(client, member, agent, make_check, n_tasks, django_assert_num_queries):
+def test_monitor_page_queries_are_bounded(
+    client, member, agent, make_check, n_tasks, django_assert_num_queries
+):
     """100,000 tasks and 5 checks: the same queries as 10 tasks (aggregates per bucket, not rows)."""
     checks = [make_check(f"Check {i}", text=f"t{i}") for i in range(5)]
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="Big", checks=[c.pk for c in checks],
-                                        sample_rate=10)
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="Big", checks=[c.pk for c in checks], sample_rate=10
+    )
     now = datetime.now(UTC)
     _build_monitor_data(agent, monitor, [c.current_version for c in checks], n_tasks, now)
     client.force_login(member)
@@ -299,5 +352,5 @@ def test_monitor_page_queries_are_bounded(client, member, agent, make_check, n_t
     html = response.content.decode()
     assert response.status_code == 200
     if n_tasks == 100_000:
-        assert f"<span class=\"v\">{n_tasks}</span>" in html
-        assert "<span class=\"v\">10000</span>" in html  # evaluated
+        assert f'<span class="v">{n_tasks}</span>' in html
+        assert '<span class="v">10000</span>' in html  # evaluated

@@ -21,12 +21,20 @@ from runs import monitoring
 
 
 class Command(BaseCommand):
-    help = "Delete tasks completed more than --days ago (default EVALCONSOLE_TASK_RETENTION_DAYS), in batches."
+    help = (
+        "Delete tasks completed more than --days ago (default EVALCONSOLE_TASK_RETENTION_DAYS), in batches."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--days", type=int, default=None,
-                            help=f"Keep this many days (default {settings.EVALCONSOLE_TASK_RETENTION_DAYS}).")
-        parser.add_argument("--batch-size", type=int, default=1000, help="Tasks per transaction (default 1000).")
+        parser.add_argument(
+            "--days",
+            type=int,
+            default=None,
+            help=f"Keep this many days (default {settings.EVALCONSOLE_TASK_RETENTION_DAYS}).",
+        )
+        parser.add_argument(
+            "--batch-size", type=int, default=1000, help="Tasks per transaction (default 1000)."
+        )
         parser.add_argument("--dry-run", action="store_true", help="Only count what would be deleted.")
 
     def handle(self, *args, days, batch_size, dry_run, **options):
@@ -38,7 +46,9 @@ class Command(BaseCommand):
         if dry_run:
             cutoff = timezone.now() - timedelta(days=days)
             count = Task.objects.filter(completed_at__lt=cutoff).count()
-            self.stdout.write(f"{count} task(s) completed before {cutoff:%Y-%m-%d %H:%M} UTC would be deleted.")
+            self.stdout.write(
+                f"{count} task(s) completed before {cutoff:%Y-%m-%d %H:%M} UTC would be deleted."
+            )
             return
 
         def progress(done: int) -> None:
