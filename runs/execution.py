@@ -199,7 +199,7 @@ async def execute_sample(
         attempts=attempts,
         results=results,
         saw_429=any(a.get("status_code") == 429 for a in attempts),
-        succeeded=True,
+        grow_window=sample.windowed,
     )
 
 

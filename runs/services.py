@@ -364,6 +364,7 @@ class ClaimedSample:
     claim: str
     executions: int
     previous_attempts: list
+    windowed: bool = False  # the agent's AIMD window was below its cap when claimed
 
 
 @dataclass
@@ -446,12 +447,13 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
     for agent_id in agent_ids:
         if left <= 0:
             break
-        # Cheap unlocked look first: an agent already at its cap costs no write lock.
-        cap_row = (
-            Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
-        )
-        if cap_row is None or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row):
-            continue
+        if connection.vendor == "sqlite":
+            # A cheap unlocked look first: on SQLite the transaction below locks the whole database.
+            cap_row = (
+                Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
+            )
+            if cap_row is None or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row):
+                continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
         with transaction.atomic():
             agent = Agent.objects.select_for_update().get(pk=agent_id)
@@ -494,6 +496,7 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
                     claim=token,
                     executions=executions,
                     previous_attempts=list(attempts or []),
+                    windowed=agent.concurrency_window is not None,
                 )
             )
             claimed_runs.add(run_id)
@@ -552,7 +555,7 @@ class SampleWrite:
     )  # {"check_version_id", "required", outcome, expected, ...}
     requeue_at: datetime | None = None  # set: put the sample back in the queue until then (429s)
     saw_429: bool = False
-    succeeded: bool = False
+    grow_window: bool = False  # a success while the agent's window was shrunk: grow it (AIMD)
 
 
 def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
@@ -662,7 +665,7 @@ def _adapt_windows(items: Sequence[SampleWrite], written: Sequence[bool]) -> Non
             continue
         if item.saw_429:
             shrink.add(item.agent_id)
-        elif item.succeeded:
+        elif item.grow_window:
             grow[item.agent_id] = grow.get(item.agent_id, 0) + 1
     for agent_id in shrink:
         limiter.shrink_window(agent_id)

@@ -205,3 +205,13 @@ def test_transient_database_errors_do_not_lose_results(make_test, member, fake, 
     assert (run.status, run.done_samples, report.written) == ("completed", 3, 3)
     assert any("database is locked" in e for e in report.errors)
     assert set(run.samples.values_list("executions", flat=True)) == {1}
+
+
+def test_successes_grow_a_shrunk_window_back(make_test, member, fake, live_agent):
+    live_agent.concurrency_window = 2.0
+    live_agent.save()
+    run = _run(make_test(scenarios=[ORDER], samples=4), member)
+    assert run.result == "pass"
+    live_agent.refresh_from_db()
+    assert 2.0 < live_agent.concurrency_window < 4.0  # additive: about +1 per window's worth of successes
+    assert fake.stats()["max_in_flight"] <= 2  # the shrunk window held while it was 2
