@@ -305,6 +305,7 @@ class _Drain:
         last_claim = 0.0
         claimed_last = True
         queued_left = True
+        poll = self.poll_s
         while True:
             now = time.monotonic()
             elapsed = now - start
@@ -315,7 +316,7 @@ class _Drain:
                 last_work = time.monotonic()
                 claimed_last = True
             free = self.capacity - len(self.inflight)
-            if claiming and free > 0 and (claimed_last or now - last_claim >= self.poll_s):
+            if claiming and free > 0 and (claimed_last or now - last_claim >= poll):
                 claim = await self._step(
                     "claim samples",
                     self.db,
@@ -328,6 +329,9 @@ class _Drain:
                 claimed_last = bool(claim and claim.samples)
                 if claim is not None:
                     queued_left = claim.queued_left
+                    # At an agent's cap, our own finished calls trigger the next claim anyway: look
+                    # for slots freed by other workers less often.
+                    poll = self.poll_s * 5 if claim.capped and not claimed_last else self.poll_s
                 if claimed_last:
                     last_work = last_claim
                     self._start(claim)

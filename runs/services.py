@@ -373,6 +373,7 @@ class Claim:
     agents: dict[int, Agent] = field(default_factory=dict)  # rows read under the claim (fresh targets)
     plans: dict[int, RunPlan] = field(default_factory=dict)  # for runs not in `known_runs`
     queued_left: bool = False  # queued samples exist (claimable now or later)
+    capped: bool = False  # an agent with claimable samples was at its cap
 
 
 def worker_name() -> str:
@@ -453,6 +454,7 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
                 Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
             )
             if cap_row is None or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row):
+                result.capped = True
                 continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
         with transaction.atomic():
@@ -462,6 +464,7 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
             )
             take = min(free, left)
             if take <= 0:
+                result.capped = result.capped or free <= 0
                 continue
             ids = list(
                 Sample.objects.filter(_claimable(now), run__agent_id=agent_id)
