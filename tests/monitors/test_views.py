@@ -354,3 +354,34 @@ def test_monitor_page_queries_are_bounded(
     if n_tasks == 100_000:
         assert f'<span class="v">{n_tasks}</span>' in html
         assert '<span class="v">10000</span>' in html  # evaluated
+
+
+def test_select_all_matching_keeps_the_time_range(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
+    ingest(agent, member, [task_item(i) for i in range(10)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    listing = client.get(
+        reverse("monitors:task-list"), {"agent": agent.pk, "completed_after": "2025-01-01T00:05"}
+    )
+    html = listing.content.decode()
+    assert "5</strong> matching tasks" in html
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', html))
+    assert hidden["completed_after"].startswith("2025-01-01T00:05:00")
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1", **hidden})
+    assert "Evaluate 5 tasks" in picker.content.decode()
+
+
+def test_monitor_form_reloads_checks_for_the_chosen_agent(client, member, admin_user, team, agent, checks):
+    from agents.services import create_agent
+    from checks.services import create_check
+
+    other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/other")
+    create_check(agent=other, by=member, name="Other check", kind="text_includes", config={"text": "x"})
+    client.force_login(member)
+    fragment = client.get(
+        reverse("monitors:monitor-create"), {"agent": other.pk}, headers={"HX-Request": "true"}
+    )
+    html = fragment.content.decode()
+    assert html.lstrip().startswith('<form id="monitor-form"') and "Other check" in html
+    assert "Says answer" not in html
