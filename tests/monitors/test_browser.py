@@ -1,0 +1,80 @@
+"""The monitor chart and the select -> choose checks -> grid flow in a real Chromium, by keyboard."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from runs import monitoring
+from tests.monitors.conftest import task_item
+
+CHROMIUM = os.environ.get("EVALCONSOLE_CHROMIUM", "/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    args = [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+    ]
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": args}
+
+
+def login(page: Page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", f"pw-{username}")
+    page.press("input[name=password]", "Enter")
+    page.wait_for_load_state()
+
+
+def test_monitor_chart_and_keyboard_evaluation_flow(page: Page, live_server, member, agent, make_check):
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("dialog", lambda dialog: (errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    check = make_check("Mentions answer", text="answer")
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="Live", checks=[check.pk], sample_rate=100
+    )
+    now = datetime.now(UTC)
+    items = [
+        task_item(i, when=now - timedelta(hours=i % 5), output="answer" if i % 3 else "nope")
+        for i in range(12)
+    ]
+    monitoring.ingest_tasks(agent=agent, by=member, items=items)  # evaluated synchronously (test settings)
+    login(page, live_server, member.username)
+
+    page.goto(f"{live_server.url}{monitor.get_absolute_url()}")
+    expect(page.locator("#monitor-chart canvas")).to_have_count(1)  # uPlot drew from the vendored file
+    expect(page.locator(".u-legend")).to_contain_text("Mentions answer v1")
+    page.get_by_role("link", name="Daily").focus()
+    page.keyboard.press("Enter")  # HTMX swaps the dashboard; the chart is drawn again
+    expect(page).to_have_url(f"{live_server.url}{monitor.get_absolute_url()}?bucket=day")
+    expect(page.locator("#monitor-chart canvas")).to_have_count(1)
+
+    page.goto(f"{live_server.url}/tasks/")
+    for i in range(3):
+        page.locator("#task-results tbody input[type=checkbox]").nth(i).focus()
+        page.keyboard.press("Space")
+    page.get_by_role("button", name="Choose checks…").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Evaluate 3 tasks of Support bot")
+    page.get_by_label("Mentions answer (v1, text_includes)").focus()
+    page.keyboard.press("Space")
+    page.get_by_role("button", name="Launch evaluation").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("3 of 3 results recorded")).to_be_visible()
+    expect(page.locator("table.grid tbody .badge")).to_have_count(3)
+    assert errors == []
