@@ -35,8 +35,11 @@ up: demo
 	@$(PY) manage.py collectstatic --no-input -v 0 >/dev/null 2>&1 || true
 	@PY=$(PY) PORT=$(PORT) DEMO_AGENT_PORT=$(DEMO_AGENT_PORT) bash scripts/up.sh
 
+# Two processes for everything but the browser tests; then the browser tests on their own, because
+# Playwright's sync API keeps an event loop running in the main thread that later asyncio tests trip on.
 test: install
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 -m "not browser" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m browser $(PYTEST_ARGS)
 
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run
