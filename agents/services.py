@@ -114,10 +114,13 @@ def create_agent(
         model_name=model_name or "", description=description or "",
     )
     agent.set_headers(dict(headers or {}))
-    with transaction.atomic():
-        agent.save()
-        if nodes:
-            _set_nodes(agent, nodes)
+    try:
+        with transaction.atomic():
+            agent.save()
+            if nodes:
+                _set_nodes(agent, nodes)
+    except IntegrityError as exc:  # another request registered the same name since the check above
+        raise ValidationFailed(f"this team already has an agent called {agent.name!r}", field="name") from exc
     return agent
 
 
@@ -149,7 +152,7 @@ def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, 
             if nodes is not None:
                 _set_nodes(agent, nodes)
     except IntegrityError as exc:  # a concurrent rename
-        raise ValidationFailed(f"could not save: {exc}", field="name") from exc
+        raise ValidationFailed(f"this team already has an agent called {agent.name!r}", field="name") from exc
     return agent
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Agent, Role
@@ -144,7 +144,11 @@ def create_test_set(*, agent: Agent, by, name: str, description: str = "") -> Te
         raise ValidationFailed("at most 200 characters", field="name")
     if TestSet.objects.filter(agent=agent, name=name).exists():
         raise ValidationFailed(f"{agent} already has a test set called {name!r}", field="name")
-    return TestSet.objects.create(agent=agent, name=name, description=description or "")
+    try:
+        with transaction.atomic():
+            return TestSet.objects.create(agent=agent, name=name, description=description or "")
+    except IntegrityError as exc:  # another request created the same name since the check above
+        raise ValidationFailed(f"{agent} already has a test set called {name!r}", field="name") from exc
 
 
 def update_test_set(*, test_set: TestSet, by, name: str | None = None, description: str | None = None) -> TestSet:
@@ -165,7 +169,13 @@ def update_test_set(*, test_set: TestSet, by, name: str | None = None, descripti
         test_set.description = description
         fields.append("description")
     if fields:
-        test_set.save(update_fields=fields)
+        try:
+            with transaction.atomic():
+                test_set.save(update_fields=fields)
+        except IntegrityError as exc:  # a concurrent rename to the same name
+            raise ValidationFailed(
+                f"{test_set.agent} already has a test set called {test_set.name!r}", field="name"
+            ) from exc
     return test_set
 
 
