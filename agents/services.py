@@ -120,7 +120,8 @@ def create_agent(
             if nodes:
                 _set_nodes(agent, nodes)
     except IntegrityError as exc:  # another request registered the same name since the check above
-        raise ValidationFailed(f"this team already has an agent called {agent.name!r}", field="name") from exc
+        message = f"this team already has an agent called {agent.name!r}"
+        raise ValidationFailed(message, field="name") from exc
     return agent
 
 
@@ -152,7 +153,8 @@ def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, 
             if nodes is not None:
                 _set_nodes(agent, nodes)
     except IntegrityError as exc:  # a concurrent rename
-        raise ValidationFailed(f"this team already has an agent called {agent.name!r}", field="name") from exc
+        message = f"this team already has an agent called {agent.name!r}"
+        raise ValidationFailed(message, field="name") from exc
     return agent
 
 

@@ -37,7 +37,10 @@ def concurrent_insert(model, make_row):
 
 
 def test_create_agent_race_on_name_is_a_field_error(team, admin_user):
-    with concurrent_insert(Agent, lambda a: Agent(team=a.team, name=a.name, endpoint_url=a.endpoint_url)) as fired:
+    def duplicate(a):
+        return Agent(team=a.team, name=a.name, endpoint_url=a.endpoint_url)
+
+    with concurrent_insert(Agent, duplicate) as fired:
         with pytest.raises(ValidationFailed) as exc:
             create_agent(team=team, by=admin_user, name="Bot", endpoint_url="http://127.0.0.1:9/")
     assert fired
