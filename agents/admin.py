@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 
 from agents.models import Agent, Membership, Node, Task, Team
@@ -32,14 +33,45 @@ class NodeInline(admin.TabularInline):
     extra = 0
 
 
+class AgentAdminForm(forms.ModelForm):
+    class Meta:
+        model = Agent
+        fields = "__all__"
+
+    def clean(self):
+        # The service's rules (URL scheme, timeout and retry ranges...) as field errors, not a 500.
+        from agents import services
+
+        data = super().clean()
+        names = ("name", "endpoint_url", "timeout_s", "retries", "max_concurrency")
+        checked = {f: data[f] for f in names if f in data}
+        for field, message in services._validate_fields(checked).items():
+            self.add_error(field if field in self.fields else None, message)
+        return data
+
+
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
+    form = AgentAdminForm
     list_display = ["name", "team", "kind", "protocol", "endpoint_url", "max_concurrency", "archived_at"]
     list_filter = ["team", "kind", "protocol"]
     search_fields = ["name", "endpoint_url", "team__name"]
     list_select_related = ["team"]
-    readonly_fields = ["header_names", "created_at", "updated_at"]
+    # Archiving goes through the action (agents.services.archive_agent); an agent never changes team.
+    readonly_fields = ["header_names", "archived_at", "created_at", "updated_at"]
     inlines = [NodeInline]
+    actions = ["archive"]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "team"] if obj is not None else fields
+
+    @admin.action(description="Archive selected agents")
+    def archive(self, request, queryset):
+        from agents import services
+
+        for agent in queryset:
+            services.archive_agent(agent=agent, by=None)
 
     def save_model(self, request, obj, form, change):
         from agents import services

@@ -47,6 +47,23 @@ class CheckAdminForm(forms.ModelForm):
             self.fields["config"].initial = self.instance.current_version.config
             self.fields["agent"].disabled = True
 
+    def clean(self):
+        # The service's own rules, reported on the form: a bad config is a field error, not a 500.
+        data = super().clean()
+        if self.instance.pk and self.instance.archived_at is not None:
+            raise forms.ValidationError("This check is archived; restore it before editing.")
+        if self.errors:
+            return data
+        try:
+            services.validate_check(
+                name=data.get("name"), kind=data.get("kind"), config=data.get("config") or {}
+            )
+        except DomainError as exc:
+            for key, message in exc.errors.items():
+                field = key.partition(".")[0]
+                self.add_error(field if field in self.fields else None, f"{key}: {message}")
+        return data
+
 
 class CheckVersionInline(admin.TabularInline):
     model = CheckVersion
