@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import admin
 
 from agents.models import Agent, Membership, Node, Task, Team
+from evalconsole.admin_scope import TeamScopedAdmin, actor
 
 
 class MembershipInline(admin.TabularInline):
@@ -13,15 +14,19 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(TeamScopedAdmin):
+    team_path = ""
     list_display = ["name", "slug", "judge_monthly_token_budget", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
 
+    def has_add_permission(self, request):
+        return request.user.is_superuser and super().has_add_permission(request)
+
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TeamScopedAdmin):
     list_display = ["user", "team", "role", "created_at"]
     list_filter = ["role", "team"]
     search_fields = ["user__username", "team__name"]
@@ -51,7 +56,7 @@ class AgentAdminForm(forms.ModelForm):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(TeamScopedAdmin):
     form = AgentAdminForm
     list_display = ["name", "team", "kind", "protocol", "endpoint_url", "max_concurrency", "archived_at"]
     list_filter = ["team", "kind", "protocol"]
@@ -71,17 +76,18 @@ class AgentAdmin(admin.ModelAdmin):
         from agents import services
 
         for agent in queryset:
-            services.archive_agent(agent=agent, by=None)
+            services.archive_agent(agent=agent, by=actor(request))
 
     def save_model(self, request, obj, form, change):
         from agents import services
 
         fields = {f: form.cleaned_data[f] for f in form.changed_data if f in form.cleaned_data}
         if change:
-            services.update_agent(agent=obj, by=None, **{k: v for k, v in fields.items() if k != "team"})
+            changes = {k: v for k, v in fields.items() if k != "team"}
+            services.update_agent(agent=obj, by=actor(request), **changes)
         else:
             created = services.create_agent(
-                team=obj.team, by=None, name=obj.name, endpoint_url=obj.endpoint_url, kind=obj.kind,
+                team=obj.team, by=actor(request), name=obj.name, endpoint_url=obj.endpoint_url, kind=obj.kind,
                 protocol=obj.protocol, timeout_s=obj.timeout_s, retries=obj.retries,
                 max_concurrency=obj.max_concurrency, model_name=obj.model_name, description=obj.description,
             )
@@ -90,7 +96,8 @@ class AgentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Node)
-class NodeAdmin(admin.ModelAdmin):
+class NodeAdmin(TeamScopedAdmin):
+    team_path = "agent__team"
     list_display = ["name", "agent", "kind"]
     list_filter = ["kind", "agent__team"]
     search_fields = ["name", "agent__name"]
@@ -98,7 +105,8 @@ class NodeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(TeamScopedAdmin):
+    team_path = "agent__team"
     list_display = ["external_id", "agent", "completed_at", "sampled", "has_failures"]
     list_filter = ["sampled", "has_failures", "agent__team", "agent"]
     search_fields = ["external_id", "output"]

@@ -6,10 +6,11 @@ from django.db.models import Count
 
 from checks import kinds, services
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from evalconsole.admin_scope import TeamScopedAdmin, actor
 from evalconsole.errors import DomainError
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(TeamScopedAdmin):
     """Versions are frozen: admins can look, never change."""
 
     def has_add_permission(self, request, obj=None):
@@ -78,7 +79,8 @@ class CheckVersionInline(admin.TabularInline):
 
 
 @admin.register(Check)
-class CheckAdmin(admin.ModelAdmin):
+class CheckAdmin(TeamScopedAdmin):
+    team_path = "agent__team"
     form = CheckAdminForm
     list_display = ["name", "kind", "agent", "version", "n_tests", "n_monitors", "archived_at", "updated_at"]
     list_filter = ["kind", UsageFilter, ("archived_at", admin.EmptyFieldListFilter), "agent__team", "agent"]
@@ -106,11 +108,11 @@ class CheckAdmin(admin.ModelAdmin):
         data = form.cleaned_data
         try:
             if change:
-                saved = services.edit_check(check=obj, by=None, name=data["name"], kind=data["kind"],
-                                            config=data.get("config") or {})
+                saved = services.edit_check(check=obj, by=actor(request), name=data["name"],
+                                            kind=data["kind"], config=data.get("config") or {})
             else:
-                saved = services.create_check(agent=data["agent"], by=None, name=data["name"], kind=data["kind"],
-                                              config=data.get("config") or {})
+                saved = services.create_check(agent=data["agent"], by=actor(request), name=data["name"],
+                                              kind=data["kind"], config=data.get("config") or {})
         except DomainError as exc:
             self.message_user(request, f"Not saved: {exc}", level=messages.ERROR)
             raise
@@ -123,16 +125,17 @@ class CheckAdmin(admin.ModelAdmin):
     @admin.action(description="Archive selected checks")
     def archive(self, request, queryset):
         for check in queryset:
-            services.archive_check(check=check, by=None)
+            services.archive_check(check=check, by=actor(request))
 
     @admin.action(description="Restore selected checks")
     def restore(self, request, queryset):
         for check in queryset:
-            services.archive_check(check=check, by=None, archived=False)
+            services.archive_check(check=check, by=actor(request), archived=False)
 
 
 @admin.register(CheckVersion)
 class CheckVersionAdmin(ReadOnlyAdmin):
+    team_path = "parent__agent__team"
     list_display = ["name", "number", "kind", "parent", "created_by", "created_at"]
     list_filter = ["kind", "parent__agent__team"]
     search_fields = ["name", "parent__name"]
@@ -140,7 +143,8 @@ class CheckVersionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TestSet)
-class TestSetAdmin(admin.ModelAdmin):
+class TestSetAdmin(TeamScopedAdmin):
+    team_path = "agent__team"
     list_display = ["name", "agent", "created_at", "archived_at"]
     list_filter = ["agent__team", "agent"]
     search_fields = ["name", "agent__name"]
@@ -159,7 +163,8 @@ class TestCheckInline(admin.TabularInline):
 
 
 @admin.register(Test)
-class TestAdmin(admin.ModelAdmin):
+class TestAdmin(TeamScopedAdmin):
+    team_path = "test_set__agent__team"
     list_display = ["name", "test_set", "version", "updated_at", "archived_at"]
     list_filter = ["test_set__agent__team", "test_set"]
     search_fields = ["name", "test_set__name"]
@@ -170,11 +175,12 @@ class TestAdmin(admin.ModelAdmin):
         return False  # tests are built in the test builder or over the API (scenarios, checks, limits)
 
     def save_model(self, request, obj, form, change):
-        services.edit_test(test=obj, by=None, name=form.cleaned_data["name"])
+        services.edit_test(test=obj, by=actor(request), name=form.cleaned_data["name"])
 
 
 @admin.register(TestVersion)
 class TestVersionAdmin(ReadOnlyAdmin):
+    team_path = "test__test_set__agent__team"
     list_display = ["name", "number", "test", "samples_per_scenario", "required_pass_rate", "created_at"]
     list_filter = ["test__test_set__agent__team"]
     search_fields = ["name", "test__name"]

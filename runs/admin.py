@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from evalconsole.admin_scope import TeamScopedAdmin
 from runs.models import CheckResult, Evaluation, Monitor, Run, RunCheck, Sample
 
 
@@ -21,7 +22,8 @@ class RunCheckInline(ReadOnlyMixin, admin.TabularInline):
 
 
 @admin.register(Run)
-class RunAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class RunAdmin(ReadOnlyMixin, TeamScopedAdmin):
+    team_path = "agent__team"
     list_display = ["id", "test_version", "agent", "status", "result", "done_samples", "total_samples", "created_at"]
     list_filter = ["status", "result", "agent__team", "agent"]
     search_fields = ["test__name", "agent__name"]
@@ -31,7 +33,8 @@ class RunAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(Sample)
-class SampleAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class SampleAdmin(ReadOnlyMixin, TeamScopedAdmin):
+    team_path = "run__agent__team"
     list_display = ["id", "run", "scenario_index", "sample_index", "status", "outcome", "latency_ms"]
     list_filter = ["status", "outcome"]
     search_fields = ["output", "error"]
@@ -39,7 +42,8 @@ class SampleAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(CheckResult)
-class CheckResultAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class CheckResultAdmin(ReadOnlyMixin, TeamScopedAdmin):
+    team_path = "check_version__parent__agent__team"
     list_display = ["id", "check_version", "outcome", "sample", "task", "monitor", "evaluation", "created_at"]
     list_filter = ["outcome", "check_version__kind"]
     search_fields = ["explanation", "check_version__name"]
@@ -47,7 +51,8 @@ class CheckResultAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(Monitor)
-class MonitorAdmin(admin.ModelAdmin):
+class MonitorAdmin(TeamScopedAdmin):
+    team_path = "agent__team"
     list_display = ["name", "agent", "sample_rate", "active", "created_at"]
     list_filter = ["active", "agent__team"]
     search_fields = ["name", "agent__name"]
@@ -56,7 +61,8 @@ class MonitorAdmin(admin.ModelAdmin):
 
 
 @admin.register(Evaluation)
-class EvaluationAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class EvaluationAdmin(ReadOnlyMixin, TeamScopedAdmin):
+    team_path = "agent__team"
     list_display = ["id", "name", "agent", "status", "created_at", "finished_at"]
     list_filter = ["status", "agent__team"]
     search_fields = ["name"]

@@ -90,3 +90,114 @@ def test_admin_archive_action_goes_through_the_service(root_client, agent):
     )
     assert response.status_code == 302
     assert Agent.objects.get(pk=agent.pk).archived_at is not None
+
+
+# ---------------------------------------------------------------- staff who are not superusers
+
+
+@pytest.fixture
+def staff(outsider):
+    """Admin of another team with every Django model permission, but not a superuser."""
+    from django.contrib.auth.models import Permission
+
+    outsider.is_staff = True
+    outsider.save()
+    outsider.user_permissions.set(Permission.objects.all())
+    return outsider
+
+
+@pytest.fixture
+def staff_client(client, staff):
+    client.raise_request_exception = False
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def populated(agent, member, test_set):
+    """One object of most models in `team` (Acme), which the staff user is not part of."""
+    from agents.models import Node, Task
+    from checks import services
+    from evalconsole.services import issue_token
+
+    check = services.create_check(agent=agent, by=member, name="Acme greets", kind="text_includes",
+                                  config={"text": "hi"})
+    services.create_test(test_set=test_set, by=member, name="Acme test", scenarios=["hi"],
+                         checks=[{"check": check.pk}])
+    Node.objects.create(agent=agent, name="acme-node")
+    Task.objects.create(agent=agent, external_id="acme-task", completed_at="2024-01-01T00:00:00Z")
+    issue_token(user=member, name="acme-token")
+    return check
+
+
+def test_every_admin_list_works_and_shows_staff_nothing_of_another_team(
+    staff_client, root_client_for_lists, populated
+):
+    from django.contrib import admin
+
+    for model, model_admin in admin.site._registry.items():
+        url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+        assert root_client_for_lists.get(url).status_code == 200, url
+        response = staff_client.get(url)
+        assert response.status_code == 200, url
+        assert "Acme" not in response.content.decode(), url  # neither rows nor filter choices
+        assert "acme-" not in response.content.decode(), url
+
+
+@pytest.fixture
+def root_client_for_lists(superuser):
+    from django.test import Client
+
+    client = Client(raise_request_exception=False)
+    client.force_login(superuser)
+    return client
+
+
+def test_staff_cannot_open_or_archive_another_teams_agent(staff_client, agent):
+    assert staff_client.get(f"/admin/agents/agent/{agent.pk}/change/").status_code == 302  # "does not exist"
+    staff_client.post("/admin/agents/agent/", {"action": "archive", "_selected_action": [agent.pk]})
+    assert Agent.objects.get(pk=agent.pk).archived_at is None
+
+
+def test_staff_cannot_make_themselves_a_member_of_another_team(staff_client, staff, team):
+    from agents.models import Membership
+
+    response = staff_client.post(
+        "/admin/agents/membership/add/", {"team": team.pk, "user": staff.pk, "role": "admin"}
+    )
+    assert response.status_code == 200  # the form refuses the team: not one of the choices
+    assert not Membership.objects.filter(team=team, user=staff).exists()
+
+
+def test_staff_cannot_add_a_check_to_another_teams_agent(staff_client, agent):
+    response = staff_client.post(
+        "/admin/checks/check/add/",
+        {"agent": agent.pk, "name": "Mine now", "kind": "text_includes", "config": '{"text": "x"}',
+         "versions-TOTAL_FORMS": 0, "versions-INITIAL_FORMS": 0},
+    )
+    assert response.status_code == 200
+    assert not Check.objects.filter(agent=agent).exists()
+
+
+def test_staff_acts_as_themselves_in_their_own_team(staff_client, staff, other_team):
+    from agents.services import create_agent
+
+    theirs = create_agent(team=other_team, by=staff, name="Globex bot", endpoint_url="http://127.0.0.1:9/")
+    response = staff_client.post("/admin/agents/agent/", {"action": "archive", "_selected_action": [theirs.pk]})
+    assert response.status_code == 302
+    assert Agent.objects.get(pk=theirs.pk).archived_at is not None
+
+
+def test_admin_token_cannot_be_unrevoked_or_given_to_someone_else(root_client, member, superuser):
+    from evalconsole.models import ApiToken
+    from evalconsole.services import issue_token, revoke_token
+
+    token = revoke_token(token=issue_token(user=member, name="ci").token, by=None)
+    response = root_client.post(
+        f"/admin/evalconsole/apitoken/{token.pk}/change/",
+        {"name": "ci", "user": superuser.pk, "can_write": "on", "revoked_at_0": "", "revoked_at_1": ""},
+    )
+    assert response.status_code == 302
+    saved = ApiToken.objects.get(pk=token.pk)
+    assert saved.user_id == member.pk
+    assert saved.revoked_at is not None
