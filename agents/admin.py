@@ -34,8 +34,18 @@ class MembershipAdmin(TeamScopedAdmin):
 
 
 class NodeInline(admin.TabularInline):
+    """Shown, not edited here: nodes are written with their agent (agents.services, pages and API)."""
+
     model = Node
     extra = 0
+    fields = readonly_fields = ["name", "kind"]
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 class AgentAdminForm(forms.ModelForm):
@@ -98,6 +108,16 @@ class AgentAdmin(TeamScopedAdmin):
 @admin.register(Node)
 class NodeAdmin(TeamScopedAdmin):
     team_path = "agent__team"
+
+    # Read-only: a workforce's nodes are replaced as a list by agents.services.update_agent.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
     list_display = ["name", "agent", "kind"]
     list_filter = ["kind", "agent__team"]
     search_fields = ["name", "agent__name"]
@@ -107,6 +127,13 @@ class NodeAdmin(TeamScopedAdmin):
 @admin.register(Task)
 class TaskAdmin(TeamScopedAdmin):
     team_path = "agent__team"
+
+    # Ingested evidence (runs.monitoring.ingest_tasks): results were computed on it, so it is not edited.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
     list_display = ["external_id", "agent", "completed_at", "sampled", "has_failures"]
     list_filter = ["sampled", "has_failures", "agent__team", "agent"]
     search_fields = ["external_id", "output"]

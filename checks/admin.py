@@ -149,6 +149,36 @@ class TestSetAdmin(TeamScopedAdmin):
     list_filter = ["agent__team", "agent"]
     search_fields = ["name", "agent__name"]
     list_select_related = ["agent"]
+    readonly_fields = ["archived_at"]  # archive and restore are the actions (checks.services)
+    actions = ["archive", "restore"]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "agent"] if obj is not None else fields  # its tests use this agent's checks
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if change:
+            services.update_test_set(
+                test_set=obj, by=actor(request), name=data["name"], description=data.get("description", "")
+            )
+        else:
+            created = services.create_test_set(
+                agent=data["agent"], by=actor(request), name=data["name"],
+                description=data.get("description", ""),
+            )
+            obj.pk = created.pk
+            obj._state.adding = False
+
+    @admin.action(description="Archive selected test sets")
+    def archive(self, request, queryset):
+        for test_set in queryset:
+            services.archive_test_set(test_set=test_set, by=actor(request))
+
+    @admin.action(description="Restore selected test sets")
+    def restore(self, request, queryset):
+        for test_set in queryset:
+            services.archive_test_set(test_set=test_set, by=actor(request), archived=False)
 
 
 class TestCheckInline(admin.TabularInline):

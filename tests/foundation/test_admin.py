@@ -201,3 +201,84 @@ def test_admin_token_cannot_be_unrevoked_or_given_to_someone_else(root_client, m
     saved = ApiToken.objects.get(pk=token.pk)
     assert saved.user_id == member.pk
     assert saved.revoked_at is not None
+
+
+# ---------------------------------------------------------------- writes through the services
+
+
+def test_admin_monitor_refuses_a_check_of_another_agent(root_client, agent, team, admin_user, member):
+    from agents.services import create_agent
+    from checks import services
+    from runs.models import Monitor
+
+    other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/")
+    foreign = services.create_check(agent=other, by=member, name="Other's", kind="text_includes",
+                                    config={"text": "x"})
+    response = root_client.post(
+        "/admin/runs/monitor/add/",
+        {"agent": agent.pk, "name": "Live", "checks": [foreign.pk], "sample_rate": "10", "active": "on"},
+    )
+    assert response.status_code == 200
+    assert "not in Support bot" in response.content.decode()
+    assert not Monitor.objects.exists()
+
+
+def test_admin_monitor_refuses_a_rate_over_100(root_client, agent):
+    from runs.models import Monitor
+
+    response = root_client.post(
+        "/admin/runs/monitor/add/", {"agent": agent.pk, "name": "Live", "sample_rate": "250", "active": "on"}
+    )
+    assert response.status_code == 200
+    assert "between 0 and 100" in response.content.decode()
+    assert not Monitor.objects.exists()
+
+
+def test_admin_monitor_is_created_by_the_service(root_client, agent, populated, superuser):
+    from runs.models import Monitor
+
+    response = root_client.post(
+        "/admin/runs/monitor/add/",
+        {"agent": agent.pk, "name": "Live", "checks": [populated.pk], "sample_rate": "12.5", "active": "on"},
+    )
+    assert response.status_code == 302
+    monitor = Monitor.objects.get()
+    assert (monitor.name, str(monitor.sample_rate), list(monitor.checks.all())) == ("Live", "12.50", [populated])
+
+
+def test_admin_test_set_cannot_move_to_another_agent_and_archives_through_the_action(
+    root_client, test_set, team, admin_user
+):
+    from agents.services import create_agent
+    from checks.models import TestSet
+
+    other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/")
+    response = root_client.post(
+        f"/admin/checks/testset/{test_set.pk}/change/",
+        {"agent": other.pk, "name": "Orders v2", "description": "d"},
+    )
+    assert response.status_code == 302
+    saved = TestSet.objects.get(pk=test_set.pk)
+    assert (saved.agent_id, saved.name, saved.description) == (test_set.agent_id, "Orders v2", "d")
+    root_client.post("/admin/checks/testset/", {"action": "archive", "_selected_action": [test_set.pk]})
+    assert TestSet.objects.get(pk=test_set.pk).archived_at is not None
+
+
+@pytest.mark.parametrize(
+    "model", ["agents/node", "agents/task", "runs/sample", "runs/checkresult"]
+)
+def test_admin_cannot_edit_or_delete_evidence_and_nodes_directly(root_client, superuser, model):
+    from django.contrib import admin
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/admin/")
+    request.user = superuser
+    app_label, model_name = model.split("/")
+    model_admin = next(
+        a for m, a in admin.site._registry.items()
+        if (m._meta.app_label, m._meta.model_name) == (app_label, model_name)
+    )
+    assert not model_admin.has_add_permission(request)
+    assert not model_admin.has_change_permission(request)
+    if model != "agents/task":  # old tasks may be deleted (delete_old_tasks does the same)
+        assert not model_admin.has_delete_permission(request)
