@@ -100,7 +100,7 @@ def evaluate_sample(
         latency_ms=reply.latency_ms,
         metadata=scenario.get("metadata") or {},
     )
-    ctx = make_context(team_id=plan.team_id)
+    ctx = make_context(team_id=plan.team_id, cache=plan.eval_cache)
     results = []
     for check in plan.checks:
         verdict = evaluate_version(check.kind, check.config, evidence, ctx)

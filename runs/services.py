@@ -352,6 +352,9 @@ class RunPlan:
     team_id: int
     scenarios: list
     checks: tuple[PlannedCheck, ...]
+    # Shared by the run's samples in this worker: identical judge calls (same model, rubric and
+    # conversation) within a run are made once.
+    eval_cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

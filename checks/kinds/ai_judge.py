@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -448,8 +449,12 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     base = {"prompt": messages, "truncated": fitted.removed > 0, "removed_messages": fitted.removed, **size}
 
     cache = ctx.cache if ctx is not None else None
+    if cache is None:
+        return _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped, errored)
     key = _cache_key(model, messages, votes)
-    if cache is not None:
+    # Samples of a run are judged concurrently: the first caller of a key asks the judge while the
+    # others wait for its verdict, so identical calls are made once (dict.setdefault is atomic).
+    with cache.setdefault(("lock", key), threading.Lock()):
         hit = cache.get(key)
         if hit is not None:
             verdict = _verdict_from_dict(hit)
@@ -457,7 +462,14 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
             details["judge"]["cached"] = True
             return Verdict(verdict.outcome, verdict.expected, verdict.actual, verdict.explanation,
                            verdict.evidence, details)
+        verdict = _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped, errored)
+        if verdict.outcome in (Outcome.PASS, Outcome.FAIL):
+            cache[key] = verdict.as_dict()
+        return verdict
 
+
+def _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped, errored) -> Verdict:
+    """Ask the judge `votes` times and turn the answers into a verdict (no caching here)."""
     tally = _Tally()
 
     def spent() -> dict[str, Any]:
@@ -494,8 +506,6 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
         Outcome.PASS if winner == "pass" else Outcome.FAIL, expected, actual, explanation, shown_tools,
         _judge_details(model=model, reply=deciding["reply"], split=split, **base, **spent()),
     )
-    if cache is not None:
-        cache[key] = verdict.as_dict()
     return verdict
 
 

@@ -82,6 +82,15 @@ def test_run_judged_through_the_real_client(judged_test, member, fake_judge, mod
             "removed_messages", "votes", "cached"} <= set(judge)
 
 
+def test_identical_judge_calls_within_a_run_are_made_once(judged_test, member, fake_judge):
+    fake_judge.mode = "pass"
+    run = launch_and_finish(judged_test, member)  # 2 samples, same scenario, same deterministic reply
+    assert run.result == Outcome.PASS
+    assert fake_judge.requests == 1
+    cached = sorted(r.details["judge"]["cached"] for r in CheckResult.objects.filter(sample__run=run))
+    assert cached == [False, True]
+
+
 def test_budget_exhausted_run_is_indeterminate(judged_test, member, team, fake_judge):
     from evalconsole.services import set_judge_budget
 
