@@ -215,6 +215,8 @@ def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), 
     """Launch every non-archived test of ``test_set`` (all or none), one batch id for them all."""
     tests = list(Test.objects.filter(test_set=test_set, archived_at__isnull=True).order_by("name", "pk"))
     require_role(_launcher(by, token), test_set.agent.team, Role.MEMBER)
+    if test_set.archived_at is not None:
+        raise ValidationFailed(f"test set {test_set.name!r} is archived; restore it to launch it", field="test_set")
     if not tests:
         raise ValidationFailed(f"test set {test_set.name!r} has no tests to launch", field="test_set")
     batch = uuid.uuid4().hex[:16]

@@ -187,6 +187,18 @@ def test_launch_test_set_launches_every_active_test_in_one_batch(
         services.launch_test_set(test_set=empty, by=member)
 
 
+def test_launch_of_an_archived_test_set_is_refused(make_test, member, live_agent, admin_user):
+    from checks.services import archive_test_set
+
+    test_set = create_test_set(agent=live_agent, by=member, name="Old")
+    make_test(test_set=test_set)
+    archive_test_set(test_set=test_set, by=admin_user)
+    with pytest.raises(ValidationFailed) as exc:
+        services.launch_test_set(test_set=test_set, by=member)
+    assert "archived" in exc.value.errors["test_set"]
+    assert not Run.objects.filter(test__test_set=test_set).exists()
+
+
 # --------------------------------------------------------------------------- cancel
 
 
