@@ -199,7 +199,8 @@ class TestAdmin(TeamScopedAdmin):
     list_filter = ["test_set__agent__team", "test_set"]
     search_fields = ["name", "test_set__name"]
     list_select_related = ["test_set"]
-    readonly_fields = ["current_version", "version", "created_by"]
+    # Only the name is saved here (checks.services.edit_test); the rest would be silently dropped.
+    readonly_fields = ["test_set", "current_version", "version", "created_by", "archived_at"]
 
     def has_add_permission(self, request):
         return False  # tests are built in the test builder or over the API (scenarios, checks, limits)

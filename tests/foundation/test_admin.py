@@ -282,3 +282,16 @@ def test_admin_cannot_edit_or_delete_evidence_and_nodes_directly(root_client, su
     assert not model_admin.has_change_permission(request)
     if model != "agents/task":  # old tasks may be deleted (delete_old_tasks does the same)
         assert not model_admin.has_delete_permission(request)
+
+
+def test_admin_test_form_offers_only_what_it_saves(root_client, test_set, member):
+    from checks import services
+
+    test = services.create_test(test_set=test_set, by=member, name="T", scenarios=["hi"])
+    html = root_client.get(f"/admin/checks/test/{test.pk}/change/").content.decode()
+    assert 'name="name"' in html
+    assert 'name="test_set"' not in html and 'name="archived_at_0"' not in html
+    response = root_client.post(f"/admin/checks/test/{test.pk}/change/", {"name": "T renamed"})
+    assert response.status_code == 302
+    test.refresh_from_db()
+    assert (test.name, test.version) == ("T renamed", 2)
