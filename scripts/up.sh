@@ -20,7 +20,8 @@ trap stop INT TERM EXIT
 
 "$PY" -m agents.demo_agent --port "$DEMO_AGENT_PORT" & pids+=($!)
 "$PY" manage.py qcluster & pids+=($!)
-"$PY" manage.py runserver --noreload "127.0.0.1:$PORT" & pids+=($!)
+# --insecure: serve the stylesheet, scripts and admin assets with DEBUG off (the default), as `make up` is local.
+"$PY" manage.py runserver --noreload --insecure "127.0.0.1:$PORT" & pids+=($!)
 sleep 1
 echo
 echo "  evalconsole is running: http://127.0.0.1:$PORT/"
