@@ -264,8 +264,24 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .order_by("name", "pk")[:50]
     )
     monitors = check.monitors.filter(active=True).order_by("name")[:50]
+    # The latest runs that used any version of this check (attached or picked at launch).
+    runs = (
+        Run.objects.visible_to(request.user)
+        .filter(run_checks__check_version__parent=check)
+        .annotate(
+            check_version_used=Subquery(
+                RunCheck.objects.filter(run=OuterRef("pk"), check_version__parent=check).values(
+                    "check_version__number"
+                )[:1]
+            )
+        )
+        .select_related("test", "test_version")
+        .distinct()
+        .order_by("-created_at", "-id")[:10]
+    )
     context = {
         "check": check,
+        "runs": runs,
         "agent": check.agent,
         "tab": "checks",
         "history": history,

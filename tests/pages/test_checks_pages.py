@@ -274,3 +274,17 @@ def test_nothing_changed_makes_no_version(login, member, agent):
     assert "Nothing changed" in response.content.decode()
     check.refresh_from_db()
     assert check.version == 2
+
+
+def test_check_page_links_to_the_runs_that_used_it(login, member, order_test, order_checks):
+    from runs.services import launch_run
+
+    run = launch_run(test=order_test, by=member)
+    check = order_test.current_version.attached_checks.first().library_check
+    unused = create_check(agent=check.agent, by=member, name="Spare", kind="text_includes", config={"text": "x"})
+    client = login(member)
+    html = client.get(check.get_absolute_url()).content.decode()
+    assert "Recent runs using it" in html
+    assert f'href="{run.get_absolute_url()}"' in html
+    html = client.get(unused.get_absolute_url()).content.decode()
+    assert "No run has used this check yet." in html

@@ -132,8 +132,8 @@ def test_check_detail_versions(measure, agent, member):
             edit_check(check=check, by=member, config={"text": f"v{i}"})
 
     # session, user, check (+agent, team, version, creator), COUNT versions, versions page (+creator,
-    # run counts), tests using it, monitors, membership, current team, switcher teams
-    measure(check.get_absolute_url(), add, 10, contains=["Version 7"])
+    # run counts), tests using it, monitors, recent runs using it, membership, current team, switcher teams
+    measure(check.get_absolute_url(), add, 11, contains=["Version 7"])
 
 
 def test_run_list(measure, order_test, member):
