@@ -7,6 +7,20 @@
   var plot = null;
 
   function percent(u, v) { return v == null ? "—" : v + " %"; }
+  // Times in UTC and 24-hour ISO form, like the tables on the page ("2026-11-30 04:00").
+  function iso(ts) { return new Date(ts * 1e3).toISOString(); }
+  function when(daily) {
+    return function (u, ts) { return ts == null ? "—" : iso(ts).slice(0, 10) + (daily ? "" : " " + iso(ts).slice(11, 16)); };
+  }
+  function ticks(daily) {
+    return function (u, splits) {
+      return splits.map(function (ts, i) {
+        var s = iso(ts), day = s.slice(5, 10), hm = s.slice(11, 16);
+        if (daily) { return day; }
+        return (i === 0 || hm === "00:00") ? hm + "\n" + day : hm;
+      });
+    };
+  }
 
   function draw() {
     if (plot) { plot.destroy(); plot = null; }
@@ -14,7 +28,8 @@
     var source = document.getElementById("monitor-chart-data");
     if (!holder || !source || typeof uPlot === "undefined") { return; }
     var data = JSON.parse(source.textContent);
-    var series = [{ label: data.bucket === "day" ? "Day (UTC)" : "Hour (UTC)" }];
+    var daily = data.bucket === "day";
+    var series = [{ label: daily ? "Day (UTC)" : "Hour (UTC)", value: when(daily) }];
     var columns = [data.x];
     data.series.forEach(function (s, i) {
       series.push({
@@ -34,7 +49,7 @@
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
       series: series,
       scales: { y: { range: [0, 100] } },
-      axes: [{}, { label: "pass rate", values: function (u, vals) { return vals.map(function (v) { return v + "%"; }); } }]
+      axes: [{ values: ticks(daily) }, { label: "pass rate", values: function (u, vals) { return vals.map(function (v) { return v + "%"; }); } }]
     }, columns, holder);
   }
 
