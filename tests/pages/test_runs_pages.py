@@ -261,3 +261,14 @@ def test_compare_refuses_runs_of_different_tests(login, member, order_test):
     b = services.launch_run(test=other, by=member)
     response = login(member).get(reverse("runs:run-compare"), {"a": a.pk, "b": b.pk})
     assert response.status_code == 400 and "Only runs of the same test" in response.content.decode()
+
+
+def test_unfinished_scenarios_say_waiting_then_cancelled(login, member, order_test):
+    run = services.launch_run(test=order_test, by=member)
+    client = login(member)
+    html = client.get(run.get_absolute_url()).content.decode()
+    assert '<span class="muted small">waiting</span>' in html
+    services.cancel_run(run=run, by=member)
+    html = client.get(run.get_absolute_url()).content.decode()
+    assert '<span class="muted small">cancelled</span>' in html
+    assert '<span class="muted small">running</span>' not in html
