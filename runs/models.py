@@ -88,6 +88,10 @@ class RunCheck(models.Model):
         ordering = ["run", "position"]
         constraints = [models.UniqueConstraint(fields=["run", "check_version"], name="runcheck_unique")]
 
+    def __str__(self) -> str:
+        how = "required" if self.required else "advisory"
+        return f"{self.check_version} ({how}{', added at launch' if self.additional else ''})"
+
 
 class Sample(models.Model):
     class Status(models.TextChoices):
