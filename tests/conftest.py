@@ -80,3 +80,16 @@ def test_set(agent, member):
     from checks.services import create_test_set
 
     return create_test_set(agent=agent, by=member, name="Orders")
+
+
+@pytest.fixture
+def order_checks(live_agent, member):
+    """The peers-bench pair on the folder's `live_agent`: output includes EC-1042; lookup_order was called."""
+    from checks.services import create_check
+
+    return [
+        create_check(agent=live_agent, by=member, name="Mentions order", kind="text_includes",
+                     config={"text": "EC-1042"}),
+        create_check(agent=live_agent, by=member, name="Looked up the order", kind="tool_usage",
+                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+    ]

@@ -37,28 +37,6 @@ def live_agent(team, admin_user, fake):
 
 
 @pytest.fixture
-def order_checks(live_agent, member):
-    from checks.services import create_check
-
-    return [
-        create_check(
-            agent=live_agent,
-            by=member,
-            name="Mentions order",
-            kind="text_includes",
-            config={"text": "EC-1042"},
-        ),
-        create_check(
-            agent=live_agent,
-            by=member,
-            name="Looked up the order",
-            kind="tool_usage",
-            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
-        ),
-    ]
-
-
-@pytest.fixture
 def order_test(live_agent, member, order_checks):
     from checks.services import create_test, create_test_set
 

@@ -39,29 +39,6 @@ def live_agent(team, admin_user, fake):
 
 
 @pytest.fixture
-def order_checks(live_agent, member):
-    """The peers-bench pair: output includes EC-1042; lookup_order was called."""
-    from checks.services import create_check
-
-    return [
-        create_check(
-            agent=live_agent,
-            by=member,
-            name="Mentions order",
-            kind="text_includes",
-            config={"text": "EC-1042"},
-        ),
-        create_check(
-            agent=live_agent,
-            by=member,
-            name="Looked up the order",
-            kind="tool_usage",
-            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
-        ),
-    ]
-
-
-@pytest.fixture
 def make_test(live_agent, member, order_checks):
     """make_test(scenarios=[...], samples=1, checks=order_checks, **thresholds) -> Test of live_agent."""
     from checks.services import create_test, create_test_set
