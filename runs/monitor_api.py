@@ -48,6 +48,16 @@ class IngestRateThrottle(TokenRateThrottle):
         return getattr(settings, "EVALCONSOLE_API_INGEST_THROTTLE", "6000/min")
 
 
+def _filter_by_agent(qs: QuerySet, view) -> QuerySet:
+    """Lists accept `?agent=<id>`; anything but an id is a 400 naming the field."""
+    agent = view.request.query_params.get("agent")
+    if view.action != "list" or not agent:
+        return qs
+    if not (agent.isascii() and agent.isdigit() and len(agent) < 19):
+        raise ValidationFailed("must be an agent id", field="agent")
+    return qs.filter(agent_id=int(agent))
+
+
 def _agent_id(raw: str) -> int:
     if not (raw.isascii() and raw.isdigit() and len(raw) < 19):
         raise NotFound("No such agent.")
@@ -177,13 +187,7 @@ class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
     }
 
     def get_queryset(self) -> QuerySet[Monitor]:
-        qs = monitor_queryset(self.request.user)
-        agent = self.request.query_params.get("agent")
-        if self.action == "list" and agent:
-            if not (agent.isascii() and agent.isdigit() and len(agent) < 19):
-                raise ValidationFailed("must be an agent id", field="agent")
-            qs = qs.filter(agent_id=int(agent))
-        return qs
+        return _filter_by_agent(monitor_queryset(self.request.user), self)
 
     def get_serializer_class(self):
         return MonitorUpdateSerializer if self.action in ("update", "partial_update") else MonitorSerializer
@@ -276,13 +280,7 @@ class EvaluationViewSet(
     write_roles = {"create": Role.MEMBER}
 
     def get_queryset(self) -> QuerySet[Evaluation]:
-        qs = evaluation_queryset(self.request.user)
-        agent = self.request.query_params.get("agent")
-        if self.action == "list" and agent:
-            if not (agent.isascii() and agent.isdigit() and len(agent) < 19):
-                raise ValidationFailed("must be an agent id", field="agent")
-            qs = qs.filter(agent_id=int(agent))
-        return qs
+        return _filter_by_agent(evaluation_queryset(self.request.user), self)
 
     def get_serializer_class(self):
         return EvaluationDetailSerializer if self.action in ("retrieve", "create") else EvaluationSerializer

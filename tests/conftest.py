@@ -9,6 +9,22 @@ import pytest
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
 
+@pytest.fixture(scope="module")
+def fake_server():
+    """A loopback fake agent (tests/support/fake_agent.py) shared by a module's tests."""
+    from tests.support.fake_agent import FakeAgent
+
+    with FakeAgent(latency_ms=0) as server:
+        yield server
+
+
+@pytest.fixture
+def fake(fake_server):
+    """The module's fake agent with its counters reset."""
+    fake_server.reset()
+    return fake_server
+
+
 @pytest.fixture
 def make_user(db, django_user_model):
     def make(username: str, **extra):

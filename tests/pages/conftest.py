@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-
-from tests.support.fake_agent import FakeAgent
-
-
-@pytest.fixture(scope="module")
-def fake_server() -> Iterator[FakeAgent]:
-    with FakeAgent(latency_ms=0) as server:
-        yield server
-
-
-@pytest.fixture
-def fake(fake_server: FakeAgent) -> FakeAgent:
-    fake_server.reset()
-    return fake_server
 
 
 @pytest.fixture
