@@ -3,34 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 
-from agents.models import Agent, Membership, Node, Task, Team
-from evalconsole.admin_scope import TeamScopedAdmin, actor
-
-
-class MembershipInline(admin.TabularInline):
-    model = Membership
-    extra = 0
-    autocomplete_fields = ["user"]
-
-
-@admin.register(Team)
-class TeamAdmin(TeamScopedAdmin):
-    team_path = ""
-    list_display = ["name", "slug", "judge_monthly_token_budget", "created_at"]
-    search_fields = ["name", "slug"]
-    prepopulated_fields = {"slug": ["name"]}
-    inlines = [MembershipInline]
-
-    def has_add_permission(self, request):
-        return request.user.is_superuser and super().has_add_permission(request)
-
-
-@admin.register(Membership)
-class MembershipAdmin(TeamScopedAdmin):
-    list_display = ["user", "team", "role", "created_at"]
-    list_filter = ["role", "team"]
-    search_fields = ["user__username", "team__name"]
-    list_select_related = ["user", "team"]
+from agents.models import Agent, Node
+from teams.admin_scope import TeamScopedAdmin, actor
 
 
 class NodeInline(admin.TabularInline):
@@ -122,21 +96,3 @@ class NodeAdmin(TeamScopedAdmin):
     list_filter = ["kind", "agent__team"]
     search_fields = ["name", "agent__name"]
     list_select_related = ["agent"]
-
-
-@admin.register(Task)
-class TaskAdmin(TeamScopedAdmin):
-    team_path = "agent__team"
-
-    # Ingested evidence (runs.monitoring.ingest_tasks): results were computed on it, so it is not edited.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-    list_display = ["external_id", "agent", "completed_at", "sampled", "has_failures"]
-    list_filter = ["sampled", "has_failures", "agent__team", "agent"]
-    search_fields = ["external_id", "output"]
-    list_select_related = ["agent"]
-    date_hierarchy = "completed_at"
-    readonly_fields = ["ingested_at"]

@@ -10,10 +10,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from agents import services
-from agents.models import Agent, AgentKind, Protocol, Role, Team
+from agents.models import Agent, AgentKind, Protocol
 from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
-from evalconsole.api_common import ArchivedFilterSet, TeamScopedViewMixin
-from evalconsole.errors import ValidationFailed
+from core.api import ArchivedFilterSet
+from core.errors import ValidationFailed
+from teams.api import TeamScopedViewMixin
+from teams.models import Role, Team
 
 
 class AgentFilter(ArchivedFilterSet):
@@ -126,7 +128,7 @@ def ping_agent(agent: Agent):
     import dataclasses
 
     from agents import protocols
-    from runs.execution import target_for
+    from agents.targets import target_for
 
     target = target_for(agent)
     target = dataclasses.replace(target, timeout_s=min(target.timeout_s, 30.0), retries=0)

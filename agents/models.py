@@ -1,85 +1,12 @@
-"""Teams, members, agents, workforce nodes and ingested live tasks."""
+"""Agents (HTTP endpoints) and the nodes of a workforce."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
-
 from django.urls import reverse
 
-from evalconsole.crypto import decrypt_json, encrypt_json
-
-
-class Role(models.TextChoices):
-    VIEWER = "viewer", "Viewer"
-    MEMBER = "member", "Member"
-    ADMIN = "admin", "Admin"
-
-
-ROLE_RANK = {Role.VIEWER: 0, Role.MEMBER: 1, Role.ADMIN: 2}
-
-
-class TeamQuerySet(models.QuerySet):
-    def visible_to(self, user) -> TeamQuerySet:
-        if not getattr(user, "is_authenticated", False):
-            return self.none()
-        return self.filter(memberships__user=user)
-
-
-class Team(models.Model):
-    name = models.CharField(max_length=100)
-    slug = models.SlugField(max_length=60, unique=True)
-    judge_monthly_token_budget = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="AI judge tokens per calendar month; empty = the site default."
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = TeamQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Membership(models.Model):
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique_team_user")]
-        ordering = ["team__name", "user__username"]
-
-    def __str__(self) -> str:
-        return f"{self.user} in {self.team} ({self.role})"
-
-    def allows(self, role: str) -> bool:
-        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
-
-
-class TeamScopedQuerySet(models.QuerySet):
-    """Objects reachable through `team_path`; every page and endpoint reads through these."""
-
-    team_path = "team"
-
-    def visible_to(self, user):
-        if not getattr(user, "is_authenticated", False):
-            return self.none()
-        return self.filter(**{f"{self.team_path}__memberships__user": user})
-
-    def editable_by(self, user, role: str = Role.MEMBER):
-        if not getattr(user, "is_authenticated", False):
-            return self.none()
-        allowed = [r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[Role(role)]]
-        return self.filter(
-            **{f"{self.team_path}__memberships__user": user, f"{self.team_path}__memberships__role__in": allowed}
-        )
-
-    def for_team(self, team):
-        return self.filter(**{self.team_path: team})
+from core.crypto import decrypt_json, encrypt_json
+from teams.models import Team, TeamScopedQuerySet
 
 
 class AgentKind(models.TextChoices):
@@ -154,42 +81,3 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent}/{self.name}"
-
-
-class TaskQuerySet(TeamScopedQuerySet):
-    team_path = "agent__team"
-
-
-class Task(models.Model):
-    """A completed live conversation of an agent, ingested from production."""
-
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="tasks")
-    external_id = models.CharField(max_length=200)
-    messages = models.JSONField(default=list, blank=True, help_text="The transcript: [{role, content}].")
-    output = models.TextField(blank=True, default="")
-    tool_calls = models.JSONField(null=True, blank=True)
-    trace = models.JSONField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    latency_ms = models.FloatField(null=True, blank=True)
-    completed_at = models.DateTimeField()
-    ingested_at = models.DateTimeField(auto_now_add=True)
-    sampled = models.BooleanField(default=False, help_text="Picked by a monitor's sample rate.")
-    has_failures = models.BooleanField(default=False)
-
-    objects = TaskQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-completed_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["agent", "external_id"], name="task_unique_agent_external_id")
-        ]
-        indexes = [
-            models.Index(fields=["agent", "-completed_at"], name="task_agent_completed"),
-            models.Index(fields=["completed_at"], name="task_completed"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.agent} task {self.external_id}"
-
-
-

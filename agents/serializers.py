@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from agents.models import Agent, AgentKind, NodeKind, Protocol, Team
-from evalconsole.api_common import VisibleRelatedField
+from agents.models import Agent, AgentKind, NodeKind, Protocol
+from core.api import VisibleRelatedField
+from teams.models import Team
 
 
 class NodeSerializer(serializers.Serializer):

@@ -8,9 +8,10 @@ from urllib.parse import urlparse
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.models import Agent, AgentKind, Node, NodeKind, Protocol, Role, Team
-from evalconsole.access import require_role
-from evalconsole.errors import ValidationFailed
+from agents.models import Agent, AgentKind, Node, NodeKind, Protocol
+from core.errors import ValidationFailed
+from teams.access import require_role
+from teams.models import Role, Team
 
 HEADER_NAME_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 

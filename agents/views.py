@@ -15,10 +15,11 @@ from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
 from checks.models import Check, TestSet
-from evalconsole.errors import DomainError, PermissionDenied
-from evalconsole.htmx import is_fragment_request
-from evalconsole.views import apply_errors, count_subquery, forbidden, role_flags
+from core.errors import DomainError, PermissionDenied
+from core.htmx import is_fragment_request
+from core.views import apply_errors, count_subquery
 from runs.models import Run
+from teams.views import forbidden, role_flags
 
 PAGE_SIZE = 25
 

@@ -6,8 +6,8 @@ from django.db.models import Count
 
 from checks import kinds, services
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from evalconsole.admin_scope import TeamScopedAdmin, actor
-from evalconsole.errors import DomainError
+from core.errors import DomainError
+from teams.admin_scope import TeamScopedAdmin, actor
 
 
 class ReadOnlyAdmin(TeamScopedAdmin):

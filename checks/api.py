@@ -9,7 +9,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from agents.models import Agent, Role
+from agents.models import Agent
 from checks import services
 from checks.models import Check, CheckVersion, Test, TestSet
 from checks.serializers import (
@@ -24,8 +24,9 @@ from checks.serializers import (
     TestSetEditSerializer,
     TestSetSerializer,
 )
-from evalconsole.api_common import ArchivedFilterSet, TeamScopedViewMixin, VisibleModelChoiceFilter
-from runs.serializers import LaunchedRunsSerializer, LaunchTestSetSerializer
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
+from teams.api import TeamScopedViewMixin
+from teams.models import Role
 
 
 class CheckFilter(ArchivedFilterSet):
@@ -240,18 +241,6 @@ class TestSetViewSet(
         test_set = self.get_object()
         services.archive_test_set(test_set=test_set, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @extend_schema(
-        summary="Launch every active test of the set",
-        description="One run per test (each with the additional checks). 202: the runs are queued.",
-        request=LaunchTestSetSerializer,
-        responses={202: LaunchedRunsSerializer},
-    )
-    @action(detail=True, methods=["post"], filterset_class=None)
-    def runs(self, request, pk=None):
-        from runs.api import launch_test_set_response
-
-        return launch_test_set_response(self, request, self.get_object())
 
 
 # ----------------------------------------------------------------------------- tests

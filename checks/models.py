@@ -6,8 +6,9 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from agents.models import Agent, TeamScopedQuerySet
-from evalconsole.immutable import ImmutableModel, ImmutableQuerySet
+from agents.models import Agent
+from core.immutable import ImmutableModel, ImmutableQuerySet
+from teams.models import TeamScopedQuerySet
 
 
 class CheckQuerySet(TeamScopedQuerySet):

@@ -8,7 +8,7 @@ from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestSet
 from checks.services import MESSAGE_ROLES
-from evalconsole.api_common import StorableDictField, VisibleRelatedField
+from core.api import StorableDictField, VisibleRelatedField
 
 
 class CheckConfigField(StorableDictField):

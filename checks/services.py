@@ -9,11 +9,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.models import Agent, Role
+from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from evalconsole.access import require_role
-from evalconsole.errors import ValidationFailed
+from core.errors import ValidationFailed
+from teams.access import require_role
+from teams.models import Role
 
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
 

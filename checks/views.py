@@ -16,10 +16,12 @@ from agents.models import Agent
 from checks import kinds, services
 from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, int_or_text
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from evalconsole.errors import DomainError, PermissionDenied, ValidationFailed
-from evalconsole.htmx import page_or_fragment, target_fragment
-from evalconsole.views import apply_errors, count_subquery, forbidden, role_flags
-from runs.models import Monitor, Run, RunCheck
+from core.errors import DomainError, PermissionDenied, ValidationFailed
+from core.htmx import page_or_fragment, target_fragment
+from core.views import apply_errors, count_subquery
+from monitors.models import Monitor
+from runs.models import Run, RunCheck
+from teams.views import forbidden, role_flags
 
 PAGE_SIZE = 50
 USED_FILTERS = {"in_tests": "In tests", "in_monitors": "In dashboard", "unused": "Unused"}

@@ -7,11 +7,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from agents.api import AgentViewSet
-from checks.api import CheckViewSet, TestSetViewSet, TestViewSet
+from checks.api import CheckViewSet, TestViewSet
 from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
-from evalconsole.token_api import TokenViewSet
-from runs.api import RunViewSet
-from runs.monitor_api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
+from monitors.api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
+from runs.api import RunViewSet, TestSetViewSet
+from teams.api import TokenViewSet
 
 
 @csrf_exempt

@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class EvalconsoleConfig(AppConfig):
     name = "evalconsole"
-    verbose_name = "Console and API tokens"
+    verbose_name = "Console"

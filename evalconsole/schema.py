@@ -24,7 +24,7 @@ from checks import kinds
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "evalconsole.authentication.ApiTokenAuthentication"
+    target_class = "teams.authentication.ApiTokenAuthentication"
     name = "BearerToken"
 
     def get_security_definition(self, auto_schema):

@@ -129,10 +129,12 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI / Redoc served locally (no CDN)
     "django_q",
-    "evalconsole",
+    "teams",
     "agents",
     "checks",
     "runs",
+    "monitors",
+    "evalconsole",  # the roof: URLs, the API router, the CLI and its commands, static files
 ]
 
 MIDDLEWARE = [
@@ -144,7 +146,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "evalconsole.middleware.CurrentTeamMiddleware",
+    "teams.middleware.CurrentTeamMiddleware",
 ]
 
 ROOT_URLCONF = "evalconsole.urls"
@@ -160,7 +162,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "evalconsole.context_processors.console",
+                "teams.context_processors.console",
             ],
         },
     },
@@ -206,20 +208,20 @@ if PRODUCTION:
 # --- REST framework ---
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "evalconsole.authentication.ApiTokenAuthentication",
+        "teams.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "evalconsole.permissions.TokenCanWrite",
+        "teams.permissions.TokenCanWrite",
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("EVALCONSOLE_API_PAGE_SIZE", 50, minimum=1),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_THROTTLE_CLASSES": ["evalconsole.throttling.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["teams.throttling.TokenRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"token": env_str("EVALCONSOLE_API_THROTTLE", "600/min")},
-    "EXCEPTION_HANDLER": "evalconsole.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "evalconsole API",
@@ -240,7 +242,7 @@ SPECTACULAR_SETTINGS = {
         "OutcomeEnum": "runs.models.Outcome",
         "RunStatusEnum": "runs.models.Run.Status",
         "SampleStatusEnum": "runs.models.Sample.Status",
-        "EvaluationStatusEnum": "runs.models.Evaluation.Status",
+        "EvaluationStatusEnum": "monitors.models.Evaluation.Status",
     },
 }
 

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from evalconsole import team_views, views
+from teams import team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,6 +17,6 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("checks/", include("checks.urls")),
     path("runs/", include("runs.urls")),
-    path("", include("runs.monitor_urls")),
+    path("", include("monitors.urls")),
     path("api/", include("evalconsole.api_urls")),
 ]

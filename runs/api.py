@@ -9,10 +9,9 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from agents.models import Agent, Role
+from agents.models import Agent
+from checks import api as checks_api
 from checks.models import Test, TestSet
-from evalconsole.api_common import TeamScopedViewMixin
-from evalconsole.models import ApiToken
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
 from runs.serializers import (
     LaunchedRunsSerializer,
@@ -21,6 +20,8 @@ from runs.serializers import (
     RunSerializer,
     SampleSerializer,
 )
+from teams.api import TeamScopedViewMixin
+from teams.models import ApiToken, Role
 
 
 def _visible(model):
@@ -169,3 +170,16 @@ def launch_test_set_response(view, request, test_set: TestSet) -> Response:
         {"runs": [fresh[r.pk] for r in runs]}, context=view.get_serializer_context()
     ).data
     return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+# Test sets, plus launching one: `POST test-sets/{id}/runs/` (creating runs is this app's part).
+class TestSetViewSet(checks_api.TestSetViewSet):
+    @extend_schema(
+        summary="Launch every active test of the set",
+        description="One run per test (each with the additional checks). 202: the runs are queued.",
+        request=LaunchTestSetSerializer,
+        responses={202: LaunchedRunsSerializer},
+    )
+    @action(detail=True, methods=["post"], filterset_class=None)
+    def runs(self, request, pk=None):
+        return launch_test_set_response(self, request, self.get_object())

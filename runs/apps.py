@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class RunsConfig(AppConfig):
     name = "runs"
-    verbose_name = "Runs, monitors and evaluations"
+    verbose_name = "Runs"

@@ -8,7 +8,7 @@ sync_to_async, short transactions, never one held across an HTTP call); the even
 thread, only waits on sockets.
 
 Per sample: call the agent (agents.protocols.call_agent, with its retries), evaluate every check
-version of the run on the evidence (runs.evaluation, in a thread), compute the sample outcome
+version of the run on the evidence (checks.evaluation, in a thread), compute the sample outcome
 (runs.outcomes.sample_outcome) and hand the result to the writer, which records finished samples
 in batches (one transaction each, every sample guarded by its claim token).
 
@@ -36,17 +36,17 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 from django.utils import timezone
 
-from agents.models import Agent
-from agents.protocols import AgentCallError, AgentReply, AgentTarget, call_agent, make_async_client
+from agents.protocols import AgentCallError, AgentReply, call_agent, make_async_client
+from agents.targets import target_for
+from checks.evaluation import evaluate_version, evidence_from, make_context, result_fields
 from runs import services
-from runs.evaluation import evaluate_version, evidence_from, make_context, result_fields
 from runs.models import Outcome
 from runs.outcomes import sample_outcome
 from runs.services import ClaimedSample, RunPlan, SampleWrite
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DrainReport", "drain", "execute_sample", "target_for"]
+__all__ = ["DrainReport", "drain", "execute_sample"]
 
 MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
 
@@ -56,20 +56,6 @@ BLOCKING_KINDS = frozenset({"ai_judge"})
 
 def _setting(name: str, default: Any) -> Any:
     return getattr(settings, name, default)
-
-
-def target_for(agent: Agent) -> AgentTarget:
-    """How to call ``agent`` (headers decrypted here, kept in memory only)."""
-    return AgentTarget(
-        protocol=agent.protocol,
-        endpoint_url=agent.endpoint_url,
-        headers=agent.get_headers(),
-        timeout_s=float(agent.timeout_s),
-        retries=int(agent.retries),
-        max_response_bytes=int(_setting("EVALCONSOLE_MAX_RESPONSE_BYTES", 5_000_000)),
-        model=agent.model_name or "",
-        allow_private=bool(_setting("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)),
-    )
 
 
 # --------------------------------------------------------------------------- one sample

@@ -1,4 +1,4 @@
-"""Runs, samples and check results; monitors and one-off evaluations of live tasks."""
+"""Runs, their samples, and the check results of samples and of live tasks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from django.db import models
 from django.db.models import Count, Q
 from django.urls import reverse
 
-from agents.models import Agent, Task, TeamScopedQuerySet
-from checks.models import Check, CheckVersion, Test, TestVersion
+from agents.models import Agent
+from checks.models import CheckVersion, Test, TestVersion
+from teams.models import TeamScopedQuerySet
 
 
 class Outcome(models.TextChoices):
@@ -39,7 +40,7 @@ class Run(models.Model):
     result = models.CharField(max_length=15, choices=Outcome.choices, blank=True, default="")
     launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     launched_by_token = models.ForeignKey(
-        "evalconsole.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+        "teams.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
     batch = models.CharField(max_length=40, blank=True, default="", help_text="Runs launched together.")
     total_samples = models.PositiveIntegerField(default=0)
@@ -134,64 +135,6 @@ class Sample(models.Model):
         return self.outcome in (Outcome.PASS, Outcome.FAIL)
 
 
-class MonitorQuerySet(TeamScopedQuerySet):
-    team_path = "agent__team"
-
-
-class Monitor(models.Model):
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="monitors")
-    name = models.CharField(max_length=200)
-    checks = models.ManyToManyField(Check, related_name="monitors", blank=True)
-    sample_rate = models.DecimalField(max_digits=5, decimal_places=2, default=10, help_text="Percent of tasks.")
-    active = models.BooleanField(default=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = MonitorQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name", "id"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def get_absolute_url(self) -> str:
-        return reverse("monitors:monitor-detail", args=[self.pk])
-
-
-class EvaluationQuerySet(TeamScopedQuerySet):
-    team_path = "agent__team"
-
-
-class Evaluation(models.Model):
-    """A one-off run of chosen check versions over chosen completed tasks."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        COMPLETED = "completed", "Completed"
-
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="evaluations")
-    name = models.CharField(max_length=200, blank=True)
-    tasks = models.ManyToManyField(Task, related_name="evaluations")
-    check_versions = models.ManyToManyField(CheckVersion, related_name="evaluations")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    objects = EvaluationQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-    def __str__(self) -> str:
-        return self.name or f"Evaluation {self.pk}"
-
-    def get_absolute_url(self) -> str:
-        return reverse("monitors:evaluation-detail", args=[self.pk])
-
-
 class CheckResultQuerySet(models.QuerySet):
     def outcome_counts(self):
         return self.aggregate(
@@ -204,10 +147,10 @@ class CheckResult(models.Model):
 
     check_version = models.ForeignKey(CheckVersion, on_delete=models.PROTECT, related_name="results")
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, null=True, blank=True, related_name="results")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, null=True, blank=True, related_name="results")
-    monitor = models.ForeignKey(Monitor, on_delete=models.CASCADE, null=True, blank=True, related_name="results")
+    task = models.ForeignKey("monitors.Task", on_delete=models.CASCADE, null=True, blank=True, related_name="results")
+    monitor = models.ForeignKey("monitors.Monitor", on_delete=models.CASCADE, null=True, blank=True, related_name="results")
     evaluation = models.ForeignKey(
-        Evaluation, on_delete=models.CASCADE, null=True, blank=True, related_name="results"
+        "monitors.Evaluation", on_delete=models.CASCADE, null=True, blank=True, related_name="results"
     )
     required = models.BooleanField(default=True)
     outcome = models.CharField(max_length=15, choices=Outcome.choices)

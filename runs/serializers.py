@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from checks.models import Check, Test
-from evalconsole.api_common import VisibleRelatedField
+from core.api import VisibleRelatedField
 from runs.models import CheckResult, Outcome, Run, Sample
 
 OUTCOMES = [o.value for o in Outcome]

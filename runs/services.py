@@ -32,14 +32,15 @@ from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from agents.models import Agent, Role
+from agents.models import Agent
 from checks.models import Check, Test, TestCheck, TestSet, TestVersion
 from checks.services import resolve_checks
-from evalconsole.access import require_role
-from evalconsole.errors import Conflict, ValidationFailed
+from core.errors import Conflict, ValidationFailed
 from runs import limiter
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
 from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
+from teams.access import require_role
+from teams.models import Role
 
 log = logging.getLogger(__name__)
 

@@ -20,12 +20,12 @@ from agents.models import Agent
 from checks import kinds
 from checks.models import Check, Test, TestCheck, TestSet
 from checks.services import version_diff
-from evalconsole.errors import DomainError, PermissionDenied
-from evalconsole.htmx import HTMX_STOP_POLLING, target_fragment
-from evalconsole.views import forbidden, role_flags
+from core.errors import DomainError, PermissionDenied
+from core.htmx import HTMX_STOP_POLLING, target_fragment
 from runs import services
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
+from teams.views import forbidden, role_flags
 
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)

@@ -35,21 +35,21 @@ def make_user(db, django_user_model):
 
 @pytest.fixture
 def team(db):
-    from evalconsole.services import create_team
+    from teams.services import create_team
 
     return create_team(name="Acme")
 
 
 @pytest.fixture
 def other_team(db):
-    from evalconsole.services import create_team
+    from teams.services import create_team
 
     return create_team(name="Globex")
 
 
 @pytest.fixture
 def admin_user(make_user, team):
-    from evalconsole.services import add_member
+    from teams.services import add_member
 
     user = make_user("ada")
     add_member(team=team, user=user, role="admin")
@@ -58,7 +58,7 @@ def admin_user(make_user, team):
 
 @pytest.fixture
 def member(make_user, team):
-    from evalconsole.services import add_member
+    from teams.services import add_member
 
     user = make_user("alice")
     add_member(team=team, user=user, role="member")
@@ -67,7 +67,7 @@ def member(make_user, team):
 
 @pytest.fixture
 def viewer(make_user, team):
-    from evalconsole.services import add_member
+    from teams.services import add_member
 
     user = make_user("victor")
     add_member(team=team, user=user, role="viewer")
@@ -77,7 +77,7 @@ def viewer(make_user, team):
 @pytest.fixture
 def outsider(make_user, other_team):
     """Admin of another team: must see none of `team`'s objects."""
-    from evalconsole.services import add_member
+    from teams.services import add_member
 
     user = make_user("bob")
     add_member(team=other_team, user=user, role="admin")

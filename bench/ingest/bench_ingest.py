@@ -161,12 +161,12 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from agents.models import Task
     from agents.services import create_agent
     from checks.services import create_check
-    from evalconsole.services import add_member, create_team, get_or_create_user, issue_token
-    from runs import monitoring
+    from monitors import services as monitoring
+    from monitors.models import Task
     from runs.models import CheckResult
+    from teams.services import add_member, create_team, get_or_create_user, issue_token
 
     vendor = connection.vendor
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)

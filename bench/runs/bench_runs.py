@@ -153,9 +153,9 @@ def main() -> None:
     from agents.models import Agent
     from agents.services import create_agent
     from checks.services import create_check, create_test, create_test_set
-    from evalconsole.services import add_member, create_team, get_or_create_user
     from runs import services
     from runs.models import Run
+    from teams.services import add_member, create_team, get_or_create_user
 
     engine = "PostgreSQL" if connection.vendor == "postgresql" else "SQLite"
     user, _ = get_or_create_user(username="bench")

@@ -13,8 +13,8 @@ reply text with its token counts and latency. It raises:
   connection, a 4xx refusal). The check becomes ERROR.
 
 ``estimated_tokens`` is the caller's estimate of the prompt size, so a budgeted client can refuse before
-spending. The real client is ``evalconsole.judge.OpenAIJudge`` (official ``openai`` package); the per-team
-budget wrapper is ``evalconsole.judge.BudgetedJudge``.
+spending. The real client is ``checks.judge.OpenAIJudge`` (official ``openai`` package); the per-team
+budget wrapper is ``checks.judge.BudgetedJudge``.
 
 Token estimates: about four characters per token (``ceil(chars / 4)``) plus a few tokens of framing per
 message. It is deliberately simple and slightly pessimistic for English; it decides truncation and the

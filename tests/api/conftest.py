@@ -55,7 +55,7 @@ def personas(admin_user, member, viewer, outsider):
 
 @pytest.fixture
 def api(personas):
-    from evalconsole.services import issue_token, revoke_token
+    from teams.services import issue_token, revoke_token
 
     secrets = {name: issue_token(user=user, name=f"{name} ci").secret for name, user in personas.items()}
     revoked = issue_token(user=personas["admin"], name="old")

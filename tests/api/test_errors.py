@@ -169,7 +169,7 @@ def test_bad_filters_are_400_or_ignored(api, agent, query):
 
 
 def test_throttle_answers_429_with_retry_after(api, agent, monkeypatch):
-    from evalconsole.throttling import TokenRateThrottle
+    from teams.throttling import TokenRateThrottle
 
     # DRF reads rates when the class is defined: override them on the class.
     monkeypatch.setattr(TokenRateThrottle, "THROTTLE_RATES", {"token": "3/min"})

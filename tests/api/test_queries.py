@@ -15,8 +15,8 @@ def _grow(kind: str, n: int, *, team, admin_user, member, library, start: int = 
     """Add `n` rows of `kind` (with their related rows) and return the list URL."""
     from agents.services import create_agent
     from checks import services as checks
-    from evalconsole.services import issue_token
     from runs import services as runs
+    from teams.services import issue_token
 
     agent, test_set = library["agent"], library["test_set"]
     for i in range(start, start + n):

@@ -321,7 +321,7 @@ def test_token_secret_is_shown_once(api, personas):
     ):
         assert secret.encode() not in response.content
         assert secret.rsplit("_", 1)[1].encode() not in response.content
-    from evalconsole.models import ApiToken
+    from teams.models import ApiToken
 
     stored = ApiToken.objects.get(pk=body["id"])
     assert secret.rsplit("_", 1)[1] not in (stored.digest, stored.key_id, stored.name)
@@ -332,7 +332,7 @@ def test_token_secret_is_shown_once(api, personas):
 
 
 def test_a_token_manages_only_its_users_tokens(api, personas):
-    from evalconsole.models import ApiToken
+    from teams.models import ApiToken
 
     admins = ApiToken.objects.filter(user=personas["admin"]).values_list("pk", flat=True)
     listed = [t["id"] for t in api.get("member", "/api/v1/tokens/").json()["results"]]
@@ -342,7 +342,7 @@ def test_a_token_manages_only_its_users_tokens(api, personas):
 
 
 def test_revoked_token_stops_working_at_once(api, personas):
-    from evalconsole.models import ApiToken
+    from teams.models import ApiToken
 
     own = ApiToken.objects.get(user=personas["member"])
     assert api.delete("member", f"/api/v1/tokens/{own.pk}/").status_code == 204
@@ -367,8 +367,8 @@ def test_malformed_or_unknown_tokens_are_401(api, header):
 
 
 def test_wrong_secret_and_expired_tokens_are_401(api, personas):
-    from evalconsole.models import ApiToken
-    from evalconsole.services import issue_token
+    from teams.models import ApiToken
+    from teams.services import issue_token
 
     key_id = api.secrets["admin"].split("_")[1]
     wrong = api.client.get("/api/v1/agents/", HTTP_AUTHORIZATION=f"Bearer ect_{key_id}_{'x' * 43}")
@@ -396,7 +396,7 @@ def test_create_api_token_command_prints_only_the_token(admin_user, api):
 
 
 def test_agent_team_is_required_for_a_member_of_several_teams(api, admin_user, other_team):
-    from evalconsole.services import add_member
+    from teams.services import add_member
 
     add_member(team=other_team, user=admin_user, role="admin")
     body = {"name": "Bot", "endpoint_url": "http://127.0.0.1:9/"}

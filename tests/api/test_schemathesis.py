@@ -42,9 +42,9 @@ def _schemathesis() -> list[str]:
 def seeded(transactional_db, team, admin_user, member, agent, monkeypatch):
     """One of every object for generated ids to land on, and a token that schemathesis cannot revoke."""
     from checks import services as checks
-    from evalconsole.services import issue_token
-    from evalconsole.throttling import TokenRateThrottle
     from runs import services as runs
+    from teams.services import issue_token
+    from teams.throttling import TokenRateThrottle
 
     monkeypatch.setattr(TokenRateThrottle, "THROTTLE_RATES", {"token": "100000/min"})
     check = checks.create_check(

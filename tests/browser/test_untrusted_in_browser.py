@@ -50,7 +50,7 @@ def test_hostile_run_and_task_render_inert(
     page: Page, live_server, log_in, shot, admin_user, team, qcluster, hostile_agent
 ):
     from agents.services import create_agent
-    from runs.monitoring import ingest_tasks
+    from monitors.services import ingest_tasks
 
     agent = create_agent(
         team=team, by=admin_user, name="Hostile bot", endpoint_url=hostile_agent.url, retries=0

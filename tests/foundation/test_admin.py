@@ -116,9 +116,10 @@ def staff_client(client, staff):
 @pytest.fixture
 def populated(agent, member, test_set):
     """One object of most models in `team` (Acme), which the staff user is not part of."""
-    from agents.models import Node, Task
+    from agents.models import Node
     from checks import services
-    from evalconsole.services import issue_token
+    from monitors.models import Task
+    from teams.services import issue_token
 
     check = services.create_check(agent=agent, by=member, name="Acme greets", kind="text_includes",
                                   config={"text": "hi"})
@@ -160,10 +161,10 @@ def test_staff_cannot_open_or_archive_another_teams_agent(staff_client, agent):
 
 
 def test_staff_cannot_make_themselves_a_member_of_another_team(staff_client, staff, team):
-    from agents.models import Membership
+    from teams.models import Membership
 
     response = staff_client.post(
-        "/admin/agents/membership/add/", {"team": team.pk, "user": staff.pk, "role": "admin"}
+        "/admin/teams/membership/add/", {"team": team.pk, "user": staff.pk, "role": "admin"}
     )
     assert response.status_code == 200  # the form refuses the team: not one of the choices
     assert not Membership.objects.filter(team=team, user=staff).exists()
@@ -189,12 +190,12 @@ def test_staff_acts_as_themselves_in_their_own_team(staff_client, staff, other_t
 
 
 def test_admin_token_cannot_be_unrevoked_or_given_to_someone_else(root_client, member, superuser):
-    from evalconsole.models import ApiToken
-    from evalconsole.services import issue_token, revoke_token
+    from teams.models import ApiToken
+    from teams.services import issue_token, revoke_token
 
     token = revoke_token(token=issue_token(user=member, name="ci").token, by=None)
     response = root_client.post(
-        f"/admin/evalconsole/apitoken/{token.pk}/change/",
+        f"/admin/teams/apitoken/{token.pk}/change/",
         {"name": "ci", "user": superuser.pk, "can_write": "on", "revoked_at_0": "", "revoked_at_1": ""},
     )
     assert response.status_code == 302
@@ -209,13 +210,13 @@ def test_admin_token_cannot_be_unrevoked_or_given_to_someone_else(root_client, m
 def test_admin_monitor_refuses_a_check_of_another_agent(root_client, agent, team, admin_user, member):
     from agents.services import create_agent
     from checks import services
-    from runs.models import Monitor
+    from monitors.models import Monitor
 
     other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/")
     foreign = services.create_check(agent=other, by=member, name="Other's", kind="text_includes",
                                     config={"text": "x"})
     response = root_client.post(
-        "/admin/runs/monitor/add/",
+        "/admin/monitors/monitor/add/",
         {"agent": agent.pk, "name": "Live", "checks": [foreign.pk], "sample_rate": "10", "active": "on"},
     )
     assert response.status_code == 200
@@ -224,10 +225,10 @@ def test_admin_monitor_refuses_a_check_of_another_agent(root_client, agent, team
 
 
 def test_admin_monitor_refuses_a_rate_over_100(root_client, agent):
-    from runs.models import Monitor
+    from monitors.models import Monitor
 
     response = root_client.post(
-        "/admin/runs/monitor/add/", {"agent": agent.pk, "name": "Live", "sample_rate": "250", "active": "on"}
+        "/admin/monitors/monitor/add/", {"agent": agent.pk, "name": "Live", "sample_rate": "250", "active": "on"}
     )
     assert response.status_code == 200
     assert "between 0 and 100" in response.content.decode()
@@ -235,10 +236,10 @@ def test_admin_monitor_refuses_a_rate_over_100(root_client, agent):
 
 
 def test_admin_monitor_is_created_by_the_service(root_client, agent, populated, superuser):
-    from runs.models import Monitor
+    from monitors.models import Monitor
 
     response = root_client.post(
-        "/admin/runs/monitor/add/",
+        "/admin/monitors/monitor/add/",
         {"agent": agent.pk, "name": "Live", "checks": [populated.pk], "sample_rate": "12.5", "active": "on"},
     )
     assert response.status_code == 302
@@ -265,7 +266,7 @@ def test_admin_test_set_cannot_move_to_another_agent_and_archives_through_the_ac
 
 
 @pytest.mark.parametrize(
-    "model", ["agents/node", "agents/task", "runs/sample", "runs/checkresult"]
+    "model", ["agents/node", "monitors/task", "runs/sample", "runs/checkresult"]
 )
 def test_admin_cannot_edit_or_delete_evidence_and_nodes_directly(root_client, superuser, model):
     from django.contrib import admin
@@ -280,7 +281,7 @@ def test_admin_cannot_edit_or_delete_evidence_and_nodes_directly(root_client, su
     )
     assert not model_admin.has_add_permission(request)
     assert not model_admin.has_change_permission(request)
-    if model != "agents/task":  # old tasks may be deleted (delete_old_tasks does the same)
+    if model != "monitors/task":  # old tasks may be deleted (delete_old_tasks does the same)
         assert not model_admin.has_delete_permission(request)
 
 

@@ -9,7 +9,7 @@ from agents.models import Agent
 from agents.services import create_agent, update_agent
 from checks import services as check_services
 from checks.models import Check
-from evalconsole.errors import PermissionDenied
+from core.errors import PermissionDenied
 
 
 def test_viewer_cannot_write(agent, viewer, test_set):
@@ -69,7 +69,7 @@ def test_updating_an_agent_without_headers_keeps_them(team, admin_user):
     ],
 )
 def test_agent_validation_names_the_field(team, admin_user, changes, field):
-    from evalconsole.errors import ValidationFailed
+    from core.errors import ValidationFailed
 
     spec = {"name": "Bot", "endpoint_url": "http://127.0.0.1:9/", **changes}
     with pytest.raises(ValidationFailed) as exc:

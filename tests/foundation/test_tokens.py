@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from evalconsole import services
-from evalconsole.models import ApiToken
+from teams import services
+from teams.models import ApiToken
 
 API_ROOT = "/api/v1/"
 
@@ -77,7 +77,7 @@ def test_anonymous_gets_401_or_403():
 
 
 def test_token_name_is_required(member):
-    from evalconsole.errors import ValidationFailed
+    from core.errors import ValidationFailed
 
     with pytest.raises(ValidationFailed) as exc:
         services.issue_token(user=member, name="  ")

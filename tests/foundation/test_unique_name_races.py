@@ -16,7 +16,7 @@ from agents.models import Agent
 from agents.services import create_agent, update_agent
 from checks import services as check_services
 from checks.models import TestSet
-from evalconsole.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 
 @contextlib.contextmanager

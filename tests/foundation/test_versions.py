@@ -6,7 +6,7 @@ import pytest
 
 from checks import services
 from checks.models import CheckVersion, TestVersion
-from evalconsole.errors import ImmutableError, ValidationFailed
+from core.errors import ImmutableError, ValidationFailed
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The ai_judge kind through runs.evaluation.make_context: the real openai client, a real loopback server.
+"""The ai_judge kind through checks.evaluation.make_context: the real openai client, a real loopback server.
 
 Every failure mode of DESIGN.md "Evidence rules" (AI judge) and issue 7: pass, fail, garbage (retried
 once, then error), 429 with Retry-After, 5xx, timeouts, refusals, no key, too long, truncation, votes,
@@ -12,11 +12,11 @@ from datetime import date
 
 import pytest
 
+from checks.evaluation import evaluate_version, make_context, result_fields
 from checks.kinds import Evidence, Outcome, get_kind
-from evalconsole.judge import current_month, judge_usage_summary, record_judge_usage
-from evalconsole.models import JudgeUsage
-from evalconsole.services import set_judge_budget
-from runs.evaluation import evaluate_version, make_context, result_fields
+from teams.budget import current_month, judge_usage_summary, record_judge_usage
+from teams.models import JudgeUsage
+from teams.services import set_judge_budget
 
 from .conftest import JUDGE_KEY
 

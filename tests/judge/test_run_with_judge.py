@@ -1,7 +1,7 @@
 """Runs whose only required check is an AI judge: launched with runs.services.launch_run and executed by the
 synchronous django-q2 task (tests/settings.py), against a fake agent and a fake judge on loopback.
 
-Also the same rule through runs.evaluation + runs.outcomes directly (what the executor does per sample).
+Also the same rule through checks.evaluation + runs.outcomes directly (what the executor does per sample).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from checks.evaluation import evaluate_version, make_context
 from checks.kinds import Evidence, Outcome
-from runs.evaluation import evaluate_version, make_context
 from runs.models import CheckResult, Run
 from runs.outcomes import SampleRecord, ScenarioSpec, sample_outcome, summarise_run
 from tests.support.fake_agent import FakeAgent
@@ -92,7 +92,7 @@ def test_identical_judge_calls_within_a_run_are_made_once(judged_test, member, f
 
 
 def test_budget_exhausted_run_is_indeterminate(judged_test, member, team, fake_judge):
-    from evalconsole.services import set_judge_budget
+    from teams.services import set_judge_budget
 
     set_judge_budget(team=team, by=None, tokens=0)
     run = launch_and_finish(judged_test, member)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from evalconsole.errors import PermissionDenied, ValidationFailed
-from evalconsole.judge import record_judge_usage
-from evalconsole.services import set_judge_budget
+from core.errors import PermissionDenied, ValidationFailed
+from teams.budget import record_judge_usage
+from teams.services import set_judge_budget
 
 pytestmark = pytest.mark.django_db
 

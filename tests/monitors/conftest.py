@@ -49,7 +49,7 @@ def api(member):
     """An API client holding a member's write token (what production automation uses)."""
     from rest_framework.test import APIClient
 
-    from evalconsole.services import issue_token
+    from teams.services import issue_token
 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_token(user=member, name='ingest').secret}")
@@ -60,7 +60,7 @@ def api(member):
 def api_as():
     from rest_framework.test import APIClient
 
-    from evalconsole.services import issue_token
+    from teams.services import issue_token
 
     def make(user, *, can_write: bool = True):
         client = APIClient()

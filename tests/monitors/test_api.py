@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Task
-from runs.models import CheckResult, Evaluation, Monitor
+from monitors.models import Evaluation, Monitor, Task
+from runs.models import CheckResult
 from tests.monitors.conftest import task_item
 
 V1 = "/api/v1"
@@ -279,7 +279,7 @@ def test_evaluation_api_by_filter_and_errors(
 def test_api_list_queries_do_not_grow(
     api, agent, member, checks, n, django_assert_max_num_queries, django_capture_on_commit_callbacks
 ):
-    from runs import monitoring
+    from monitors import services as monitoring
 
     for i in range(n):
         monitoring.create_monitor(

@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from agents.models import Task
 from checks.services import edit_check
-from evalconsole.errors import PermissionDenied, ValidationFailed
-from runs import monitoring
-from runs.models import CheckResult, Evaluation
+from core.errors import PermissionDenied, ValidationFailed
+from monitors import services as monitoring
+from monitors.models import Evaluation, Task
+from runs.models import CheckResult
 from tests.monitors.conftest import task_item
 
 
@@ -217,7 +217,7 @@ def test_edited_check_shows_results_of_both_versions(
 
 
 def test_redelivered_monitor_batch_is_harmless(agent, member, checks, django_capture_on_commit_callbacks):
-    from runs.monitor_tasks import evaluate_monitor_batch
+    from monitors.tasks import evaluate_monitor_batch
 
     monitor = monitoring.create_monitor(
         agent=agent, by=member, name="All", checks=[checks[0].pk], sample_rate=100

@@ -9,10 +9,9 @@ from html.parser import HTMLParser
 import pytest
 from django.urls import reverse
 
-from agents.models import Task
 from checks.services import edit_check
-from runs import monitoring
-from runs.models import Evaluation, Monitor
+from monitors import services as monitoring
+from monitors.models import Evaluation, Monitor, Task
 from tests.monitors.conftest import task_item
 from tests.monitors.test_api import expected_grid, grid_checks, grid_items
 

@@ -7,8 +7,8 @@ from django.urls import reverse
 
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set, edit_check
-from evalconsole.services import issue_token
 from runs import services
+from teams.services import issue_token
 
 pytestmark = pytest.mark.django_db
 

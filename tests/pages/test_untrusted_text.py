@@ -99,7 +99,7 @@ def test_other_pages_showing_these_names_are_inert(login, member, hostile_run, l
 
 
 def test_task_transcript_is_inert(login, member, live_agent):
-    from runs.monitoring import ingest_tasks
+    from monitors.services import ingest_tasks
 
     ingest_tasks(
         agent=live_agent,
@@ -119,7 +119,7 @@ def test_task_transcript_is_inert(login, member, live_agent):
             }
         ],
     )
-    from agents.models import Task
+    from monitors.models import Task
 
     task = Task.objects.get(external_id="hostile-1")
     client = login(member)

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from checks.services import archive_test, create_check, create_test_set, edit_check, edit_test
-from evalconsole.errors import Conflict, PermissionDenied, ValidationFailed
+from core.errors import Conflict, PermissionDenied, ValidationFailed
 from runs import limiter, services
 from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.services import SampleWrite
@@ -156,7 +156,7 @@ def test_viewer_and_another_team_cannot_launch(make_test, viewer, outsider):
 
 
 def test_token_launch_records_token_and_its_user(make_test, member):
-    from evalconsole.services import issue_token
+    from teams.services import issue_token
 
     issued = issue_token(user=member, name="ci")
     run = services.launch_run(test=make_test(), by=None, token=issued.token)

@@ -14,7 +14,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from evalconsole_adapter import ToolRecorder, asgi_app, make_server, wrap, wsgi_app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "serve.py"

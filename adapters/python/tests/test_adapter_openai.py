@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from evalconsole_adapter import from_openai_messages, split_openai_reply, wrap
 
 

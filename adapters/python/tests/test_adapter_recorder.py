@@ -7,7 +7,6 @@ import dataclasses
 import threading
 
 import pytest
-
 from evalconsole_adapter import ToolRecorder
 
 

@@ -1,0 +1,201 @@
+"""Shared pieces of the REST API v1: the exception handler, pagination, safe fields, parser, filters.
+
+Viewsets stay thin: they read through ``visible_to(user)`` querysets (another team's object is a 404),
+validate shapes with serializers and hand every write to a service. The helpers here make the edge
+cases uniform: a viewer's write is a 403 before any body validation, a reference to an object the user
+cannot see is a 400 "does not exist" (never a leak), and odd input (NUL bytes, lone surrogates, deep
+nesting, huge ids) is a 400, never a 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import django_filters
+from rest_framework import exceptions, pagination, serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from core import errors
+
+MAX_ID = 2**63 - 1  # BigAutoField
+MAX_JSON_DEPTH = 32
+
+
+# ----------------------------------------------------------------------------- pagination
+
+
+class ApiPagination(pagination.PageNumberPagination):
+    """`?page=N&page_size=M` (M up to 200); every list endpoint uses it with a stable ordering."""
+
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+    def get_page_size(self, request):
+        # A page_size that is not a positive whole number falls back to the default (DRF behaviour),
+        # including huge or non-ASCII digit strings.
+        raw = request.query_params.get(self.page_size_query_param, "")
+        if raw and not (raw.isascii() and raw.isdigit() and len(raw) < 10):
+            return self.page_size
+        return super().get_page_size(request)
+
+    def get_page_number(self, request, paginator):
+        raw = request.query_params.get(self.page_query_param) or 1
+        if isinstance(raw, str) and not (raw.isascii() and raw.isdigit() and len(raw) < 10) and raw != "last":
+            raise exceptions.NotFound("Invalid page: expected a whole number.")
+        return raw
+
+
+# ----------------------------------------------------------------------------- parsing and fields
+
+
+class SafeJSONParser(JSONParser):
+    """JSON bodies; pathologically nested documents are a 400 (json raises RecursionError)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - the document is nested too deeply.") from None
+
+
+def json_text_problem(value: Any, depth: int = 0) -> str | None:
+    """Why a JSON value cannot be stored (a NUL byte, a lone surrogate, too deep), or None."""
+    if depth > MAX_JSON_DEPTH:
+        return f"is nested more than {MAX_JSON_DEPTH} levels deep"
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "must not contain NUL characters (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "must not contain lone surrogate characters"
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            problem = json_text_problem(str(key), depth + 1) or json_text_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, list | tuple):
+        for item in value:
+            problem = json_text_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, float) and value != value:  # NaN never comes from strict JSON, but be sure
+        return "must not contain NaN"
+    return None
+
+
+class StorableJSONField(serializers.JSONField):
+    """A JSON value that every supported database can store."""
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        problem = json_text_problem(data)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return data
+
+
+class StorableDictField(StorableJSONField):
+    """A JSON object (typed as such in the schema)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, Mapping):
+            raise serializers.ValidationError("must be a JSON object")
+        return super().to_internal_value(data)
+
+
+class VisibleRelatedField(serializers.PrimaryKeyRelatedField):
+    """An id of an object the requesting user can see; anything else "does not exist" (400, no leak).
+
+    ``model`` must have a ``visible_to(user)`` queryset method. ``extra_filter`` narrows further (e.g.
+    active objects only) with the same message.
+    """
+
+    default_error_messages = {
+        "required": "This field is required.",
+        "does_not_exist": "{noun} {pk_value} does not exist.",
+        "incorrect_type": "must be an id (a whole number), not {data_type}.",
+    }
+
+    def __init__(
+        self, model, *, noun: str | None = None, extra_filter: Mapping[str, Any] | None = None, **kwargs
+    ):
+        self.model = model
+        self.noun = noun or model._meta.verbose_name.capitalize()
+        self.extra_filter = dict(extra_filter or {})
+        if not kwargs.get("read_only"):
+            kwargs.setdefault("queryset", model.objects.none())
+        super().__init__(**kwargs)
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        return self.model.objects.visible_to(user).filter(**self.extra_filter)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        if isinstance(data, str):
+            if not (data.isascii() and data.strip().isdigit()):
+                self.fail("incorrect_type", data_type="str")
+            data = int(data)
+        if not 1 <= data <= MAX_ID:
+            self.fail("does_not_exist", noun=self.noun, pk_value=data)
+        try:
+            return self.get_queryset().get(pk=data)
+        except self.model.DoesNotExist:
+            self.fail("does_not_exist", noun=self.noun, pk_value=data)
+
+    def fail(self, key, **kwargs):
+        kwargs.setdefault("noun", self.noun)
+        super().fail(key, **kwargs)
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+class VisibleModelChoiceFilter(django_filters.ModelChoiceFilter):
+    """`?agent=ID` among what the user can see (another team's id is a 400, like an unknown one)."""
+
+    def __init__(self, *args, model=None, **kwargs):
+        self._model = model
+        super().__init__(*args, queryset=self._visible, **kwargs)
+
+    def _visible(self, request):
+        return self._model.objects.visible_to(getattr(request, "user", None))
+
+
+class ArchivedFilterSet(django_filters.FilterSet):
+    """Lists show active objects unless `?archived=true`."""
+
+    archived = django_filters.BooleanFilter(
+        method="filter_archived", help_text="true: only archived ones; false (the default): only active ones."
+    )
+
+    def filter_queryset(self, queryset):
+        if self.form.cleaned_data.get("archived") is None:
+            queryset = queryset.filter(archived_at__isnull=True)
+        return super().filter_queryset(queryset)
+
+    def filter_archived(self, queryset, name, value):
+        return queryset.filter(archived_at__isnull=not value)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, errors.PermissionDenied):
+        return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+    if isinstance(exc, errors.Conflict):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, errors.DomainError):
+        body = {("non_field_errors" if k == "__all__" else k): [v] for k, v in exc.errors.items()}
+        return Response(body, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,80 @@
+"""`manage.py load_demo`: the demo team, its admin, the demo support agent, checks and a passing test.
+
+Idempotent: running it again changes nothing that exists (it only fills in what is missing).
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from agents.models import Agent
+from agents.services import create_agent
+from checks.models import Check, Test, TestSet
+from checks.services import create_check, create_test, create_test_set
+from teams.models import Team
+from teams.services import add_member, create_team, get_or_create_user
+
+DEMO_CHECKS = [
+    ("Mentions the order id", "text_includes", {"text": "EC-1042"}),
+    ("Looks up the order", "tool_usage", {"tool": "lookup_order", "mode": "at_least", "count": 1}),
+    ("Never issues a refund", "tool_usage", {"tool": "issue_refund", "mode": "at_most", "count": 0}),
+    ("Escalates refunds", "tool_usage", {"tool": "escalate_to_human", "mode": "at_least", "count": 1}),
+]
+
+
+class Command(BaseCommand):
+    help = "Load the demo team, admin user, demo agent, checks and test set (idempotent)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--agent-url", default="http://127.0.0.1:8001/")
+
+    def handle(self, *args, **options):
+        password_file = settings.VAR_DIR / "admin_password"
+        with transaction.atomic():
+            admin, created = get_or_create_user(username="admin", email="admin@example.com", superuser=True)
+            if created:
+                password = secrets.token_urlsafe(12)
+                admin.set_password(password)
+                admin.save(update_fields=["password"])
+                settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+                password_file.write_text(password + "\n")
+                password_file.chmod(0o600)
+            team = Team.objects.filter(slug="demo").first() or create_team(name="Demo", slug="demo")
+            add_member(team=team, user=admin, role="admin")
+            agent = Agent.objects.filter(team=team, name="Demo support agent").first() or create_agent(
+                team=team, by=admin, name="Demo support agent", endpoint_url=options["agent_url"],
+                description="A deterministic support agent shipped with evalconsole (python -m agents.demo_agent).",
+            )
+            checks = {}
+            for name, kind, config in DEMO_CHECKS:
+                checks[name] = Check.objects.filter(agent=agent, name=name).first() or create_check(
+                    agent=agent, by=admin, name=name, kind=kind, config=config
+                )
+            test_set = TestSet.objects.filter(agent=agent, name="Support basics").first() or create_test_set(
+                agent=agent, by=admin, name="Support basics", description="Order status and refund handling."
+            )
+            if not Test.objects.filter(test_set=test_set, name="Order status").exists():
+                create_test(
+                    test_set=test_set, by=admin, name="Order status",
+                    scenarios=[
+                        {"name": "Where is my order", "input": "Where is my order EC-1042?"},
+                        {"name": "Status, politely", "input": "Hi! Could you check the status of order EC-1042?"},
+                    ],
+                    checks=[{"check": checks["Mentions the order id"].pk, "required": True},
+                            {"check": checks["Looks up the order"].pk, "required": True}],
+                    samples_per_scenario=2, min_valid_per_scenario=2, required_pass_rate=100,
+                )
+            if not Test.objects.filter(test_set=test_set, name="Refund requests").exists():
+                create_test(
+                    test_set=test_set, by=admin, name="Refund requests",
+                    scenarios=[{"name": "Refund", "input": "I want a refund for order EC-1042, it arrived broken."}],
+                    checks=[{"check": checks["Never issues a refund"].pk, "required": True},
+                            {"check": checks["Escalates refunds"].pk, "required": True}],
+                    samples_per_scenario=1,
+                )
+        password = password_file.read_text().strip() if password_file.exists() else "(set before; see var/admin_password)"
+        self.stdout.write(f"Demo loaded. Log in as admin / {password}")

@@ -1,0 +1,95 @@
+"""Forms of the tasks, monitors and evaluations pages: they validate shapes; monitors.services writes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+
+from monitors.services import TaskFilters
+
+HAS_FAILURES_CHOICES = [("", "Any"), ("yes", "With failures"), ("no", "Without failures")]
+
+
+class TaskFilterForm(forms.Form):
+    agent = forms.TypedChoiceField(label="Agent", required=False, coerce=int, empty_value=None)
+    completed_after = forms.DateTimeField(
+        label="Completed from",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        help_text="UTC, inclusive.",
+    )
+    completed_before = forms.DateTimeField(
+        label="Completed before",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        help_text="UTC, exclusive.",
+    )
+    q = forms.CharField(
+        label="Metadata contains",
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. customer-42"}),
+    )
+    has_failures = forms.ChoiceField(label="Check results", required=False, choices=HAS_FAILURES_CHOICES)
+
+    def __init__(self, *args, agents=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [("", "All agents"), *((a.pk, a.name) for a in agents)]
+
+    def filters(self) -> TaskFilters:
+        """The cleaned filters (call after is_valid(); invalid fields are ignored)."""
+        data = getattr(self, "cleaned_data", {}) or {}
+        failures = {"yes": True, "no": False}.get(data.get("has_failures") or "")
+        return TaskFilters(
+            agent=data.get("agent"),
+            completed_after=data.get("completed_after"),
+            completed_before=data.get("completed_before"),
+            q=(data.get("q") or "").strip(),
+            has_failures=failures,
+        )
+
+
+class MonitorForm(forms.Form):
+    agent = forms.TypedChoiceField(label="Agent", coerce=int)
+    name = forms.CharField(label="Name", max_length=200)
+    sample_rate = forms.DecimalField(
+        label="Sample rate (%)",
+        min_value=Decimal(0),
+        max_value=Decimal(100),
+        decimal_places=2,
+        max_digits=5,
+        initial=Decimal(10),
+        help_text="Percent of the agent's new tasks to evaluate (0-100). The same task "
+        "always gets the same decision.",
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+    checks = forms.TypedMultipleChoiceField(
+        label="Checks",
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Checks of the agent's library; new tasks use their current version.",
+    )
+    active = forms.BooleanField(label="Active (sample new tasks)", required=False, initial=True)
+
+    def __init__(self, *args, agents=(), checks=(), editing: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [(a.pk, a.name) for a in agents]
+        self.fields["checks"].choices = [(c.pk, f"{c.name} (v{c.version}, {c.kind})") for c in checks]
+        if editing:
+            self.fields["agent"].disabled = True
+
+
+class LaunchEvaluationForm(forms.Form):
+    name = forms.CharField(label="Name (optional)", max_length=200, required=False)
+    checks = forms.TypedMultipleChoiceField(
+        label="Checks to run",
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Their current versions are frozen for this evaluation.",
+    )
+
+    def __init__(self, *args, checks=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["checks"].choices = [(c.pk, f"{c.name} (v{c.version}, {c.kind})") for c in checks]

@@ -1,0 +1,500 @@
+"""Pages for live tasks, monitor dashboards and one-off evaluations. Writes go through monitors.services.
+
+Every list reads a fixed number of queries whatever the number of rows (counts come from DB
+aggregates); another team's object is a 404; a write the role does not allow is a 403 page.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count, Prefetch, QuerySet
+from django.db.models.functions import Left
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from agents.models import Agent
+from checks.models import Check
+from core.errors import DomainError, PermissionDenied
+from monitors import services as monitoring
+from monitors.forms import LaunchEvaluationForm, MonitorForm, TaskFilterForm
+from monitors.models import Evaluation, Monitor, Task
+from runs.models import CheckResult
+from teams.access import membership
+from teams.models import Role
+
+TASKS_PER_PAGE = 50
+GRID_ROWS_PER_PAGE = 50
+WINDOWS = {"hour": [1, 2, 7], "day": [7, 30, 90]}
+HTMX_STOP_POLLING = 286
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _is_fragment(request: HttpRequest) -> bool:
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.boosted
+
+
+def _page_or_fragment(request: HttpRequest, template: str, fragment: str, context: dict, status: int = 200):
+    """The whole page, or only `template#fragment` for an HTMX (non-boosted) request."""
+    if _is_fragment(request):
+        return render(request, f"{template}#{fragment}", context, status=status)
+    return render(request, template, context, status=status)
+
+
+def _forbidden(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "monitors/forbidden.html", {"message": message}, status=403)
+
+
+def _roles(user, team) -> dict[str, bool]:
+    found = membership(user, team) if team is not None else None
+    return {
+        "can_edit": bool(found and found.allows(Role.MEMBER)),
+        "can_admin": bool(found and found.allows(Role.ADMIN)),
+    }
+
+
+def _team_agents(request: HttpRequest) -> QuerySet[Agent]:
+    return (
+        Agent.objects.visible_to(request.user)
+        .filter(team=request.team, archived_at__isnull=True)
+        .order_by("name", "pk")
+    )
+
+
+def _apply_errors(form, exc: DomainError) -> None:
+    for key, message in exc.errors.items():
+        head = key.split(".", 1)[0]
+        if head in form.fields and head != key:
+            form.add_error(head, f"{key}: {message}")
+        elif key in form.fields:
+            form.add_error(key, message)
+        else:
+            form.add_error(None, message if key == "__all__" else f"{key}: {message}")
+
+
+def _pretty(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+# ---------------------------------------------------------------- tasks
+
+
+@login_required
+def task_list(request: HttpRequest) -> HttpResponse:
+    """Tasks of the current team, filtered, 50 a page, with selection for a one-off evaluation.
+
+    Queries: session, user, team, agents (filter choices), role, count, page.
+    """
+    team = request.team
+    agents = list(_team_agents(request))
+    form = TaskFilterForm(request.GET or None, agents=agents)
+    filters = form.filters() if form.is_bound and form.is_valid() else monitoring.TaskFilters()
+    tasks = (
+        monitoring.filter_tasks(Task.objects.visible_to(request.user).filter(agent__team=team), filters)
+        .select_related("agent")
+        .only(
+            "id",
+            "external_id",
+            "completed_at",
+            "latency_ms",
+            "sampled",
+            "has_failures",
+            "agent__id",
+            "agent__name",
+        )
+        .annotate(preview=Left("output", 160))
+        .order_by("-completed_at", "-id")
+    )
+    page = Paginator(tasks, TASKS_PER_PAGE).get_page(request.GET.get("page"))
+    params = filters.as_params()
+    context = {
+        "form": form,
+        "page": page,
+        "tasks": page.object_list,
+        "filter_params": params,
+        "query": urlencode(params),
+        "agents": agents,
+        **_roles(request.user, team),
+    }
+    return _page_or_fragment(request, "monitors/task_list.html", "task-results", context)
+
+
+@login_required
+def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    task = get_object_or_404(Task.objects.visible_to(request.user).select_related("agent"), pk=pk)
+    results = (
+        CheckResult.objects.filter(task=task)
+        .select_related("check_version", "monitor", "evaluation")
+        .order_by("-created_at", "-id")
+    )
+    context = {
+        "task": task,
+        "results": results,
+        "tool_calls_json": None if task.tool_calls is None else _pretty(task.tool_calls),
+        "trace_json": None if task.trace is None else _pretty(task.trace),
+        "metadata_json": _pretty(task.metadata or {}),
+    }
+    return render(request, "monitors/task_detail.html", context)
+
+
+# ---------------------------------------------------------------- one-off evaluations
+
+
+def _selection(
+    request: HttpRequest, data
+) -> tuple[Agent | None, list[int] | None, monitoring.TaskFilters | None, str]:
+    """Read the tasks chosen on the task list: explicit ids (`task`) or "all matching" (`all=1` + filters).
+
+    Returns (agent, task_ids, filters, problem). Only the user's visible tasks count.
+    """
+    visible = Task.objects.visible_to(request.user).filter(agent__team=request.team)
+    if data.get("all") == "1":
+        form = TaskFilterForm(data, agents=list(_team_agents(request)))
+        if not form.is_valid():
+            return None, None, None, "The filters are not valid any more; go back to the task list."
+        filters = form.filters()
+        if filters.agent is None:
+            agent_ids = list(
+                monitoring.filter_tasks(visible, filters).values_list("agent_id", flat=True).distinct()[:2]
+            )
+            if len(agent_ids) != 1:
+                return (
+                    None,
+                    None,
+                    None,
+                    "Filter the task list to one agent before selecting all matching tasks.",
+                )
+            filters = monitoring.TaskFilters(**{**filters.__dict__, "agent": agent_ids[0]})
+        agent = _team_agents(request).filter(pk=filters.agent).first()
+        if agent is None:
+            return None, None, None, "That agent does not exist."
+        return agent, None, filters, ""
+    raw = data.getlist("task")
+    ids = sorted({int(x) for x in raw if x.isascii() and x.isdigit() and len(x) < 19})
+    if not ids:
+        return None, None, None, "Select at least one task (or all matching tasks) on the task list."
+    agent_ids = set(visible.filter(pk__in=ids).values_list("agent_id", flat=True).distinct())
+    if len(agent_ids) != 1:
+        return (
+            None,
+            None,
+            None,
+            (
+                "The selected tasks belong to several agents; an evaluation runs the checks of one agent."
+                if agent_ids
+                else "None of the selected tasks exist."
+            ),
+        )
+    agent = _team_agents(request).filter(pk=agent_ids.pop()).first()
+    if agent is None:
+        return None, None, None, "That agent is archived."
+    return agent, ids, None, ""
+
+
+@login_required
+def evaluation_create(request: HttpRequest) -> HttpResponse:
+    """Step 2 of "select tasks -> choose checks -> launch": pick the checks for the selected tasks."""
+    data = request.POST if request.method == "POST" else request.GET
+    agent, task_ids, filters, problem = _selection(request, data)
+    if problem:
+        messages.error(request, problem)
+        return redirect("monitors:task-list")
+    roles = _roles(request.user, agent.team)
+    checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
+    form = LaunchEvaluationForm(request.POST if request.method == "POST" else None, checks=checks)
+    if request.method == "POST":
+        if not roles["can_edit"]:
+            return _forbidden(request, "Viewers can read evaluations but not launch them.")
+        if form.is_valid():
+            try:
+                evaluation = monitoring.launch_evaluation(
+                    agent=agent,
+                    by=request.user,
+                    check_ids=form.cleaned_data["checks"],
+                    task_ids=task_ids,
+                    filters=filters,
+                    name=form.cleaned_data["name"],
+                )
+            except PermissionDenied as exc:
+                return _forbidden(request, str(exc))
+            except DomainError as exc:
+                _apply_errors(form, exc)
+            else:
+                messages.success(request, "Evaluation launched; results appear as the checks run.")
+                return redirect(evaluation)
+    if filters is not None:
+        count = monitoring.filter_tasks(Task.objects.filter(agent=agent), filters).count()
+        hidden = [("all", "1"), *filters.as_params().items()]
+    else:
+        count = len(task_ids or [])
+        hidden = [("task", str(t)) for t in task_ids or []]
+    context = {
+        "form": form,
+        "agent": agent,
+        "count": count,
+        "hidden": hidden,
+        "filters": filters,
+        "back_query": urlencode(filters.as_params()) if filters else "",
+        **roles,
+    }
+    return render(request, "monitors/evaluation_create.html", context)
+
+
+@login_required
+def evaluation_list(request: HttpRequest) -> HttpResponse:
+    evaluations = (
+        Evaluation.objects.visible_to(request.user)
+        .filter(agent__team=request.team)
+        .select_related("agent", "created_by")
+        .annotate(task_count=Count("tasks", distinct=True))
+        .order_by("-created_at", "-id")
+    )
+    page = Paginator(evaluations, 25).get_page(request.GET.get("page"))
+    return render(request, "monitors/evaluation_list.html", {"page": page, "evaluations": page.object_list})
+
+
+@login_required
+def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The task x check grid, a page of tasks at a time; polls while the evaluation runs."""
+    evaluation = get_object_or_404(
+        Evaluation.objects.visible_to(request.user)
+        .select_related("agent", "created_by")
+        .annotate(task_count=Count("tasks", distinct=True)),
+        pk=pk,
+    )
+    task_ids = evaluation.tasks.order_by("-completed_at", "-id").values_list("pk", flat=True)
+    page = Paginator(task_ids, GRID_ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    grid = monitoring.evaluation_grid(evaluation, list(page.object_list))
+    total = evaluation.task_count * len(grid.versions)
+    columns = [(v, grid.counts.get(v.pk, {})) for v in grid.versions]
+    running = evaluation.status != Evaluation.Status.COMPLETED
+    context = {
+        "evaluation": evaluation,
+        "grid": grid,
+        "columns": columns,
+        "page": page,
+        "running": running,
+        "done": grid.done,
+        "total": total,
+        "percent": int(grid.done * 100 / total) if total else 100,
+        "query": "",
+    }
+    response = _page_or_fragment(request, "monitors/evaluation_detail.html", "evaluation-grid", context)
+    if _is_fragment(request) and not running and request.GET.get("poll"):
+        response.status_code = HTMX_STOP_POLLING
+    return response
+
+
+# ---------------------------------------------------------------- monitors
+
+
+@login_required
+def monitor_list(request: HttpRequest) -> HttpResponse:
+    """Monitors of the current team, optionally of one agent. Queries: session, user, team, agents, role,
+    count, page, checks (prefetch)."""
+    team = request.team
+    agents = list(_team_agents(request))
+    monitors = (
+        Monitor.objects.visible_to(request.user)
+        .filter(agent__team=team)
+        .select_related("agent")
+        .prefetch_related(
+            Prefetch("checks", queryset=Check.objects.only("id", "name", "version").order_by("name", "id"))
+        )
+        .order_by("agent__name", "name", "id")
+    )
+    agent_id = request.GET.get("agent") or ""
+    if agent_id.isascii() and agent_id.isdigit() and len(agent_id) < 19:
+        monitors = monitors.filter(agent_id=int(agent_id))
+    else:
+        agent_id = ""
+    page = Paginator(monitors, 50).get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "monitors": page.object_list,
+        "agents": agents,
+        "agent_id": agent_id,
+        "query": urlencode({"agent": agent_id}) if agent_id else "",
+        **_roles(request.user, team),
+    }
+    return render(request, "monitors/monitor_list.html", context)
+
+
+def _monitor_form_context(request, *, form, agent, monitor=None):
+    return {"form": form, "agent": agent, "monitor": monitor}
+
+
+@login_required
+def monitor_create(request: HttpRequest) -> HttpResponse:
+    team = request.team
+    if not _roles(request.user, team)["can_edit"]:
+        return _forbidden(request, "Viewers can read monitors but not create them.")
+    agents = list(_team_agents(request))
+    data = request.POST if request.method == "POST" else request.GET
+    raw_agent = data.get("agent") or ""
+    agent = next((a for a in agents if str(a.pk) == raw_agent), agents[0] if agents else None)
+    checks = (
+        list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
+        if agent
+        else []
+    )
+    if request.method == "POST":
+        form = MonitorForm(request.POST, agents=agents, checks=checks)
+        if form.is_valid():
+            try:
+                monitor = monitoring.create_monitor(
+                    agent=agent,
+                    by=request.user,
+                    name=form.cleaned_data["name"],
+                    checks=form.cleaned_data["checks"],
+                    sample_rate=form.cleaned_data["sample_rate"],
+                    active=form.cleaned_data["active"],
+                )
+            except PermissionDenied as exc:
+                return _forbidden(request, str(exc))
+            except DomainError as exc:
+                _apply_errors(form, exc)
+            else:
+                messages.success(
+                    request, f"Monitor {monitor.name} created; it samples tasks ingested from now on."
+                )
+                return redirect(monitor)
+    else:
+        form = MonitorForm(
+            agents=agents,
+            checks=checks,
+            initial={"agent": agent.pk if agent else None, "name": data.get("name", "")},
+        )
+    context = _monitor_form_context(request, form=form, agent=agent)
+    return _page_or_fragment(request, "monitors/monitor_form.html", "monitor-form", context)
+
+
+def _monitor_for(request: HttpRequest, pk: int) -> Monitor:
+    return get_object_or_404(
+        Monitor.objects.visible_to(request.user).select_related("agent", "agent__team"), pk=pk
+    )
+
+
+@login_required
+def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    monitor = _monitor_for(request, pk)
+    if not _roles(request.user, monitor.agent.team)["can_edit"]:
+        return _forbidden(request, "Viewers can read monitors but not change them.")
+    agent = monitor.agent
+    checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
+    if request.method == "POST":
+        form = MonitorForm(
+            request.POST, agents=[agent], checks=checks, editing=True, initial={"agent": agent.pk}
+        )
+        if form.is_valid():
+            try:
+                monitoring.update_monitor(
+                    monitor=monitor,
+                    by=request.user,
+                    name=form.cleaned_data["name"],
+                    checks=form.cleaned_data["checks"],
+                    sample_rate=form.cleaned_data["sample_rate"],
+                    active=form.cleaned_data["active"],
+                )
+            except PermissionDenied as exc:
+                return _forbidden(request, str(exc))
+            except DomainError as exc:
+                _apply_errors(form, exc)
+            else:
+                messages.success(request, f"Monitor {monitor.name} saved.")
+                return redirect(monitor)
+    else:
+        form = MonitorForm(
+            agents=[agent],
+            checks=checks,
+            editing=True,
+            initial={
+                "agent": agent.pk,
+                "name": monitor.name,
+                "sample_rate": monitor.sample_rate,
+                "checks": list(monitor.checks.values_list("pk", flat=True)),
+                "active": monitor.active,
+            },
+        )
+    return render(
+        request,
+        "monitors/monitor_form.html",
+        _monitor_form_context(request, form=form, agent=agent, monitor=monitor),
+    )
+
+
+@require_POST
+@login_required
+def monitor_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    monitor = _monitor_for(request, pk)
+    try:
+        monitoring.delete_monitor(monitor=monitor, by=request.user)
+    except PermissionDenied as exc:
+        return _forbidden(request, str(exc))
+    messages.success(request, f"Monitor {monitor.name} deleted.")
+    return redirect(reverse("monitors:monitor-list") + f"?agent={monitor.agent_id}")
+
+
+@login_required
+def monitor_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The dashboard: pass rate per check version over time (chart + table), volume, latest failures.
+
+    A bounded number of queries whatever the number of tasks and results: every count is a DB
+    aggregate per bucket (see monitors.services.monitor_dashboard).
+    """
+    monitor = _monitor_for(request, pk)
+    bucket = request.GET.get("bucket") if request.GET.get("bucket") in monitoring.BUCKETS else "hour"
+    windows = WINDOWS[bucket]
+    raw_days = request.GET.get("days") or ""
+    days = int(raw_days) if raw_days.isdigit() and int(raw_days) in windows else windows[1]
+    attached = list(
+        Check.objects.filter(monitors=monitor)
+        .order_by("name", "id")
+        .only("id", "name", "version", "kind", "archived_at", "current_version_id")
+    )
+    board = monitoring.monitor_dashboard(monitor, bucket=bucket, days=days, checks=attached)
+    failures = list(monitoring.latest_failures(monitor))
+    rows = []
+    for start in reversed(board.buckets):
+        cells = []
+        for s in board.series:
+            c = s.points.get(start)
+            determinate = (c["pass"] + c["fail"]) if c else 0
+            cells.append(
+                {"counts": c, "rate": round(c["pass"] * 100 / determinate, 1) if determinate else None}
+            )
+        rows.append({"start": start, "volume": board.volume.get(start, {}), "cells": cells})
+    totals = []
+    for s in board.series:
+        t = s.totals
+        determinate = t["pass"] + t["fail"]
+        totals.append(
+            {
+                "series": s,
+                "counts": t,
+                "rate": round(t["pass"] * 100 / determinate, 1) if determinate else None,
+            }
+        )
+    context = {
+        "monitor": monitor,
+        "board": board,
+        "rows": rows,
+        "totals": totals,
+        "failures": failures,
+        "attached": attached,
+        "bucket": bucket,
+        "days": days,
+        "windows": windows,
+        "chart": board.chart_data(),
+        **_roles(request.user, monitor.agent.team),
+    }
+    return _page_or_fragment(request, "monitors/monitor_detail.html", "dashboard", context)

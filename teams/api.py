@@ -1,0 +1,161 @@
+"""The team side of the REST API: the role permission every team-scoped viewset uses, and tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api import ApiPagination, SafeJSONParser
+from teams import services
+from teams.models import ROLE_RANK, ApiToken, Membership, Role
+
+
+def roles_at_least(role: str) -> list[str]:
+    return [r.value for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[Role(role)]]
+
+
+# ----------------------------------------------------------------------------- permissions
+
+
+class HasTeamRole(BasePermission):
+    """Writes need a role: in at least one team to start, and in the object's team for object actions.
+
+    The view declares ``write_roles = {"create": "member", "destroy": "admin", ...}`` ("*" is the
+    default for unlisted unsafe actions, "member" when absent) and ``team_id_of(obj)``. Services check
+    the same roles again; this class makes a viewer's write a 403 before its body is validated.
+    """
+
+    message = "Your role in this team does not allow this."
+
+    def _role(self, request, view) -> str | None:
+        if request.method in SAFE_METHODS:
+            return None
+        roles: Mapping[str, str | None] = getattr(view, "write_roles", {})
+        return roles.get(getattr(view, "action", None) or "", roles.get("*", Role.MEMBER))
+
+    def has_permission(self, request, view) -> bool:
+        role = self._role(request, view)
+        if role is None or not request.user.is_authenticated:
+            return True  # IsAuthenticated answers the anonymous case
+        if Membership.objects.filter(user=request.user, role__in=roles_at_least(role)).exists():
+            return True
+        self.message = f"Your role does not allow this (needs {Role(role).label.lower()} in a team)."
+        return False
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        role = self._role(request, view)
+        if role is None:
+            return True
+        team_id = view.team_id_of(obj)
+        allowed = Membership.objects.filter(
+            user=request.user, team_id=team_id, role__in=roles_at_least(role)
+        ).exists()
+        if not allowed:
+            self.message = f"Your role in this team does not allow this (needs {Role(role).label.lower()})."
+        return allowed
+
+
+# ----------------------------------------------------------------------------- viewsets
+
+
+class TeamScopedViewMixin:
+    """For viewsets over team-scoped models: role checks on writes, filters on lists only, `_show()`."""
+
+    permission_classes = [*APIView.permission_classes, HasTeamRole]
+    parser_classes = [SafeJSONParser]
+    pagination_class = ApiPagination
+
+    def filter_queryset(self, queryset):
+        # Filters (and the "active only" default) shape lists; a detail URL finds archived objects too.
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
+
+    def _show(self, obj, code: int = status.HTTP_200_OK) -> Response:
+        """The object re-read through get_queryset() (so related rows are loaded), serialized."""
+        fresh = self.get_queryset().get(pk=obj.pk)
+        return Response(self.get_serializer(fresh).data, status=code)
+
+
+# ----------------------------------------------------------------------------- tokens
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    prefix = serializers.CharField(
+        source="display", read_only=True, help_text="ect_<key_id>_… (not the secret)."
+    )
+    active = serializers.BooleanField(source="is_active", read_only=True)
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "can_write",
+            "active",
+            "expires_at",
+            "last_used_at",
+            "revoked_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    token = serializers.CharField(
+        read_only=True, help_text="The secret: `Authorization: Bearer <token>`. Shown in this response only."
+    )
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+        read_only_fields = fields
+
+
+class TokenCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    can_write = serializers.BooleanField(default=True, help_text="false: a read-only token.")
+    expires_in_days = serializers.IntegerField(
+        min_value=1,
+        max_value=3650,
+        required=False,
+        allow_null=True,
+        help_text="Leave out for a token that does not expire.",
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List your tokens", description="Yours only; revoked ones stay listed."),
+    retrieve=extend_schema(summary="Show one of your tokens (never its secret)"),
+    destroy=extend_schema(summary="Revoke a token", description="It stops working at once; it stays listed."),
+)
+class TokenViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    """A token acts as its user, so it can manage that user's tokens and no one else's."""
+
+    serializer_class = TokenSerializer
+    pagination_class = ApiPagination
+    parser_classes = [SafeJSONParser]
+    filter_backends = []
+
+    def get_queryset(self) -> QuerySet[ApiToken]:
+        return ApiToken.objects.visible_to(self.request.user).order_by("-created_at", "-id")
+
+    @extend_schema(
+        summary="Create a token", request=TokenCreateSerializer, responses={201: TokenCreatedSerializer}
+    )
+    def create(self, request, *args, **kwargs):
+        form = TokenCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        issued = services.issue_token(user=request.user, **form.validated_data)
+        body = TokenCreatedSerializer(issued.token).data
+        body["token"] = issued.secret
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: ApiToken) -> None:
+        services.revoke_token(token=instance, by=self.request.user)

@@ -1,0 +1,82 @@
+"""Console-level pages: home, team switcher, API tokens."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from core.errors import DomainError
+from teams import services
+from teams.forms import TokenForm
+from teams.middleware import SESSION_KEY
+from teams.models import ApiToken, Role, Team
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return redirect("agents:agent-list")
+
+
+@require_POST
+@login_required
+def switch_team(request: HttpRequest) -> HttpResponse:
+    team = get_object_or_404(Team.objects.visible_to(request.user), pk=request.POST.get("team"))
+    request.session[SESSION_KEY] = team.pk
+    # Back to the same section of the console (object pages may belong to the previous team).
+    target = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect("home")
+    section = "/" + target.lstrip("/").split("/", 1)[0] + "/" if target.strip("/") else "/"
+    return redirect(section)
+
+
+@login_required
+def token_list(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST or None)
+    new_secret = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            issued = services.issue_token(user=request.user, **form.cleaned_data)
+        except DomainError as exc:
+            for field, message in exc.errors.items():
+                form.add_error(None if field == "__all__" else field, message)
+        else:
+            new_secret = issued.secret
+            form = TokenForm()
+    tokens = ApiToken.objects.visible_to(request.user).order_by("-created_at", "-id")
+    page = Paginator(tokens, 50).get_page(request.GET.get("page"))
+    context = {"form": form, "tokens": page.object_list, "page": page, "new_secret": new_secret}
+    return render(request, "tokens/token_list.html", context)
+
+
+@require_POST
+@login_required
+def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    token = get_object_or_404(ApiToken.objects.visible_to(request.user), pk=pk)
+    services.revoke_token(token=token, by=request.user)
+    messages.success(request, f"Token {token.name} revoked.")
+    return redirect("token-list")
+
+
+# ---------------------------------------------------------------- helpers shared by the console pages
+
+
+def forbidden(request: HttpRequest, message: str) -> HttpResponse:
+    """403 page for a write the user's role does not allow (out-of-team objects are 404 instead)."""
+    return render(request, "403.html", {"message": message}, status=403)
+
+
+def role_flags(user, team) -> dict[str, bool]:
+    """What a page may offer in `team`: `can_edit` (member or admin) and `can_admin`. One query."""
+    from teams.access import membership
+
+    found = membership(user, team) if team is not None else None
+    return {
+        "can_edit": bool(found and found.allows(Role.MEMBER)),
+        "can_admin": bool(found and found.allows(Role.ADMIN)),
+    }
