@@ -14,11 +14,9 @@ from agents import services
 from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
-from checks.models import Check, TestSet
 from core.errors import DomainError, PermissionDenied
 from core.htmx import is_fragment_request
-from core.views import apply_errors, count_subquery
-from runs.models import Run
+from core.views import apply_errors, count_related, reverse_model
 from teams.views import forbidden, role_flags
 
 PAGE_SIZE = 25
@@ -27,13 +25,13 @@ PAGE_SIZE = 25
 @login_required
 def agent_list(request: HttpRequest) -> HttpResponse:
     team = request.team
-    last_run = Run.objects.filter(agent=OuterRef("pk")).order_by("-created_at", "-id")
+    last_run = reverse_model(Agent, "runs").objects.filter(agent=OuterRef("pk")).order_by("-created_at", "-id")
     agents = (
         Agent.objects.visible_to(request.user)
         .filter(team=team, archived_at__isnull=True)
         .annotate(
-            check_count=count_subquery(Check, "agent", archived_at__isnull=True),
-            test_set_count=count_subquery(TestSet, "agent", archived_at__isnull=True),
+            check_count=count_related(Agent, "checks", archived_at__isnull=True),
+            test_set_count=count_related(Agent, "test_sets", archived_at__isnull=True),
             last_run_id=Subquery(last_run.values("pk")[:1]),
             last_run_result=Subquery(last_run.values("result")[:1]),
             last_run_status=Subquery(last_run.values("status")[:1]),
@@ -80,13 +78,12 @@ def agent_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _detail_context(request: HttpRequest, agent: Agent, **extra) -> dict:
     runs = (
-        Run.objects.filter(agent=agent)
-        .select_related("test_version", "launched_by")
+        agent.runs.select_related("test_version", "launched_by")
         .order_by("-created_at", "-id")[:5]
     )
-    counts = Check.objects.filter(agent=agent, archived_at__isnull=True).aggregate(checks=Count("pk"))
+    counts = agent.checks.filter(archived_at__isnull=True).aggregate(checks=Count("pk"))
     test_sets = (
-        TestSet.objects.filter(agent=agent, archived_at__isnull=True)
+        agent.test_sets.filter(archived_at__isnull=True)
         .annotate(test_count=Count("tests", filter=Q(tests__archived_at__isnull=True)))
         .order_by("name", "pk")
     )

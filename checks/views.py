@@ -18,9 +18,7 @@ from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
-from core.views import apply_errors, count_subquery
-from monitors.models import Monitor
-from runs.models import Run, RunCheck
+from core.views import apply_errors, count_related, count_subquery, reverse_model
 from teams.views import forbidden, role_flags
 
 PAGE_SIZE = 50
@@ -48,6 +46,12 @@ def config_summary(config: dict, limit: int = 140) -> str:
 
 
 # ---------------------------------------------------------------- the check library
+
+
+
+def _runs():
+    """Run, read through the relation runs declare towards tests (runs sit on the floor above)."""
+    return reverse_model(Test, "runs")
 
 
 @login_required
@@ -83,7 +87,7 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
                 test_version__test__current_version=F("test_version"),
                 test_version__test__archived_at__isnull=True,
             ),
-            monitor_count=count_subquery(Monitor, "checks", active=True),
+            monitor_count=count_related(Check, "monitors", active=True),
         )
         .order_by("kind", "name", "pk")
     )
@@ -231,7 +235,7 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
     versions_qs = (
         CheckVersion.objects.filter(parent=check)
         .select_related("created_by")
-        .annotate(run_count=count_subquery(RunCheck, "check_version"))
+        .annotate(run_count=count_related(CheckVersion, "run_checks"))
         .order_by("-number")
     )
     page = Paginator(versions_qs, VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
@@ -268,11 +272,13 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
     monitors = check.monitors.filter(active=True).order_by("name")[:50]
     # The latest runs that used any version of this check (attached or picked at launch).
     runs = (
-        Run.objects.visible_to(request.user)
+        _runs().objects.visible_to(request.user)
         .filter(run_checks__check_version__parent=check)
         .annotate(
             check_version_used=Subquery(
-                RunCheck.objects.filter(run=OuterRef("pk"), check_version__parent=check).values(
+                reverse_model(CheckVersion, "run_checks").objects.filter(
+                    run=OuterRef("pk"), check_version__parent=check
+                ).values(
                     "check_version__number"
                 )[:1]
             )
@@ -330,7 +336,7 @@ def testset_list(request: HttpRequest) -> HttpResponse:
     if agent_id.isdigit():
         agent = get_object_or_404(Agent.objects.visible_to(request.user).select_related("team"), pk=agent_id)
         sets = TestSet.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=True)
-    last_run = Run.objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
+    last_run = _runs().objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
     active_tests = (
         Test.objects.filter(archived_at__isnull=True)
         .select_related("current_version")
@@ -401,13 +407,13 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     test_set = get_object_or_404(
         TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=pk
     )
-    last_run = Run.objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
+    last_run = _runs().objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
     tests = (
         Test.objects.filter(test_set=test_set, archived_at__isnull=True)
         .select_related("current_version", "created_by")
         .annotate(
             check_count=count_subquery(TestCheck, "test_version", outer="current_version"),
-            run_count=count_subquery(Run, "test"),
+            run_count=count_related(Test, "runs"),
             last_run_id=Subquery(last_run.values("pk")[:1]),
             last_run_result=Subquery(last_run.values("result")[:1]),
             last_run_status=Subquery(last_run.values("status")[:1]),
@@ -446,12 +452,11 @@ def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
     versions = (
         TestVersion.objects.filter(test=test)
         .select_related("created_by")
-        .annotate(run_count=count_subquery(Run, "test_version"))
+        .annotate(run_count=count_related(TestVersion, "runs"))
         .order_by("-number")[:20]
     )
     runs = (
-        Run.objects.filter(test=test)
-        .select_related("test_version", "launched_by")
+        test.runs.select_related("test_version", "launched_by")
         .order_by("-created_at", "-id")[:10]
     )
     context = {

@@ -24,3 +24,18 @@ def apply_errors(form, exc: DomainError, *, aliases: dict[str, str] | None = Non
             form.add_error(field, f"{rest}: {message}" if rest else message)
         else:
             form.add_error(None, message if key == "__all__" else f"{key}: {message}")
+
+
+def reverse_model(model, name: str):
+    """The model behind `model`'s reverse relation `name` (e.g. `reverse_model(Agent, "runs")` is Run).
+
+    A lower floor's page may show rows of a higher floor's app only this way: through the relation that
+    app declares towards it (its related_name), never by importing it.
+    """
+    return model._meta.get_field(name).related_model
+
+
+def count_related(model, name: str, *, outer: str = "pk", **filters) -> Coalesce:
+    """A correlated COUNT of `model`'s reverse relation `name` (see count_subquery)."""
+    relation = model._meta.get_field(name)
+    return count_subquery(relation.related_model, relation.field.name, outer=outer, **filters)
