@@ -15,7 +15,7 @@ from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResult
 from core.api import ArchivedFilterSet
 from core.errors import ValidationFailed
 from teams.api import TeamScopedViewMixin
-from teams.models import Role, Team
+from teams.models import Team
 
 
 class AgentFilter(ArchivedFilterSet):
@@ -53,20 +53,10 @@ class AgentViewSet(
 ):
     serializer_class = AgentSerializer
     filterset_class = AgentFilter
-    write_roles = {
-        "create": Role.ADMIN,
-        "update": Role.ADMIN,
-        "partial_update": Role.ADMIN,
-        "destroy": Role.ADMIN,
-        "ping": Role.MEMBER,
-    }
 
     def get_queryset(self) -> QuerySet[Agent]:
         return Agent.objects.visible_to(self.request.user).prefetch_related("nodes").order_by("name", "id")
 
-    @staticmethod
-    def team_id_of(agent: Agent) -> int:
-        return agent.team_id
 
     @extend_schema(
         summary="Register an agent", request=AgentWriteSerializer, responses={201: AgentSerializer}

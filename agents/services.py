@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from agents.models import Agent, AgentKind, Node, NodeKind, Protocol
 from core.errors import ValidationFailed
-from teams.access import require_role
-from teams.models import Role, Team
+from teams import access
+from teams.models import Team
 
 HEADER_NAME_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -99,7 +99,7 @@ def create_agent(
     nodes: Sequence[Mapping] = (),
 ) -> Agent:
     """Register an agent. Admins only. Raises ValidationFailed naming the field."""
-    require_role(by, team, Role.ADMIN)
+    access.require(by, access.CREATE, Agent, team=team)
     values = dict(
         name=name, endpoint_url=endpoint_url, kind=kind, protocol=protocol, headers=headers,
         timeout_s=timeout_s, retries=retries, max_concurrency=max_concurrency,
@@ -128,7 +128,7 @@ def create_agent(
 
 def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, nodes=None, **changes) -> Agent:
     """Change fields of an agent. `headers=None` keeps the stored secrets; `{}` clears them."""
-    require_role(by, agent.team, Role.ADMIN)
+    access.require(by, access.CHANGE, agent, team=agent.team)
     allowed = {"name", "endpoint_url", "kind", "protocol", "timeout_s", "retries", "max_concurrency",
                "model_name", "description"}
     unknown = set(changes) - allowed
@@ -160,7 +160,7 @@ def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, 
 
 
 def archive_agent(*, agent: Agent, by) -> Agent:
-    require_role(by, agent.team, Role.ADMIN)
+    access.require(by, access.ARCHIVE, agent, team=agent.team)
     if agent.archived_at is None:
         agent.archived_at = timezone.now()
         agent.save(update_fields=["archived_at", "updated_at"])

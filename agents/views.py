@@ -17,7 +17,8 @@ from agents.models import Agent
 from core.errors import DomainError, PermissionDenied
 from core.htmx import is_fragment_request
 from core.views import apply_errors, count_related, reverse_model
-from teams.views import forbidden, role_flags
+from teams.access import page_flags
+from teams.views import forbidden
 
 PAGE_SIZE = 25
 
@@ -40,14 +41,14 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         .order_by("name", "pk")
     )
     page = Paginator(agents, PAGE_SIZE).get_page(request.GET.get("page"))
-    context = {"page": page, "agents": page.object_list, "team": team, **role_flags(request.user, team)}
+    context = {"page": page, "agents": page.object_list, "team": team, **page_flags(request.user, team)}
     return render(request, "agents/agent_list.html", context)
 
 
 @login_required
 def agent_create(request: HttpRequest) -> HttpResponse:
     team = request.team
-    if team is None or not role_flags(request.user, team)["can_admin"]:
+    if team is None or not page_flags(request.user, team)["can_admin"]:
         return forbidden(request, "Only team admins can register agents.")
     form = AgentForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -93,7 +94,7 @@ def _detail_context(request: HttpRequest, agent: Agent, **extra) -> dict:
         "check_count": counts["checks"],
         "test_sets": test_sets,
         "tab": "overview",
-        **role_flags(request.user, agent.team),
+        **page_flags(request.user, agent.team),
         **extra,
     }
 
@@ -101,7 +102,7 @@ def _detail_context(request: HttpRequest, agent: Agent, **extra) -> dict:
 @login_required
 def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
     agent = _agent_for(request, pk)
-    if not role_flags(request.user, agent.team)["can_admin"]:
+    if not page_flags(request.user, agent.team)["can_admin"]:
         return forbidden(request, "Only team admins can change agents.")
     form = AgentForm(request.POST or None, agent=agent)
     if request.method == "POST" and form.is_valid():
@@ -122,7 +123,7 @@ def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def agent_ping(request: HttpRequest, pk: int) -> HttpResponse:
     """Call the agent once with a "ping" scenario; show its reply or the error in place."""
     agent = _agent_for(request, pk)
-    if not role_flags(request.user, agent.team)["can_edit"]:
+    if not page_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot ping agents.")
     result = ping_agent(agent)  # the same call as POST /api/v1/agents/{id}/ping/
     if is_fragment_request(request):

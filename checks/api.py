@@ -26,7 +26,6 @@ from checks.serializers import (
 )
 from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
 from teams.api import TeamScopedViewMixin
-from teams.models import Role
 
 
 class CheckFilter(ArchivedFilterSet):
@@ -85,12 +84,6 @@ class CheckViewSet(
 ):
     serializer_class = CheckSerializer
     filterset_class = CheckFilter
-    write_roles = {
-        "create": Role.MEMBER,
-        "update": Role.MEMBER,
-        "partial_update": Role.MEMBER,
-        "destroy": Role.ADMIN,
-    }
 
     def get_queryset(self) -> QuerySet[Check]:
         return (
@@ -99,9 +92,6 @@ class CheckViewSet(
             .order_by("agent_id", "kind", "name", "id")
         )
 
-    @staticmethod
-    def team_id_of(check: Check) -> int:
-        return check.agent.team_id
 
     @extend_schema(
         summary="Add a check to an agent's library (version 1)",
@@ -177,13 +167,6 @@ class TestSetViewSet(
     __test__ = False
     serializer_class = TestSetSerializer
     filterset_class = TestSetFilter
-    write_roles = {
-        "create": Role.MEMBER,
-        "update": Role.MEMBER,
-        "partial_update": Role.MEMBER,
-        "destroy": Role.ADMIN,
-        "runs": Role.MEMBER,
-    }
 
     def get_queryset(self) -> QuerySet[TestSet]:
         return (
@@ -193,9 +176,6 @@ class TestSetViewSet(
             .order_by("name", "id")
         )
 
-    @staticmethod
-    def team_id_of(test_set: TestSet) -> int:
-        return test_set.agent.team_id
 
     @extend_schema(
         summary="Create a test set", request=TestSetCreateSerializer, responses={201: TestSetSerializer}
@@ -261,12 +241,6 @@ class TestViewSet(
     __test__ = False
     serializer_class = TestSerializer
     filterset_class = TestFilter
-    write_roles = {
-        "create": Role.MEMBER,
-        "update": Role.MEMBER,
-        "partial_update": Role.MEMBER,
-        "destroy": Role.ADMIN,
-    }
 
     def get_queryset(self) -> QuerySet[Test]:
         return (
@@ -276,9 +250,6 @@ class TestViewSet(
             .order_by("name", "id")
         )
 
-    @staticmethod
-    def team_id_of(test: Test) -> int:
-        return test.test_set.agent.team_id
 
     @extend_schema(
         summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer}

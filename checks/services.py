@@ -13,8 +13,7 @@ from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import ValidationFailed
-from teams.access import require_role
-from teams.models import Role
+from teams import access
 
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
 
@@ -67,7 +66,7 @@ def validate_check(*, name: str, kind: str, config: Mapping | None) -> tuple[str
 
 def create_check(*, agent: Agent, by, name: str, kind: str, config: Mapping | None = None) -> Check:
     """Add a check to an agent's library with version 1."""
-    require_role(by, agent.team, Role.MEMBER)
+    access.require(by, access.CREATE, Check, team=agent.team)
     name, kind, config = validate_check(name=name, kind=kind, config=config)
     with transaction.atomic():
         check = Check.objects.create(agent=agent, name=name, kind=kind, created_by=by, version=1)
@@ -83,7 +82,7 @@ def edit_check(
     *, check: Check, by, name: str | None = None, kind: str | None = None, config: Mapping | None = None
 ) -> Check:
     """Save version n+1 and move the current pointer. An edit that changes nothing makes no version."""
-    require_role(by, check.agent.team, Role.MEMBER)
+    access.require(by, access.CHANGE, check, team=check.agent.team)
     if check.archived_at is not None:
         raise ValidationFailed("this check is archived; restore it before editing", field="__all__")
     with transaction.atomic():
@@ -111,7 +110,7 @@ def edit_check(
 
 def archive_check(*, check: Check, by, archived: bool = True) -> Check:
     """Hide a check from pickers; its versions and every run that used them stay."""
-    require_role(by, check.agent.team, Role.ADMIN)
+    access.require(by, access.ARCHIVE, check, team=check.agent.team)
     check.archived_at = timezone.now() if archived else None
     check.save(update_fields=["archived_at", "updated_at"])
     return check
@@ -137,7 +136,7 @@ def version_diff(old: CheckVersion | None, new: CheckVersion) -> list[tuple[str,
 
 
 def create_test_set(*, agent: Agent, by, name: str, description: str = "") -> TestSet:
-    require_role(by, agent.team, Role.MEMBER)
+    access.require(by, access.CREATE, TestSet, team=agent.team)
     name = (name or "").strip()
     if not name:
         raise ValidationFailed("a test set needs a name", field="name")
@@ -154,7 +153,7 @@ def create_test_set(*, agent: Agent, by, name: str, description: str = "") -> Te
 
 def update_test_set(*, test_set: TestSet, by, name: str | None = None, description: str | None = None) -> TestSet:
     """Rename a test set or change its description (test sets are not versioned; their tests are)."""
-    require_role(by, test_set.agent.team, Role.MEMBER)
+    access.require(by, access.CHANGE, test_set, team=test_set.agent.team)
     fields = []
     if name is not None:
         name = (name or "").strip()
@@ -182,7 +181,7 @@ def update_test_set(*, test_set: TestSet, by, name: str | None = None, descripti
 
 def archive_test_set(*, test_set: TestSet, by, archived: bool = True) -> TestSet:
     """Hide a test set (and launching it); its tests and their runs stay."""
-    require_role(by, test_set.agent.team, Role.ADMIN)
+    access.require(by, access.ARCHIVE, test_set, team=test_set.agent.team)
     test_set.archived_at = timezone.now() if archived else None
     test_set.save(update_fields=["archived_at"])
     return test_set
@@ -352,7 +351,7 @@ def create_test(
     min_valid_per_scenario=1, required_pass_rate=100,
 ) -> Test:
     """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field."""
-    require_role(by, test_set.agent.team, Role.MEMBER)
+    access.require(by, access.CREATE, Test, team=test_set.agent.team)
     name, spec, attached = _validate_test(
         agent=test_set.agent, name=name, scenarios=scenarios, checks=checks,
         samples_per_scenario=samples_per_scenario, min_valid_per_scenario=min_valid_per_scenario,
@@ -368,7 +367,7 @@ def create_test(
 
 def edit_test(*, test: Test, by, **changes) -> Test:
     """Save test version n+1 from the current one plus `changes`; unchanged input makes no version."""
-    require_role(by, test.test_set.agent.team, Role.MEMBER)
+    access.require(by, access.CHANGE, test, team=test.test_set.agent.team)
     allowed = {"name", "scenarios", "checks", "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate"}
     unknown = set(changes) - allowed
     if unknown:
@@ -405,7 +404,7 @@ def edit_test(*, test: Test, by, **changes) -> Test:
 
 
 def archive_test(*, test: Test, by, archived: bool = True) -> Test:
-    require_role(by, test.test_set.agent.team, Role.ADMIN)
+    access.require(by, access.ARCHIVE, test, team=test.test_set.agent.team)
     test.archived_at = timezone.now() if archived else None
     test.save(update_fields=["archived_at", "updated_at"])
     return test

@@ -19,7 +19,8 @@ from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVer
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.views import apply_errors, count_related, count_subquery, reverse_model
-from teams.views import forbidden, role_flags
+from teams.access import page_flags
+from teams.views import forbidden
 
 PAGE_SIZE = 50
 USED_FILTERS = {"in_tests": "In tests", "in_monitors": "In dashboard", "unused": "Unused"}
@@ -108,7 +109,7 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "filters": filters,
         "used": used,
         "query": f"used={used}" if used else "",
-        **role_flags(request.user, agent.team),
+        **page_flags(request.user, agent.team),
     }
     return page_or_fragment(
         request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context
@@ -203,7 +204,7 @@ def _spread_check_errors(form: CheckForm, config_form: CheckConfigForm, exc: Dom
 @login_required
 def check_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
-    if not role_flags(request.user, agent.team)["can_edit"]:
+    if not page_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot add checks.")
     return _edit_check_form(request, agent=agent, check=None)
 
@@ -218,7 +219,7 @@ def _check_for(request: HttpRequest, pk: int) -> Check:
 @login_required
 def check_edit(request: HttpRequest, pk: int) -> HttpResponse:
     check = _check_for(request, pk)
-    if not role_flags(request.user, check.agent.team)["can_edit"]:
+    if not page_flags(request.user, check.agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot edit checks.")
     if check.archived_at is not None:
         messages.error(request, "This check is archived; restore it before editing.")
@@ -297,7 +298,7 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "kind_label": labels.get(check.kind, check.kind),
         "tests": tests,
         "monitors": monitors,
-        **role_flags(request.user, check.agent.team),
+        **page_flags(request.user, check.agent.team),
     }
     return render(request, "checks/check_detail.html", context)
 
@@ -355,7 +356,7 @@ def testset_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(sets, 20).get_page(request.GET.get("page"))
     team = agent.team if agent else request.team
     agents = []
-    flags = role_flags(request.user, team)
+    flags = page_flags(request.user, team)
     if flags["can_edit"] and agent is None:
         agents = list(
             Agent.objects.visible_to(request.user)
@@ -386,7 +387,7 @@ def testset_new(request: HttpRequest) -> HttpResponse:
 @login_required
 def testset_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
-    if not role_flags(request.user, agent.team)["can_edit"]:
+    if not page_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot create test sets.")
     form = NewTestSetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -427,7 +428,7 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "tab": "tests",
         "page": page,
         "tests": page.object_list,
-        **role_flags(request.user, test_set.agent.team),
+        **page_flags(request.user, test_set.agent.team),
     }
     return render(request, "checks/testset_detail.html", context)
 
@@ -467,7 +468,7 @@ def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "runs": runs,
         "agent": test.test_set.agent,
         "tab": "tests",
-        **role_flags(request.user, test.test_set.agent.team),
+        **page_flags(request.user, test.test_set.agent.team),
     }
     return render(request, "checks/test_detail.html", context)
 
@@ -578,7 +579,7 @@ def test_create(request: HttpRequest, testset_pk: int) -> HttpResponse:
     test_set = get_object_or_404(
         TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=testset_pk
     )
-    if not role_flags(request.user, test_set.agent.team)["can_edit"]:
+    if not page_flags(request.user, test_set.agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot build tests.")
     return _builder(request, test_set=test_set, test=None)
 
@@ -589,7 +590,7 @@ def test_edit(request: HttpRequest, pk: int) -> HttpResponse:
         Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version"),
         pk=pk,
     )
-    if not role_flags(request.user, test.test_set.agent.team)["can_edit"]:
+    if not page_flags(request.user, test.test_set.agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot edit tests.")
     return _builder(request, test_set=test.test_set, test=test)
 

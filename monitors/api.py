@@ -37,7 +37,6 @@ from monitors.serializers import (
 )
 from runs.models import CheckResult
 from teams.api import TeamScopedViewMixin
-from teams.models import Role
 from teams.throttling import TokenRateThrottle
 
 
@@ -153,9 +152,6 @@ class TaskViewSet(
     def get_serializer_class(self):
         return TaskDetailSerializer if self.action == "retrieve" else TaskSerializer
 
-    @staticmethod
-    def team_id_of(task: Task) -> int:
-        return task.agent.team_id
 
 
 def monitor_queryset(user) -> QuerySet[Monitor]:
@@ -182,12 +178,6 @@ def monitor_queryset(user) -> QuerySet[Monitor]:
 class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
     serializer_class = MonitorSerializer
     filter_backends: list = []
-    write_roles = {
-        "create": Role.MEMBER,
-        "update": Role.MEMBER,
-        "partial_update": Role.MEMBER,
-        "destroy": Role.ADMIN,
-    }
 
     def get_queryset(self) -> QuerySet[Monitor]:
         return _filter_by_agent(monitor_queryset(self.request.user), self)
@@ -195,9 +185,6 @@ class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
     def get_serializer_class(self):
         return MonitorUpdateSerializer if self.action in ("update", "partial_update") else MonitorSerializer
 
-    @staticmethod
-    def team_id_of(monitor: Monitor) -> int:
-        return monitor.agent.team_id
 
     def perform_create(self, serializer):
         data = serializer.validated_data
@@ -280,7 +267,6 @@ class EvaluationViewSet(
 ):
     serializer_class = EvaluationSerializer
     filter_backends: list = []
-    write_roles = {"create": Role.MEMBER}
 
     def get_queryset(self) -> QuerySet[Evaluation]:
         return _filter_by_agent(evaluation_queryset(self.request.user), self)
@@ -288,9 +274,6 @@ class EvaluationViewSet(
     def get_serializer_class(self):
         return EvaluationDetailSerializer if self.action in ("retrieve", "create") else EvaluationSerializer
 
-    @staticmethod
-    def team_id_of(evaluation: Evaluation) -> int:
-        return evaluation.agent.team_id
 
     @extend_schema(
         summary="Launch a one-off evaluation",

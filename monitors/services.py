@@ -33,8 +33,7 @@ from checks.services import resolve_checks
 from core.errors import ValidationFailed
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult, Outcome
-from teams.access import require_role
-from teams.models import Role
+from teams import access
 
 log = logging.getLogger(__name__)
 
@@ -306,7 +305,7 @@ def ingest_tasks(*, agent: Agent, by, items: object) -> IngestResult:
     monitor are evaluated in the background after commit. Raises PermissionDenied (below member) or
     ValidationFailed naming `items.<index>.<field>`.
     """
-    require_role(by, agent.team, Role.MEMBER)
+    access.require(by, access.CREATE, Task, team=agent.team)
     if agent.archived_at is not None:
         raise ValidationFailed(f"{agent} is archived; tasks are no longer accepted", field="agent")
     clean = validate_task_items(items)
@@ -640,7 +639,7 @@ def create_monitor(
     *, agent: Agent, by, name: str, checks: Sequence = (), sample_rate: object = 10, active: bool = True
 ) -> Monitor:
     """A dashboard of `agent` running `checks` on `sample_rate` percent of its new tasks. Members and up."""
-    require_role(by, agent.team, Role.MEMBER)
+    access.require(by, access.CREATE, Monitor, team=agent.team)
     name = _clean_monitor_name(name)
     rate = _clean_rate(sample_rate)
     attached = _resolve_monitor_checks(agent, checks)
@@ -654,7 +653,7 @@ def create_monitor(
 
 def update_monitor(*, monitor: Monitor, by, **changes: object) -> Monitor:
     """Change name, checks, sample_rate or active. Only tasks ingested afterwards see a new rate."""
-    require_role(by, monitor.agent.team, Role.MEMBER)
+    access.require(by, access.CHANGE, monitor, team=monitor.agent.team)
     unknown = set(changes) - {"name", "checks", "sample_rate", "active"}
     if unknown:
         raise ValidationFailed({key: "unknown field" for key in sorted(unknown)})
@@ -679,7 +678,7 @@ def update_monitor(*, monitor: Monitor, by, **changes: object) -> Monitor:
 
 def delete_monitor(*, monitor: Monitor, by) -> None:
     """Delete a dashboard and its results (tasks stay). Admins only, like every deletion."""
-    require_role(by, monitor.agent.team, Role.ADMIN)
+    access.require(by, access.ARCHIVE, monitor, team=monitor.agent.team)
     monitor.delete()
 
 
@@ -786,7 +785,7 @@ def launch_evaluation(
     Tasks are `task_ids`, or every task matching `filters` ("select all matching"). Raises
     ValidationFailed naming `tasks`, `tasks.<i>`, `checks`, `checks.<i>.check` or `name`.
     """
-    require_role(by, agent.team, Role.MEMBER)
+    access.require(by, access.CREATE, Evaluation, team=agent.team)
     name = (name or "").strip()
     if len(name) > 200:
         raise ValidationFailed("at most 200 characters", field="name")

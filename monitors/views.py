@@ -26,8 +26,7 @@ from monitors import services as monitoring
 from monitors.forms import LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult
-from teams.access import membership
-from teams.models import Role
+from teams.access import page_flags
 
 TASKS_PER_PAGE = 50
 GRID_ROWS_PER_PAGE = 50
@@ -52,14 +51,6 @@ def _page_or_fragment(request: HttpRequest, template: str, fragment: str, contex
 
 def _forbidden(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "monitors/forbidden.html", {"message": message}, status=403)
-
-
-def _roles(user, team) -> dict[str, bool]:
-    found = membership(user, team) if team is not None else None
-    return {
-        "can_edit": bool(found and found.allows(Role.MEMBER)),
-        "can_admin": bool(found and found.allows(Role.ADMIN)),
-    }
 
 
 def _team_agents(request: HttpRequest) -> QuerySet[Agent]:
@@ -123,7 +114,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "filter_params": params,
         "query": urlencode(params),
         "agents": agents,
-        **_roles(request.user, team),
+        **page_flags(request.user, team),
     }
     return _page_or_fragment(request, "monitors/task_list.html", "task-results", context)
 
@@ -208,7 +199,7 @@ def evaluation_create(request: HttpRequest) -> HttpResponse:
     if problem:
         messages.error(request, problem)
         return redirect("monitors:task-list")
-    roles = _roles(request.user, agent.team)
+    roles = page_flags(request.user, agent.team)
     checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
     form = LaunchEvaluationForm(request.POST if request.method == "POST" else None, checks=checks)
     if request.method == "POST":
@@ -324,7 +315,7 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
         "agents": agents,
         "agent_id": agent_id,
         "query": urlencode({"agent": agent_id}) if agent_id else "",
-        **_roles(request.user, team),
+        **page_flags(request.user, team),
     }
     return render(request, "monitors/monitor_list.html", context)
 
@@ -336,7 +327,7 @@ def _monitor_form_context(request, *, form, agent, monitor=None):
 @login_required
 def monitor_create(request: HttpRequest) -> HttpResponse:
     team = request.team
-    if not _roles(request.user, team)["can_edit"]:
+    if not page_flags(request.user, team)["can_edit"]:
         return _forbidden(request, "Viewers can read monitors but not create them.")
     agents = list(_team_agents(request))
     data = request.POST if request.method == "POST" else request.GET
@@ -387,7 +378,7 @@ def _monitor_for(request: HttpRequest, pk: int) -> Monitor:
 @login_required
 def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
     monitor = _monitor_for(request, pk)
-    if not _roles(request.user, monitor.agent.team)["can_edit"]:
+    if not page_flags(request.user, monitor.agent.team)["can_edit"]:
         return _forbidden(request, "Viewers can read monitors but not change them.")
     agent = monitor.agent
     checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
@@ -495,6 +486,6 @@ def monitor_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "days": days,
         "windows": windows,
         "chart": board.chart_data(),
-        **_roles(request.user, monitor.agent.team),
+        **page_flags(request.user, monitor.agent.team),
     }
     return _page_or_fragment(request, "monitors/monitor_detail.html", "dashboard", context)

@@ -21,7 +21,7 @@ from runs.serializers import (
     SampleSerializer,
 )
 from teams.api import TeamScopedViewMixin
-from teams.models import ApiToken, Role
+from teams.models import ApiToken
 
 
 def _visible(model):
@@ -81,16 +81,12 @@ class RunViewSet(
 ):
     serializer_class = RunSerializer
     filterset_class = RunFilter
-    write_roles = {"create": Role.MEMBER, "cancel": Role.MEMBER}
 
     def get_queryset(self) -> QuerySet[Run]:
         if self.action == "samples":  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user)
 
-    @staticmethod
-    def team_id_of(run: Run) -> int:
-        return run.agent.team_id
 
     @extend_schema(
         summary="Launch a run of a test",

@@ -39,8 +39,7 @@ from core.errors import Conflict, ValidationFailed
 from runs import limiter
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
 from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
-from teams.access import require_role
-from teams.models import Role
+from teams import access
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +124,7 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
     """The writes of one launch (the caller holds the transaction)."""
     test = Test.objects.select_related("test_set__agent__team", "current_version").get(pk=test.pk)
     agent = test.test_set.agent
-    require_role(_launcher(by, token), agent.team, Role.MEMBER)
+    access.require(_launcher(by, token), access.CREATE, Run, team=agent.team)
     if test.archived_at is not None:
         raise ValidationFailed(f"test {test.name!r} is archived; restore it to launch it", field="test")
     if agent.archived_at is not None:
@@ -215,7 +214,7 @@ def launch_run(*, test: Test, by, additional_checks: Iterable = (), token=None, 
 def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), token=None) -> list[Run]:
     """Launch every non-archived test of ``test_set`` (all or none), one batch id for them all."""
     tests = list(Test.objects.filter(test_set=test_set, archived_at__isnull=True).order_by("name", "pk"))
-    require_role(_launcher(by, token), test_set.agent.team, Role.MEMBER)
+    access.require(_launcher(by, token), access.USE, test_set, team=test_set.agent.team)
     if test_set.archived_at is not None:
         raise ValidationFailed(f"test set {test_set.name!r} is archived; restore it to launch it", field="test_set")
     if not tests:
@@ -238,7 +237,7 @@ def cancel_run(*, run: Run, by) -> Run:
     claim, so it stops at its next lease renewal and its result is never written). The summary
     keeps the finished samples; the run's result stays empty. Raises Conflict on a finished run.
     """
-    require_role(by, run.agent.team, Role.MEMBER)
+    access.require(by, access.USE, run, team=run.agent.team)
     now = timezone.now()
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)

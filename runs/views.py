@@ -25,7 +25,8 @@ from core.htmx import HTMX_STOP_POLLING, target_fragment
 from runs import services
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
-from teams.views import forbidden, role_flags
+from teams.access import page_flags
+from teams.views import forbidden
 
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
@@ -59,7 +60,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     else:
         messages.info(request, "Pick a test to run from a test set.")
         return redirect("checks:testset-list")
-    if not role_flags(request.user, agent.team)["can_edit"]:
+    if not page_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot launch runs.")
     attached = set(
         TestCheck.objects.filter(test_version__in=[t.current_version_id for t in tests]).values_list(
@@ -197,7 +198,7 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
         "run": run,
         "scenarios": _scenarios(run),
         "percent": run.progress_percent,
-        **role_flags(request.user, run.agent.team),
+        **page_flags(request.user, run.agent.team),
     }
 
 

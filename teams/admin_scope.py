@@ -10,7 +10,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
 
-from teams.models import Role, Team, TeamScopedQuerySet
+from teams import access
+from teams.models import Team, TeamScopedQuerySet
 
 
 def team_path_of(model) -> str | None:
@@ -27,9 +28,9 @@ def actor(request):
 
 
 def administered(queryset, user, team_path: str):
-    """`queryset` narrowed to teams where `user` is an admin."""
-    prefix = f"{team_path}__" if team_path else ""
-    return queryset.filter(**{f"{prefix}memberships__user": user, f"{prefix}memberships__role": Role.ADMIN})
+    """`queryset` narrowed to the teams where `user` is an admin (may archive, in the permission rule)."""
+    teams = access.teams_with_role(user, access.ARCHIVE)
+    return queryset.filter(**{f"{team_path}__in" if team_path else "pk__in": teams})
 
 
 class TeamScopedAdmin(admin.ModelAdmin):

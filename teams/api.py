@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
@@ -12,53 +10,52 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import ApiPagination, SafeJSONParser
-from teams import services
-from teams.models import ROLE_RANK, ApiToken, Membership, Role
-
-
-def roles_at_least(role: str) -> list[str]:
-    return [r.value for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[Role(role)]]
-
+from teams import access, services
+from teams.models import ApiToken
 
 # ----------------------------------------------------------------------------- permissions
 
+# A viewset action is one of the rule's operations (teams.access); custom POST actions (ping, cancel,
+# launching a test set) act on an object without changing it.
+ACTION_OPERATIONS = {
+    "list": access.READ, "retrieve": access.READ, "create": access.CREATE, "update": access.CHANGE,
+    "partial_update": access.CHANGE, "destroy": access.ARCHIVE,
+}
+
+
+def operation_of(request, view) -> access.Operation:
+    if request.method in SAFE_METHODS:
+        return access.READ
+    return ACTION_OPERATIONS.get(getattr(view, "action", None) or "", access.USE)
+
 
 class HasTeamRole(BasePermission):
-    """Writes need a role: in at least one team to start, and in the object's team for object actions.
+    """Asks the permission rule (teams.access) before a body is validated, so a viewer's write is a 403.
 
-    The view declares ``write_roles = {"create": "member", "destroy": "admin", ...}`` ("*" is the
-    default for unlisted unsafe actions, "member" when absent) and ``team_id_of(obj)``. Services check
-    the same roles again; this class makes a viewer's write a 403 before its body is validated.
+    Before the object is known: the user needs the role in at least one team; for object actions, in
+    the object's team. Services ask the same rule again.
     """
 
     message = "Your role in this team does not allow this."
 
-    def _role(self, request, view) -> str | None:
-        if request.method in SAFE_METHODS:
-            return None
-        roles: Mapping[str, str | None] = getattr(view, "write_roles", {})
-        return roles.get(getattr(view, "action", None) or "", roles.get("*", Role.MEMBER))
-
     def has_permission(self, request, view) -> bool:
-        role = self._role(request, view)
-        if role is None or not request.user.is_authenticated:
-            return True  # IsAuthenticated answers the anonymous case
-        if Membership.objects.filter(user=request.user, role__in=roles_at_least(role)).exists():
+        operation = operation_of(request, view)
+        if operation == access.READ or not request.user.is_authenticated:
+            return True  # reads are scoped by visible_to(); IsAuthenticated answers the anonymous case
+        model = view.get_queryset().model
+        if access.teams_with_role(request.user, operation, model).exists():
             return True
-        self.message = f"Your role does not allow this (needs {Role(role).label.lower()} in a team)."
+        role = access.role_needed(operation, model)
+        self.message = f"Your role does not allow this (needs {role.label.lower()} in a team)."
         return False
 
     def has_object_permission(self, request, view, obj) -> bool:
-        role = self._role(request, view)
-        if role is None:
+        operation = operation_of(request, view)
+        if operation == access.READ or access.allows(request.user, operation, obj):
             return True
-        team_id = view.team_id_of(obj)
-        allowed = Membership.objects.filter(
-            user=request.user, team_id=team_id, role__in=roles_at_least(role)
-        ).exists()
-        if not allowed:
-            self.message = f"Your role in this team does not allow this (needs {Role(role).label.lower()})."
-        return allowed
+        role = access.role_needed(operation, obj)
+        self.message = f"Your role in this team does not allow this (needs {role.label.lower()})."
+        return False
 
 
 # ----------------------------------------------------------------------------- viewsets

@@ -75,17 +75,6 @@ class TeamScopedQuerySet(models.QuerySet):
             return self.none()
         return self.filter(**{f"{self.team_path}__memberships__user": user})
 
-    def editable_by(self, user, role: str = Role.MEMBER):
-        if not getattr(user, "is_authenticated", False):
-            return self.none()
-        allowed = [r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[Role(role)]]
-        return self.filter(
-            **{f"{self.team_path}__memberships__user": user, f"{self.team_path}__memberships__role__in": allowed}
-        )
-
-    def for_team(self, team):
-        return self.filter(**{self.team_path: team})
-
 
 class ApiTokenQuerySet(models.QuerySet):
     def visible_to(self, user):

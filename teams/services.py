@@ -95,9 +95,9 @@ def set_judge_budget(*, team: Team, by, tokens: int | None) -> Team:
     Team admins only (`by=None` is the system). Raises PermissionDenied or ValidationFailed naming
     `judge_monthly_token_budget`.
     """
-    from teams.access import require_role
+    from teams import access
 
-    require_role(by, team, Role.ADMIN)
+    access.require(by, access.CHANGE, team, team=team)
     field = "judge_monthly_token_budget"
     if tokens is not None:
         if isinstance(tokens, bool) or not isinstance(tokens, int):

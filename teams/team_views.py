@@ -11,7 +11,7 @@ from core.errors import DomainError
 from teams import access, services
 from teams.budget import judge_usage_summary
 from teams.forms import JudgeBudgetForm
-from teams.models import JudgeUsage, Role, Team
+from teams.models import JudgeUsage, Team
 
 HISTORY_MONTHS = 12
 
@@ -26,8 +26,7 @@ def team_detail(request: HttpRequest, pk: int | None = None) -> HttpResponse:
         team = Team.objects.get(pk=team.pk)
     else:
         team = get_object_or_404(Team.objects.visible_to(request.user), pk=pk)
-    membership = access.membership(request.user, team)
-    can_edit = membership is not None and membership.allows(Role.ADMIN)
+    can_edit = access.allows(request.user, access.CHANGE, team)
 
     initial = {"judge_monthly_token_budget": team.judge_monthly_token_budget}
     form = JudgeBudgetForm(request.POST or None, initial=initial)

@@ -14,7 +14,7 @@ from core.errors import DomainError
 from teams import services
 from teams.forms import TokenForm
 from teams.middleware import SESSION_KEY
-from teams.models import ApiToken, Role, Team
+from teams.models import ApiToken, Team
 
 
 @login_required
@@ -69,14 +69,3 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
 def forbidden(request: HttpRequest, message: str) -> HttpResponse:
     """403 page for a write the user's role does not allow (out-of-team objects are 404 instead)."""
     return render(request, "403.html", {"message": message}, status=403)
-
-
-def role_flags(user, team) -> dict[str, bool]:
-    """What a page may offer in `team`: `can_edit` (member or admin) and `can_admin`. One query."""
-    from teams.access import membership
-
-    found = membership(user, team) if team is not None else None
-    return {
-        "can_edit": bool(found and found.allows(Role.MEMBER)),
-        "can_admin": bool(found and found.allows(Role.ADMIN)),
-    }
