@@ -34,10 +34,6 @@ def backward(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("monitors", "0001_initial"),
-        ("agents", "0004_forget_moved_models"),
-        ("evalconsole", "0004_forget_moved_models"),
-        ("runs", "0003_monitors_move_out"),
-        ("teams", "0001_initial"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
 
