@@ -6,6 +6,7 @@ from django.db.models import Count
 from django.shortcuts import redirect
 
 from checks import kinds, services
+from checks.forms import StorableJSONFormField
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from evalconsole.admin_scope import TeamScopedAdmin, actor
 from evalconsole.errors import DomainError
@@ -37,7 +38,7 @@ class UsageFilter(admin.SimpleListFilter):
 
 class CheckAdminForm(forms.ModelForm):
     kind = forms.ChoiceField(choices=kinds.kind_choices)
-    config = forms.JSONField(initial=dict, required=False, help_text="The kind's settings as JSON.")
+    config = StorableJSONFormField(initial=dict, required=False, help_text="The kind's settings as JSON.")
 
     class Meta:
         model = Check

@@ -373,3 +373,20 @@ def test_admin_check_delete_is_refused_with_the_reason(root_client, agent, membe
     assert "Checks are archived, not deleted" in html and "keep the check versions they used" in html
     root_client.post(f"/admin/checks/check/{check.pk}/delete/", {"post": "yes"})
     assert Check.objects.filter(pk=check.pk).exists()
+
+
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        ('{"text": "a\\u0000b"}', "must not contain NUL characters"),
+        ('{"text": ' + "[" * 5000 + "]" * 5000 + "}", "is nested more than 32 levels deep"),
+    ],
+)
+def test_admin_check_config_is_held_to_the_apis_json_rules(root_client, agent, config, message):
+    response = root_client.post(
+        "/admin/checks/check/add/",
+        check_form(agent=agent.pk, name="Greets", kind="text_includes", config=config),
+    )
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not Check.objects.exists()

@@ -272,3 +272,29 @@ def test_a_check_id_beyond_the_database_range_is_not_in_the_library(login, membe
     assert response.status_code == 200
     assert f"check {'9' * 30} is not in Support bot" in response.content.decode()
     assert not Test.objects.exists()
+
+
+DEEP_METADATA = '{"a": ' * 5000 + "1" + "}" * 5000
+
+
+def test_deeply_nested_metadata_is_an_error_on_its_field_not_a_500(client, member, test_set):
+    client.raise_request_exception = False
+    client.force_login(member)
+    response = client.post(
+        reverse("checks:test-create", args=[test_set.pk]), _builder(**{"s-1-metadata": DEEP_METADATA})
+    )
+    assert response.status_code == 200
+    assert _field_errors(response.content.decode(), "s-1-metadata") == ["is nested more than 32 levels deep"]
+    assert not Test.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["name", "s-0-name", "s-0-input", "s-1-m-0-content", "s-1-metadata"])
+def test_nul_characters_are_refused_as_the_api_refuses_them(login, member, test_set, field):
+    value = '{"note": "a\\u0000b"}' if field == "s-1-metadata" else "a\x00b"
+    url = reverse("checks:test-create", args=[test_set.pk])
+    response = login(member).post(url, _builder(**{field: value}))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "must not contain NUL characters" in html
+    assert html.count("must not contain NUL characters") == 1
+    assert not Test.objects.exists()
