@@ -249,3 +249,16 @@ def test_a_check_names_its_bad_name_and_every_bad_config_field_at_once(api, libr
     response = api.patch("member", f"/api/v1/checks/{check.pk}/", {"name": "", "config": {"text": ""}})
     assert response.status_code == 400
     assert sorted(response.json()) == ["config.text", "name"]
+
+
+def test_a_config_number_over_its_bound_is_400_naming_the_field_and_the_bound(api, library):
+    config = {"tool": "t", "count": HUGE}
+    body = {"agent": library["agent"].pk, "name": "x", "kind": "tool_usage", "config": config}
+    response = api.post("member", "/api/v1/checks/", body)
+    assert response.status_code == 400
+    assert response.json() == {"config.count": ["must be at most 1,000"]}
+    check = library["check"]
+    edit = {"kind": "latency", "config": {"max_ms": HUGE}}
+    response = api.patch("member", f"/api/v1/checks/{check.pk}/", edit)
+    assert response.status_code == 400
+    assert response.json() == {"config.max_ms": ["must be at most 600,000"]}

@@ -390,3 +390,13 @@ def test_admin_check_config_is_held_to_the_apis_json_rules(root_client, agent, c
     assert response.status_code == 200
     assert message in response.content.decode()
     assert not Check.objects.exists()
+
+
+def test_admin_check_config_numbers_are_bounded(root_client, agent):
+    response = root_client.post(
+        "/admin/checks/check/add/",
+        check_form(agent=agent.pk, name="Quick", kind="latency", config='{"max_ms": 1e30}'),
+    )
+    assert response.status_code == 200
+    assert "config.max_ms: must be at most 600,000" in response.content.decode()
+    assert not Check.objects.exists()

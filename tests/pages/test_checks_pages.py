@@ -310,3 +310,14 @@ def test_nul_characters_and_deep_json_in_a_config_are_field_errors(client, membe
     assert response.status_code == 200
     assert "is nested more than 32 levels deep" in response.content.decode()
     assert not Check.objects.exists()
+
+
+def test_a_config_number_over_its_bound_is_an_inline_error(login, member, agent):
+    response = login(member).post(
+        reverse("checks:check-create", args=[agent.pk]),
+        {"name": "Looked up", "kind": "tool_usage", "cfg-tool": "lookup_order", "cfg-mode": "at_least",
+         "cfg-count": "1" + "0" * 30, "cfg-inputs-count": "0"},
+    )
+    assert response.status_code == 200
+    assert "must be at most 1,000" in response.content.decode()
+    assert not Check.objects.exists()
