@@ -3,8 +3,10 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
+from django.shortcuts import redirect
 
 from checks import kinds, services
+from checks.forms import StorableJSONFormField
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import DomainError
 from teams.admin_scope import TeamScopedAdmin, actor
@@ -36,7 +38,7 @@ class UsageFilter(admin.SimpleListFilter):
 
 class CheckAdminForm(forms.ModelForm):
     kind = forms.ChoiceField(choices=kinds.kind_choices)
-    config = forms.JSONField(initial=dict, required=False, help_text="The kind's settings as JSON.")
+    config = StorableJSONFormField(initial=dict, required=False, help_text="The kind's settings as JSON.")
 
     class Meta:
         model = Check
@@ -118,9 +120,26 @@ class CheckAdmin(TeamScopedAdmin):
             raise
         obj.pk = saved.pk
         obj._state.adding = False
+        obj.refresh_from_db()  # the saved name, version and current version, for the messages and the log
 
     def save_related(self, request, form, formsets, change):
         pass  # versions are created by the service, never through the inline
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        # The versions inline is read-only and was never saved, so it has nothing to report.
+        return super().construct_change_message(request, form, [], add)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # hides the delete button and bulk action; delete_view says why
+
+    def delete_view(self, request, object_id, extra_context=None):
+        self.message_user(
+            request,
+            "Checks are archived, not deleted: runs, their results and tests keep the check versions they "
+            "used. Select the check in the list and use “Archive selected checks” to hide it.",
+            level=messages.WARNING,
+        )
+        return redirect("admin:checks_check_change", object_id)
 
     @admin.action(description="Archive selected checks")
     def archive(self, request, queryset):

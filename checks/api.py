@@ -24,7 +24,7 @@ from checks.serializers import (
     TestSetEditSerializer,
     TestSetSerializer,
 )
-from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter, validated_or_400
 from teams.api import TeamScopedViewMixin
 
 
@@ -67,6 +67,17 @@ class TestFilter(ArchivedFilterSet):
 # ----------------------------------------------------------------------------- checks
 
 
+def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
+    """The service's rules on a check body whose other fields did not parse (see validated_or_400)."""
+    fields.pop("agent", None)
+    if fields.get("kind", "") is None:
+        return  # the kind did not parse: a config can only be checked against a known kind
+    if current is not None:
+        services.validate_check_edit(current=current, **fields)
+    else:
+        services.validate_check(name=fields.get("name"), kind=fields["kind"], config=fields.get("config"))
+
+
 @extend_schema_view(
     list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
     retrieve=extend_schema(summary="Show a check (its current version)"),
@@ -100,8 +111,8 @@ class CheckViewSet(
     )
     def create(self, request, *args, **kwargs):
         form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        check = services.create_check(by=request.user, **form.validated_data)
+        data = validated_or_400(form, _check_rules)
+        check = services.create_check(by=request.user, **data)
         return self._show(check, status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -112,8 +123,8 @@ class CheckViewSet(
     def partial_update(self, request, *args, **kwargs):
         check = self.get_object()
         form = CheckEditSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        check = services.edit_check(check=check, by=request.user, **form.validated_data)
+        data = validated_or_400(form, lambda fields: _check_rules(fields, current=check.current_version))
+        check = services.edit_check(check=check, by=request.user, **data)
         return self._show(check)
 
     @extend_schema(
@@ -124,8 +135,7 @@ class CheckViewSet(
     def update(self, request, *args, **kwargs):
         check = self.get_object()
         form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
+        data = validated_or_400(form, _check_rules)
         if data.pop("agent").pk != check.agent_id:
             return Response(
                 {"agent": ["a check cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST
@@ -226,6 +236,15 @@ class TestSetViewSet(
 # ----------------------------------------------------------------------------- tests
 
 
+def _test_rules(fields: dict, test: Test | None = None) -> None:
+    """The service's rules on a test body whose other fields did not parse (see validated_or_400)."""
+    test_set = test.test_set if test is not None else fields.pop("test_set", None)
+    if test_set is None:
+        return  # the agent is unknown, so are its checks
+    base = services.current_test_fields(test.current_version) if test is not None else {}
+    services.validate_test(agent=test_set.agent, **{**base, **fields})
+
+
 @extend_schema_view(
     list=extend_schema(summary="List tests"),
     retrieve=extend_schema(summary="Show a test (its current version)"),
@@ -256,8 +275,8 @@ class TestViewSet(
     )
     def create(self, request, *args, **kwargs):
         form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        test = services.create_test(by=request.user, **form.validated_data)
+        data = validated_or_400(form, _test_rules)
+        test = services.create_test(by=request.user, **data)
         return self._show(test, status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -266,8 +285,8 @@ class TestViewSet(
     def partial_update(self, request, *args, **kwargs):
         test = self.get_object()
         form = TestEditSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        test = services.edit_test(test=test, by=request.user, **form.validated_data)
+        data = validated_or_400(form, lambda fields: _test_rules(fields, test=test))
+        test = services.edit_test(test=test, by=request.user, **data)
         return self._show(test)
 
     @extend_schema(
@@ -278,8 +297,7 @@ class TestViewSet(
     def update(self, request, *args, **kwargs):
         test = self.get_object()
         form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
+        data = validated_or_400(form, _test_rules)
         if data.pop("test_set").pk != test.test_set_id:
             return Response(
                 {"test_set": ["a test cannot move to another test set"]}, status=status.HTTP_400_BAD_REQUEST

@@ -12,9 +12,47 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
+from django.forms.fields import InvalidJSONInput
 
 from checks import kinds
 from checks.kinds import FieldSpec, Kind
+from core.api import MAX_JSON_DEPTH, json_text_problem
+
+TOO_DEEP = f"is nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def parse_json_text(text: str) -> Any:
+    """JSON typed into a form, held to the API's rules for stored JSON. Raises ValueError saying why."""
+    try:
+        value = json.loads(text)
+    except RecursionError:  # json gives up long before a 5,000-deep document is read
+        raise ValueError(TOO_DEEP) from None
+    except ValueError as exc:
+        raise ValueError(f"is not valid JSON: {exc}") from None
+    problem = json_text_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class StorableJSONFormField(forms.JSONField):
+    """forms.JSONField with the API's rules (NUL characters, lone surrogates, depth), never a 500."""
+
+    def to_python(self, value):
+        try:
+            value = super().to_python(value)
+        except RecursionError:
+            raise forms.ValidationError(TOO_DEEP) from None
+        problem = json_text_problem(value)
+        if problem:
+            raise forms.ValidationError(problem)
+        return value
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:  # shown back as the text that was typed
+            return InvalidJSONInput(data)
 
 # ---------------------------------------------------------------- checks
 
@@ -99,7 +137,7 @@ def _display_json_value(value: Any) -> str:
     if isinstance(value, str):
         try:
             json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
         return json.dumps(value)  # "42" stays a string: shown quoted
     return json.dumps(value)
@@ -109,6 +147,8 @@ def _parse_json_value(text: str) -> Any:
     """Text typed in a row's value box: JSON if it parses (42, true, "42", [1]), else the text itself."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
     except ValueError:
         return text
 
@@ -238,6 +278,10 @@ class CheckConfigForm:
             except ValueError as exc:
                 cf.errors.append(str(exc))
                 continue
+            problem = json_text_problem(value)  # what the API refuses to store, refused here too
+            if problem:
+                cf.errors.append(problem)
+                continue
             if value is not None:
                 config[cf.spec.name] = value
         return config
@@ -271,10 +315,7 @@ class CheckConfigForm:
         if cf.widget == "lines":
             return [line.strip() for line in text.splitlines() if line.strip()]
         if cf.widget == "json":
-            try:
-                return json.loads(text)
-            except ValueError as exc:
-                raise ValueError(f"is not valid JSON: {exc}") from None
+            return parse_json_text(text)
         return text
 
     # -- errors from the services
@@ -484,23 +525,29 @@ class TestBuilder:
     # -- to the services
 
     def parse_scenarios(self) -> list[dict[str, Any]]:
-        """Scenarios as checks.services.normalise_scenarios takes them; bad metadata JSON is noted."""
+        """Scenarios as checks.services.normalise_scenarios takes them. Metadata that does not parse and
+        text the API would refuse to store (json_text_problem) are noted on their fields."""
         result = []
         for row in self.scenarios:
             raw: dict[str, Any] = {"name": row.name.strip()}
+            _screen(row.name, lambda problem, row=row: row.error("name", problem))
             if row.mode == "chat":
                 raw["messages"] = [{"role": m.role, "content": m.content} for m in row.messages]
+                for j, m in enumerate(row.messages):
+                    _screen(m.content, lambda p, row=row, j=j: row.error("messages", f"message {j + 1}: {p}"))
             else:
                 raw["input"] = row.input
+                _screen(row.input, lambda problem, row=row: row.error("input", problem))
             if row.metadata.strip():
                 try:
-                    raw["metadata"] = json.loads(row.metadata)
+                    raw["metadata"] = parse_json_text(row.metadata)
                 except ValueError as exc:
-                    row.error("metadata", f"is not valid JSON: {exc}")
+                    row.error("metadata", str(exc))
             result.append(raw)
         return result
 
     def service_kwargs(self) -> dict[str, Any]:
+        _screen(self.name, lambda problem: self.errors.setdefault("name", []).append(problem))
         return {
             "name": self.name,
             "scenarios": self.parse_scenarios(),
@@ -511,7 +558,9 @@ class TestBuilder:
         }
 
     def add_errors(self, errors: Mapping[str, str]) -> None:
-        """Attach a service's messages (`scenarios.1.messages.0.role`, `checks.0.check`, ...) to rows."""
+        """Attach a service's messages (`scenarios.1.messages.0.role`, `checks.0.check`, ...) to rows.
+
+        A field that already shows a problem found while parsing keeps only that one."""
         for key, message in errors.items():
             path = key.split(".")
             if (
@@ -522,6 +571,8 @@ class TestBuilder:
             ):
                 row = self.scenarios[int(path[1])]
                 where = path[2] if len(path) > 2 else ""
+                if where in row.errors:
+                    continue
                 if where == "messages" and len(path) > 3 and path[3].isdigit():
                     message = f"message {int(path[3]) + 1}{' ' + path[4] if len(path) > 4 else ''}: {message}"
                 row.error(where, message)
@@ -532,7 +583,7 @@ class TestBuilder:
                 and int(path[1]) < len(self.checks)
             ):
                 self.checks[int(path[1])].errors.append(message)
-            else:
+            elif path[0] not in self.errors or path[0] == "__all__":
                 self.errors.setdefault(path[0] if path[0] != "__all__" else "", []).append(message)
 
     @property
@@ -548,6 +599,13 @@ class TestBuilder:
     @property
     def attached_ids(self) -> set[int]:
         return {c.check_id for c in self.checks}
+
+
+def _screen(text: str, report) -> None:
+    """Call `report(problem)` if the API would refuse to store `text` (a NUL character, ...)."""
+    problem = json_text_problem(text)
+    if problem:
+        report(problem)
 
 
 def _bounded(value: Any, limit: int) -> int:

@@ -78,6 +78,17 @@ def create_check(*, agent: Agent, by, name: str, kind: str, config: Mapping | No
     return check
 
 
+def validate_check_edit(
+    *, current: CheckVersion, name: str | None = None, kind: str | None = None, config: Mapping | None = None
+) -> tuple[str, str, dict]:
+    """What `edit_check` would save over `current` (None keeps a value; a new kind without a config
+    starts from an empty one). Raises ValidationFailed like validate_check."""
+    new_kind = kind if kind is not None else current.kind
+    if config is None:
+        config = current.config if new_kind == current.kind else {}
+    return validate_check(name=name if name is not None else current.name, kind=new_kind, config=config)
+
+
 def edit_check(
     *, check: Check, by, name: str | None = None, kind: str | None = None, config: Mapping | None = None
 ) -> Check:
@@ -88,12 +99,7 @@ def edit_check(
     with transaction.atomic():
         locked = Check.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=check.pk)
         current = locked.current_version
-        new_kind = kind if kind is not None else current.kind
-        if config is None:
-            config = current.config if new_kind == current.kind else {}
-        name, new_kind, config = validate_check(
-            name=name if name is not None else current.name, kind=new_kind, config=config
-        )
+        name, new_kind, config = validate_check_edit(current=current, name=name, kind=kind, config=config)
         if (name, new_kind, config) == (current.name, current.kind, current.config):
             return locked
         number = locked.version + 1
@@ -188,131 +194,176 @@ def archive_test_set(*, test_set: TestSet, by, archived: bool = True) -> TestSet
 
 
 def normalise_scenarios(scenarios: object, limits: Limits) -> list[dict]:
+    """The scenarios in stored form. Raises ValidationFailed naming every bad scenario field at once."""
     if not isinstance(scenarios, Sequence) or isinstance(scenarios, str | bytes):
         raise ValidationFailed("must be a list of scenarios", field="scenarios")
     if not scenarios:
         raise ValidationFailed("add at least one scenario", field="scenarios")
+    errors: dict[str, str] = {}
     if len(scenarios) > limits.scenarios:
-        raise ValidationFailed(
-            f"{len(scenarios)} scenarios is over the limit of {limits.scenarios} per test", field="scenarios"
-        )
-    result = []
-    for index, raw in enumerate(scenarios):
-        where = f"scenarios.{index}"
-        if isinstance(raw, str):
-            raw = {"input": raw}
-        if not isinstance(raw, Mapping):
-            raise ValidationFailed("must be an object with input or messages", field=where)
-        unknown = set(raw) - {"name", "input", "messages", "metadata"}
-        if unknown:
-            raise ValidationFailed(f"unknown field {sorted(unknown)[0]!r}", field=where)
-        text = raw.get("input")
-        messages = raw.get("messages")
-        metadata = raw.get("metadata") or {}
-        if not isinstance(metadata, Mapping):
-            raise ValidationFailed("must be an object", field=f"{where}.metadata")
-        if messages:
-            if not isinstance(messages, Sequence) or isinstance(messages, str):
-                raise ValidationFailed("must be a list of {role, content}", field=f"{where}.messages")
-            clean = []
-            for m_index, message in enumerate(messages):
-                m_where = f"{where}.messages.{m_index}"
-                if not isinstance(message, Mapping):
-                    raise ValidationFailed("must be an object with role and content", field=m_where)
-                if message.get("role") not in MESSAGE_ROLES:
-                    raise ValidationFailed(f"role must be one of {', '.join(MESSAGE_ROLES)}", field=f"{m_where}.role")
-                if not isinstance(message.get("content"), str):
-                    raise ValidationFailed("content must be text", field=f"{m_where}.content")
-                clean.append({"role": message["role"], "content": message["content"]})
-            if not any(m["role"] == "user" for m in clean):
-                raise ValidationFailed("a chat transcript needs at least one user message", field=f"{where}.messages")
-            last_user = next(m["content"] for m in reversed(clean) if m["role"] == "user")
-            text = text if isinstance(text, str) and text.strip() else last_user
-            messages = clean
-        else:
-            if not isinstance(text, str) or not text.strip():
-                raise ValidationFailed("a scenario needs an input message", field=f"{where}.input")
-            messages = [{"role": "user", "content": text}]
-        name = raw.get("name") or f"Scenario {index + 1}"
-        if not isinstance(name, str) or len(name) > 200:
-            raise ValidationFailed("must be text of at most 200 characters", field=f"{where}.name")
-        result.append({"name": name.strip(), "input": text, "messages": messages, "metadata": dict(metadata)})
+        errors["scenarios"] = f"{len(scenarios)} scenarios is over the limit of {limits.scenarios} per test"
+    result = [_scenario(raw, index, errors) for index, raw in enumerate(scenarios)]
+    if errors:
+        raise ValidationFailed(errors)
     return result
 
 
-def _as_int(value: object, field: str) -> int:
+def _scenario(raw: object, index: int, errors: dict[str, str]) -> dict:
+    """One scenario in stored form; its problems go to `errors` (each field on its own key)."""
+    where = f"scenarios.{index}"
+    if isinstance(raw, str):
+        raw = {"input": raw}
+    if not isinstance(raw, Mapping):
+        errors[where] = "must be an object with input or messages"
+        return {}
+    unknown = set(raw) - {"name", "input", "messages", "metadata"}
+    if unknown:
+        errors[where] = f"unknown field {sorted(unknown)[0]!r}"
+    text = raw.get("input")
+    messages = raw.get("messages")
+    metadata = raw.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        errors[f"{where}.metadata"] = "must be an object"
+        metadata = {}
+    if messages:
+        clean = _messages(messages, f"{where}.messages", errors)
+        if clean:
+            last_user = next(m["content"] for m in reversed(clean) if m["role"] == "user")
+            text = text if isinstance(text, str) and text.strip() else last_user
+        messages = clean
+    else:
+        if not isinstance(text, str) or not text.strip():
+            errors[f"{where}.input"] = "a scenario needs an input message"
+        messages = [{"role": "user", "content": text}]
+    name = raw.get("name") or f"Scenario {index + 1}"
+    if not isinstance(name, str) or len(name) > 200:
+        errors[f"{where}.name"] = "must be text of at most 200 characters"
+        name = ""
+    return {"name": name.strip(), "input": text, "messages": messages, "metadata": dict(metadata)}
+
+
+def _messages(messages: object, where: str, errors: dict[str, str]) -> list[dict]:
+    """A chat transcript as [{role, content}], or [] with its problems in `errors`."""
+    if not isinstance(messages, Sequence) or isinstance(messages, str):
+        errors[where] = "must be a list of {role, content}"
+        return []
+    clean = []
+    for m_index, message in enumerate(messages):
+        m_where = f"{where}.{m_index}"
+        if not isinstance(message, Mapping):
+            errors[m_where] = "must be an object with role and content"
+        elif message.get("role") not in MESSAGE_ROLES:
+            errors[f"{m_where}.role"] = f"role must be one of {', '.join(MESSAGE_ROLES)}"
+        elif not isinstance(message.get("content"), str):
+            errors[f"{m_where}.content"] = "content must be text"
+        else:
+            clean.append({"role": message["role"], "content": message["content"]})
+    if len(clean) < len(messages):
+        return []
+    if not any(m["role"] == "user" for m in clean):
+        errors[where] = "a chat transcript needs at least one user message"
+        return []
+    return clean
+
+
+def _as_int(value: object, field: str, errors: dict[str, str]) -> int | None:
+    """`value` as a whole number, or None with the problem in `errors`."""
     if isinstance(value, bool):
-        raise ValidationFailed("must be a whole number", field=field)
+        errors[field] = "must be a whole number"
+        return None
     try:
         number = int(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValidationFailed("must be a whole number", field=field) from None
+        errors[field] = "must be a whole number"
+        return None
     if str(number) != str(value).strip() and not isinstance(value, int):
-        raise ValidationFailed("must be a whole number", field=field)
+        errors[field] = "must be a whole number"
+        return None
     return number
 
 
 def validate_thresholds(
-    *, scenario_count: int, samples_per_scenario: object, min_valid_per_scenario: object,
+    *, scenario_count: int | None, samples_per_scenario: object, min_valid_per_scenario: object,
     required_pass_rate: object, limits: Limits,
 ) -> tuple[int, int, int]:
-    samples = _as_int(samples_per_scenario, "samples_per_scenario")
-    if samples < 1:
-        raise ValidationFailed("must be at least 1", field="samples_per_scenario")
-    total = scenario_count * samples
-    if total > limits.samples_per_run:
-        raise ValidationFailed(
-            f"{scenario_count} scenarios × {samples} samples = {total} is over the limit of "
-            f"{limits.samples_per_run} samples per run",
-            field="samples_per_scenario",
-        )
-    min_valid = _as_int(min_valid_per_scenario, "min_valid_per_scenario")
-    if not 1 <= min_valid <= samples:
-        raise ValidationFailed(
-            f"must be between 1 and the samples per scenario ({samples})", field="min_valid_per_scenario"
-        )
-    rate = _as_int(required_pass_rate, "required_pass_rate")
-    if not 1 <= rate <= 100:
-        raise ValidationFailed("must be between 1 and 100 (%)", field="required_pass_rate")
+    """(samples, min_valid, rate), or ValidationFailed naming every bad one. A `scenario_count` of None
+    (the scenarios are not a list) skips the samples-per-run limit."""
+    errors: dict[str, str] = {}
+    samples = _as_int(samples_per_scenario, "samples_per_scenario", errors)
+    if samples is not None and samples < 1:
+        errors["samples_per_scenario"] = "must be at least 1"
+        samples = None
+    if samples is not None and scenario_count is not None:
+        total = scenario_count * samples
+        if total > limits.samples_per_run:
+            errors["samples_per_scenario"] = (
+                f"{scenario_count} scenarios × {samples} samples = {total} is over the limit of "
+                f"{limits.samples_per_run} samples per run"
+            )
+    min_valid = _as_int(min_valid_per_scenario, "min_valid_per_scenario", errors)
+    if min_valid is not None:
+        if samples is None:  # the upper bound is unknown; the samples field says why
+            if min_valid < 1:
+                errors["min_valid_per_scenario"] = "must be at least 1"
+        elif not 1 <= min_valid <= samples:
+            errors["min_valid_per_scenario"] = f"must be between 1 and the samples per scenario ({samples})"
+    rate = _as_int(required_pass_rate, "required_pass_rate", errors)
+    if rate is not None and not 1 <= rate <= 100:
+        errors["required_pass_rate"] = "must be between 1 and 100 (%)"
+    if errors:
+        raise ValidationFailed(errors)
     return samples, min_valid, rate
 
 
+MAX_ID = 2**63 - 1  # a larger id matches no row (and overflows the database's integer)
+
+
 def resolve_checks(*, agent: Agent, checks: object, limit: int, field: str = "checks") -> list[tuple[Check, bool]]:
-    """[{check: id|Check, required: bool}] → [(Check, required)], all of `agent`, active, no duplicates."""
+    """[{check: id|Check, required: bool}] → [(Check, required)], all of `agent`, active, no duplicates.
+
+    Raises ValidationFailed naming every bad item at once."""
     if checks is None:
         checks = []
     if not isinstance(checks, Sequence) or isinstance(checks, str):
         raise ValidationFailed("must be a list of checks", field=field)
     if len(checks) > limit:
         raise ValidationFailed(f"{len(checks)} checks is over the limit of {limit}", field=field)
-    wanted: list[tuple[object, bool]] = []
+    errors: dict[str, str] = {}
+    wanted: list[tuple[int | None, bool]] = []
     for index, item in enumerate(checks):
         if isinstance(item, Mapping):
             ref, required = item.get("check"), item.get("required", True)
         else:
             ref, required = item, True
         if not isinstance(required, bool):
-            raise ValidationFailed("required must be true or false", field=f"{field}.{index}.required")
-        wanted.append((ref.pk if isinstance(ref, Check) else ref, required))
-    ids = []
-    for index, (ref, _) in enumerate(wanted):
+            errors[f"{field}.{index}.required"] = "required must be true or false"
+        ref = ref.pk if isinstance(ref, Check) else ref
         try:
-            ids.append(int(ref))  # type: ignore[arg-type]
+            check_id = int(ref)  # type: ignore[arg-type]
         except (TypeError, ValueError):
-            raise ValidationFailed("must be a check id", field=f"{field}.{index}.check") from None
+            errors[f"{field}.{index}.check"] = "must be a check id"
+            check_id = None
+        wanted.append((check_id, required))
+    ids = [check_id for check_id, _ in wanted if check_id is not None and 1 <= check_id <= MAX_ID]
     found = {c.pk: c for c in Check.objects.filter(pk__in=ids, agent=agent).select_related("current_version")}
     result = []
     seen = set()
-    for index, (check_id, (_, required)) in enumerate(zip(ids, wanted, strict=True)):
+    for index, (check_id, required) in enumerate(wanted):
+        if check_id is None:
+            continue
+        where = f"{field}.{index}.check"
         check = found.get(check_id)
         if check is None:
-            raise ValidationFailed(f"check {check_id} is not in {agent}'s library", field=f"{field}.{index}.check")
-        if check.archived_at is not None:
-            raise ValidationFailed(f"check {check.name!r} is archived", field=f"{field}.{index}.check")
-        if check_id in seen:
-            raise ValidationFailed(f"check {check.name!r} is attached twice", field=f"{field}.{index}.check")
-        seen.add(check_id)
-        result.append((check, required))
+            errors[where] = f"check {check_id} is not in {agent}'s library"
+        elif check.archived_at is not None:
+            errors[where] = f"check {check.name!r} is archived"
+        elif check_id in seen:
+            errors[where] = f"check {check.name!r} is attached twice"
+        else:
+            seen.add(check_id)
+            result.append((check, required))
+    if errors:
+        raise ValidationFailed(errors)
     return result
 
 
@@ -327,23 +378,42 @@ def _save_version(*, test: Test, by, number: int, name: str, spec: dict, attache
     return version
 
 
-def _validate_test(*, agent: Agent, name, scenarios, checks, samples_per_scenario, min_valid_per_scenario,
-                   required_pass_rate) -> tuple[str, dict, list]:
+def validate_test(*, agent: Agent, name, scenarios, checks=(), samples_per_scenario=1,
+                  min_valid_per_scenario=1, required_pass_rate=100) -> tuple[str, dict, list]:
+    """(name, version fields, attached checks) of a test of `agent`, saving nothing; defaults of a new test.
+
+    Raises ValidationFailed naming every bad field at once (each on its own key, e.g. `scenarios.1.input`).
+    """
     limits = Limits.current()
-    name = (name or "").strip()
+    errors: dict[str, str] = {}
+    name = name.strip() if isinstance(name, str) else ""
     if not name:
-        raise ValidationFailed("a test needs a name", field="name")
-    if len(name) > 200:
-        raise ValidationFailed("at most 200 characters", field="name")
-    clean = normalise_scenarios(scenarios, limits)
-    samples, min_valid, rate = validate_thresholds(
-        scenario_count=len(clean), samples_per_scenario=samples_per_scenario,
-        min_valid_per_scenario=min_valid_per_scenario, required_pass_rate=required_pass_rate, limits=limits,
+        errors["name"] = "a test needs a name"
+    elif len(name) > 200:
+        errors["name"] = "at most 200 characters"
+    listed = isinstance(scenarios, Sequence) and not isinstance(scenarios, str | bytes)
+    clean = _collect(errors, normalise_scenarios, scenarios, limits)
+    thresholds = _collect(
+        errors, validate_thresholds, scenario_count=len(scenarios) if listed else None,
+        samples_per_scenario=samples_per_scenario, min_valid_per_scenario=min_valid_per_scenario,
+        required_pass_rate=required_pass_rate, limits=limits,
     )
-    attached = resolve_checks(agent=agent, checks=checks, limit=limits.checks)
+    attached = _collect(errors, resolve_checks, agent=agent, checks=checks, limit=limits.checks)
+    if errors:
+        raise ValidationFailed(errors)
+    samples, min_valid, rate = thresholds
     spec = dict(scenarios=clean, samples_per_scenario=samples, min_valid_per_scenario=min_valid,
                 required_pass_rate=rate)
     return name, spec, attached
+
+
+def _collect(errors: dict[str, str], validate, *args, **kwargs):
+    """`validate(...)`, or None with its ValidationFailed messages added to `errors`."""
+    try:
+        return validate(*args, **kwargs)
+    except ValidationFailed as exc:
+        errors.update(exc.errors)
+        return None
 
 
 def create_test(
@@ -352,7 +422,7 @@ def create_test(
 ) -> Test:
     """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field."""
     access.require(by, access.CREATE, Test, team=test_set.agent.team)
-    name, spec, attached = _validate_test(
+    name, spec, attached = validate_test(
         agent=test_set.agent, name=name, scenarios=scenarios, checks=checks,
         samples_per_scenario=samples_per_scenario, min_valid_per_scenario=min_valid_per_scenario,
         required_pass_rate=required_pass_rate,
@@ -375,18 +445,9 @@ def edit_test(*, test: Test, by, **changes) -> Test:
     with transaction.atomic():
         locked = Test.objects.select_for_update().get(pk=test.pk)
         current = TestVersion.objects.get(pk=locked.current_version_id)
-        base = {
-            "name": current.name,
-            "scenarios": current.scenarios,
-            "checks": [
-                {"check": tc.library_check_id, "required": tc.required} for tc in current.attached_checks.all()
-            ],
-            "samples_per_scenario": current.samples_per_scenario,
-            "min_valid_per_scenario": current.min_valid_per_scenario,
-            "required_pass_rate": current.required_pass_rate,
-        }
+        base = current_test_fields(current)
         merged = {**base, **changes}
-        name, spec, attached = _validate_test(agent=test.test_set.agent, **merged)
+        name, spec, attached = validate_test(agent=test.test_set.agent, **merged)
         same = (
             name == current.name
             and all(spec[k] == getattr(current, k) for k in spec)
@@ -401,6 +462,20 @@ def edit_test(*, test: Test, by, **changes) -> Test:
         locked.name = name
         locked.save(update_fields=["current_version", "version", "name", "updated_at"])
     return locked
+
+
+def current_test_fields(version: TestVersion) -> dict:
+    """A test version's content as `edit_test` and `validate_test` take it (what an edit starts from)."""
+    return {
+        "name": version.name,
+        "scenarios": version.scenarios,
+        "checks": [
+            {"check": tc.library_check_id, "required": tc.required} for tc in version.attached_checks.all()
+        ],
+        "samples_per_scenario": version.samples_per_scenario,
+        "min_valid_per_scenario": version.min_valid_per_scenario,
+        "required_pass_rate": version.required_pass_rate,
+    }
 
 
 def archive_test(*, test: Test, by, archived: bool = True) -> Test:

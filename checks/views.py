@@ -479,9 +479,9 @@ def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
     samples = int_or_text(builder.samples_per_scenario)
     total = count * samples if isinstance(samples, int) else None
     problems: list[str] = []
-    if count > limits.scenarios:
+    if count > limits.scenarios and "scenarios" not in builder.errors:
         problems.append(f"{count} scenarios is over the limit of {limits.scenarios} per test")
-    if len(builder.checks) > limits.checks:
+    if len(builder.checks) > limits.checks and "checks" not in builder.errors:
         problems.append(f"{len(builder.checks)} checks is over the limit of {limits.checks} per test")
     try:
         services.validate_thresholds(
@@ -497,7 +497,8 @@ def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
             "min_valid_per_scenario": "Minimum valid",
             "required_pass_rate": "Required pass rate",
         }
-        problems += [f"{labels.get(k, k)}: {v}" for k, v in exc.errors.items()]
+        # After a save, a field's own error shows under it; the counter only adds what is not shown.
+        problems += [f"{labels.get(k, k)}: {v}" for k, v in exc.errors.items() if k not in builder.errors]
     return {
         "scenarios": count,
         "samples": samples if isinstance(samples, int) else "?",
@@ -553,7 +554,13 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
         builder.apply(action, request.POST, services.Limits.current())
         return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder")
     kwargs = builder.service_kwargs()
-    if not builder.has_errors:
+    if builder.has_errors:
+        # Show every problem at once: the service checks what did parse (a bad field is left out).
+        try:
+            services.validate_test(agent=test_set.agent, **kwargs)
+        except ValidationFailed as exc:
+            builder.add_errors(exc.errors)
+    else:
         try:
             if test is None:
                 saved = services.create_test(test_set=test_set, by=request.user, **kwargs)

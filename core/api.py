@@ -9,19 +9,22 @@ nesting, huge ids) is a 400, never a 500.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import django_filters
 from rest_framework import exceptions, pagination, serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core import errors
+from core.errors import DomainError
 
 MAX_ID = 2**63 - 1  # BigAutoField
 MAX_JSON_DEPTH = 32
+NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 
 
 # ----------------------------------------------------------------------------- pagination
@@ -155,6 +158,31 @@ class VisibleRelatedField(serializers.PrimaryKeyRelatedField):
     def fail(self, key, **kwargs):
         kwargs.setdefault("noun", self.noun)
         super().fail(key, **kwargs)
+
+
+def validated_or_400(form: serializers.Serializer, rules: Callable[[dict], object] | None = None) -> dict:
+    """`form.validated_data`, or a 400 naming every bad field once.
+
+    The serializer checks shapes and `rules(fields)` (a service's validator, raising DomainError) the
+    values. When some fields do not parse, the others still go through `rules`, with None for the ones
+    that failed, so one response names every problem; those keep the serializer's message only.
+    """
+    if form.is_valid():
+        return dict(form.validated_data)
+    errors = dict(form.errors)
+    data = form.initial_data
+    if rules is not None and isinstance(data, Mapping) and NON_FIELD_ERRORS not in errors:
+        parsed = type(form)(
+            data={k: v for k, v in data.items() if k not in errors}, partial=True, context=form.context
+        )
+        if parsed.is_valid():
+            try:
+                rules({**dict.fromkeys(errors), **parsed.validated_data})
+            except DomainError as exc:
+                for key, message in exc.errors.items():
+                    if key.split(".")[0] not in errors:
+                        errors[NON_FIELD_ERRORS if key == "__all__" else key] = [message]
+    raise exceptions.ValidationError(errors)
 
 
 # ----------------------------------------------------------------------------- filters

@@ -149,6 +149,7 @@ class FieldSpec:
 
     ``type`` is one of ``text``, ``textarea``, ``bool``, ``int``, ``choice``, ``list``, ``json``.
     ``list`` and ``json`` fields hold JSON values (forms render them as JSON text areas).
+    ``minimum`` and ``maximum`` bound an ``int`` field (checked with its type, naming the bound).
     """
 
     name: str
@@ -158,9 +159,13 @@ class FieldSpec:
     default: Any = None
     choices: tuple[str, ...] = ()
     help: str = ""
+    minimum: int | None = None
+    maximum: int | None = None
 
     def __post_init__(self) -> None:
         if self.type not in FIELD_TYPES:
             raise ValueError(f"FieldSpec {self.name!r}: unknown type {self.type!r}")
+        if self.type != "int" and (self.minimum is not None or self.maximum is not None):
+            raise ValueError(f"FieldSpec {self.name!r}: only an int field has a minimum or maximum")
         if self.type == "choice" and not self.choices:
             raise ValueError(f"FieldSpec {self.name!r}: a choice field needs choices")

@@ -10,10 +10,7 @@ from ._common import indeterminate, judged
 from .base import Context, Evidence, FieldSpec, Verdict
 from .registry import Kind, register
 
-
-def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
-    if "max_ms" not in errors and config["max_ms"] is not None and config["max_ms"] <= 0:
-        errors["max_ms"] = "must be a whole number of milliseconds above 0"
+MAX_MS = 600_000  # ten minutes: the longest agent timeout (agents' timeout_s is at most 600 s)
 
 
 def milliseconds(value: float) -> str:
@@ -55,17 +52,19 @@ KIND = register(
                 "Maximum latency (ms)",
                 "int",
                 required=True,
-                help="The sample passes when the agent's reply took at most this many milliseconds.",
+                help=f"The sample passes when the agent's reply took at most this many milliseconds "
+                f"(1 to {MAX_MS:,}).",
+                minimum=1,
+                maximum=MAX_MS,
             ),
         ),
         needs=frozenset({"latency"}),
         json_schema={
             "type": "object",
-            "properties": {"max_ms": {"type": "integer", "minimum": 1}},
+            "properties": {"max_ms": {"type": "integer", "minimum": 1, "maximum": MAX_MS}},
             "required": ["max_ms"],
             "additionalProperties": False,
         },
         evaluator=_evaluate,
-        cleaner=_clean,
     )
 )

@@ -155,6 +155,10 @@ def _check_type(spec: FieldSpec, value: Any) -> tuple[str, Any]:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             return f"must be a whole number, not {_json_type(value)}", None
+        if spec.minimum is not None and value < spec.minimum:
+            return f"must be {spec.minimum:,} or more", None
+        if spec.maximum is not None and value > spec.maximum:
+            return f"must be at most {spec.maximum:,}", None
         return "", value
     if kind == "choice":
         if not isinstance(value, str) or value not in spec.choices:

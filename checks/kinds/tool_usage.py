@@ -19,6 +19,7 @@ from .registry import Kind, register
 
 MODES = ("at_least", "at_most", "exactly", "first", "last")
 COUNTING_MODES = ("at_least", "at_most", "exactly")
+MAX_COUNT = 1000  # far above any conversation's tool calls; keeps stored configs sane
 _MODE_TEXT = {"at_least": "at least", "at_most": "at most", "exactly": "exactly"}
 
 
@@ -30,8 +31,6 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
         if mode in COUNTING_MODES:
             if config["count"] is None:
                 errors["count"] = f"this field is required for mode {mode}"
-            elif config["count"] < 0:
-                errors["count"] = "must be 0 or more"
         else:
             config["count"] = None  # first/last take no count; a leftover form value is dropped
     config["inputs"] = clean_inputs(config["inputs"], errors)
@@ -113,7 +112,10 @@ KIND = register(
                 "count",
                 "Number of times",
                 "int",
-                help="Required for at least / at most / exactly; 0 or more. Every attempted call counts.",
+                help=f"Required for at least / at most / exactly; 0 to {MAX_COUNT:,}. "
+                "Every attempted call counts.",
+                minimum=0,
+                maximum=MAX_COUNT,
             ),
             FieldSpec(
                 "inputs",
@@ -136,6 +138,7 @@ KIND = register(
                 "count": {
                     "type": ["integer", "null"],
                     "minimum": 0,
+                    "maximum": MAX_COUNT,
                     "description": "Required for at_least, at_most and exactly.",
                 },
                 "inputs": {

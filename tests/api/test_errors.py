@@ -193,3 +193,72 @@ def test_validation_error_body_is_a_message_list_per_field(api, library):
     assert all(isinstance(v, list) and all(isinstance(m, str) for m in v) for v in body.values()), json.dumps(
         body
     )
+
+
+def test_every_invalid_test_field_is_reported_at_once_each_on_its_field(api, library):
+    body = {
+        "test_set": library["test_set"].pk,
+        "name": "x",
+        "scenarios": [{"input": "a"}, {"input": "b"}],
+        "samples_per_scenario": 6,
+        "min_valid_per_scenario": 9,
+        "required_pass_rate": 0,
+    }
+    response = api.post("member", "/api/v1/tests/", body)
+    assert response.status_code == 400
+    errors = response.json()
+    assert sorted(errors) == ["min_valid_per_scenario", "required_pass_rate", "samples_per_scenario"]
+    assert all(len(messages) == 1 for messages in errors.values())
+    assert errors["samples_per_scenario"] == [
+        "2 scenarios × 6 samples = 12 is over the limit of 10 samples per run"
+    ]
+    assert errors["min_valid_per_scenario"] == ["must be between 1 and the samples per scenario (6)"]
+
+    test = library["test"]
+    edit = {"samples_per_scenario": 11, "min_valid_per_scenario": 12, "required_pass_rate": 101}
+    response = api.patch("member", f"/api/v1/tests/{test.pk}/", edit)
+    assert response.status_code == 400
+    assert sorted(response.json()) == sorted(edit)
+
+
+def test_shape_errors_and_rule_errors_are_reported_together(api, library):
+    body = {
+        "test_set": library["test_set"].pk,
+        "name": "",
+        "scenarios": [{"input": "   "}, {"messages": [{"role": "assistant", "content": "hi"}]}],
+        "checks": [{"check": 987654}],
+        "required_pass_rate": 0,
+    }
+    response = api.post("member", "/api/v1/tests/", body)
+    assert response.status_code == 400
+    errors = response.json()
+    assert set(errors) >= {
+        "name", "checks", "required_pass_rate", "scenarios.0.input", "scenarios.1.messages"
+    }
+    assert "scenarios" not in errors
+    assert not library["test_set"].tests.exclude(pk=library["test"].pk).exists()
+
+
+def test_a_check_names_its_bad_name_and_every_bad_config_field_at_once(api, library):
+    body = {"agent": library["agent"].pk, "name": "", "kind": "tool_usage",
+            "config": {"tool": " ", "mode": "exactly"}}
+    response = api.post("member", "/api/v1/checks/", body)
+    assert response.status_code == 400
+    assert sorted(response.json()) == ["config.count", "config.tool", "name"]
+    check = library["check"]
+    response = api.patch("member", f"/api/v1/checks/{check.pk}/", {"name": "", "config": {"text": ""}})
+    assert response.status_code == 400
+    assert sorted(response.json()) == ["config.text", "name"]
+
+
+def test_a_config_number_over_its_bound_is_400_naming_the_field_and_the_bound(api, library):
+    config = {"tool": "t", "count": HUGE}
+    body = {"agent": library["agent"].pk, "name": "x", "kind": "tool_usage", "config": config}
+    response = api.post("member", "/api/v1/checks/", body)
+    assert response.status_code == 400
+    assert response.json() == {"config.count": ["must be at most 1,000"]}
+    check = library["check"]
+    edit = {"kind": "latency", "config": {"max_ms": HUGE}}
+    response = api.patch("member", f"/api/v1/checks/{check.pk}/", edit)
+    assert response.status_code == 400
+    assert response.json() == {"config.max_ms": ["must be at most 600,000"]}

@@ -296,3 +296,108 @@ def test_admin_test_form_offers_only_what_it_saves(root_client, test_set, member
     assert response.status_code == 302
     test.refresh_from_db()
     assert (test.name, test.version) == ("T renamed", 2)
+
+
+# ---------------------------------------------------------------- the check library in the admin
+
+
+def check_form(**fields) -> dict:
+    """A POST of the check change form: its fields plus the (read-only) versions inline's management form."""
+    return {"versions-TOTAL_FORMS": 0, "versions-INITIAL_FORMS": 0, **fields}
+
+
+def test_admin_adds_a_check_as_version_1(root_client, agent):
+    response = root_client.post(
+        "/admin/checks/check/add/",
+        check_form(agent=agent.pk, name="Greets", kind="text_includes", config='{"text": "hi"}'),
+    )
+    assert response.status_code == 302
+    check = Check.objects.get()
+    assert (check.name, check.version, check.current_version.config["text"]) == ("Greets", 1, "hi")
+
+
+def test_admin_rename_and_config_edit_save_a_new_version(root_client, agent, member):
+    from checks import services
+
+    check = services.create_check(agent=agent, by=member, name="Greets", kind="text_includes",
+                                  config={"text": "hi"})
+    response = root_client.post(
+        f"/admin/checks/check/{check.pk}/change/",
+        check_form(name="Greets warmly", kind="text_includes", config='{"text": "hello"}'),
+    )
+    assert response.status_code == 302
+    check.refresh_from_db()
+    assert (check.name, check.version) == ("Greets warmly", 2)
+    assert [(v.number, v.name, v.config["text"]) for v in check.versions.order_by("number")] == [
+        (1, "Greets", "hi"), (2, "Greets warmly", "hello"),
+    ]
+
+
+def test_admin_check_edit_with_a_bad_config_keeps_the_stored_version(root_client, agent, member):
+    from checks import services
+
+    check = services.create_check(agent=agent, by=member, name="Greets", kind="text_includes",
+                                  config={"text": "hi"})
+    response = root_client.post(
+        f"/admin/checks/check/{check.pk}/change/",
+        check_form(name="Greets", kind="text_includes", config='{"text": ""}'),
+    )
+    assert response.status_code == 200
+    assert "config.text" in response.content.decode()
+    check.refresh_from_db()
+    assert (check.version, check.current_version.config["text"]) == (1, "hi")
+
+
+def test_admin_archives_a_check_from_the_list(root_client, agent, member):
+    from checks import services
+
+    check = services.create_check(agent=agent, by=member, name="Greets", kind="text_includes",
+                                  config={"text": "hi"})
+    response = root_client.post("/admin/checks/check/", {"action": "archive", "_selected_action": [check.pk]})
+    assert response.status_code == 302
+    assert Check.objects.get(pk=check.pk).archived_at is not None
+
+
+def test_admin_check_delete_is_refused_with_the_reason(root_client, agent, member):
+    from checks import services
+
+    check = services.create_check(agent=agent, by=member, name="Greets", kind="text_includes",
+                                  config={"text": "hi"})
+    change_page = root_client.get(f"/admin/checks/check/{check.pk}/change/").content.decode()
+    assert "deletelink" not in change_page  # no button that can only fail
+    listing = root_client.get("/admin/checks/check/").content.decode()
+    assert 'value="delete_selected"' not in listing and 'value="archive"' in listing
+    response = root_client.get(f"/admin/checks/check/{check.pk}/delete/", follow=True)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "permission to delete" not in html
+    assert "Checks are archived, not deleted" in html and "keep the check versions they used" in html
+    root_client.post(f"/admin/checks/check/{check.pk}/delete/", {"post": "yes"})
+    assert Check.objects.filter(pk=check.pk).exists()
+
+
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        ('{"text": "a\\u0000b"}', "must not contain NUL characters"),
+        ('{"text": ' + "[" * 5000 + "]" * 5000 + "}", "is nested more than 32 levels deep"),
+    ],
+)
+def test_admin_check_config_is_held_to_the_apis_json_rules(root_client, agent, config, message):
+    response = root_client.post(
+        "/admin/checks/check/add/",
+        check_form(agent=agent.pk, name="Greets", kind="text_includes", config=config),
+    )
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not Check.objects.exists()
+
+
+def test_admin_check_config_numbers_are_bounded(root_client, agent):
+    response = root_client.post(
+        "/admin/checks/check/add/",
+        check_form(agent=agent.pk, name="Quick", kind="latency", config='{"max_ms": 1e30}'),
+    )
+    assert response.status_code == 200
+    assert "config.max_ms: must be at most 600,000" in response.content.decode()
+    assert not Check.objects.exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -222,3 +224,77 @@ def test_duplicate_test_set_name_is_an_inline_error(login, member, test_set):
     )
     html = response.content.decode()
     assert "already has a test set called" in html and "typed text" in html
+
+
+def _field_errors(html: str, name: str) -> list[str]:
+    """The messages in the error list of the builder field whose input is `id_<name>`."""
+    start = html.index(f'id="id_{name}"')
+    block = html[start : html.index("</div>", start)]
+    return re.findall(r"<li>(.*?)</li>", block)
+
+
+def test_every_invalid_threshold_is_reported_at_once_each_once_on_its_field(login, member, test_set):
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]),
+        _builder(samples_per_scenario="6", min_valid_per_scenario="9", required_pass_rate="0"),
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    expected = {
+        "samples_per_scenario": "2 scenarios × 6 samples = 12 is over the limit of 10 samples per run",
+        "min_valid_per_scenario": "must be between 1 and the samples per scenario (6)",
+        "required_pass_rate": "must be between 1 and 100 (%)",
+    }
+    for field, message in expected.items():
+        assert _field_errors(html, field) == [message], field
+        assert html.count(message) == 1, field
+    assert not Test.objects.exists()
+
+
+def test_a_parse_error_does_not_hide_the_other_fields_problems(login, member, test_set):
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]),
+        _builder(name="", required_pass_rate="0", **{"s-0-input": "  ", "s-1-metadata": "{oops"}),
+    )
+    html = response.content.decode()
+    assert _field_errors(html, "name") == ["a test needs a name"]
+    assert _field_errors(html, "s-0-input") == ["a scenario needs an input message"]
+    assert _field_errors(html, "required_pass_rate") == ["must be between 1 and 100 (%)"]
+    assert html.count("is not valid JSON") == 1
+    assert not Test.objects.exists()
+
+
+def test_a_check_id_beyond_the_database_range_is_not_in_the_library(login, member, test_set):
+    # Used to be a 500 (OverflowError: Python int too large to convert to SQLite INTEGER).
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]), _builder(check_count="1", **{"c-0-id": "9" * 30})
+    )
+    assert response.status_code == 200
+    assert f"check {'9' * 30} is not in Support bot" in response.content.decode()
+    assert not Test.objects.exists()
+
+
+DEEP_METADATA = '{"a": ' * 5000 + "1" + "}" * 5000
+
+
+def test_deeply_nested_metadata_is_an_error_on_its_field_not_a_500(client, member, test_set):
+    client.raise_request_exception = False
+    client.force_login(member)
+    response = client.post(
+        reverse("checks:test-create", args=[test_set.pk]), _builder(**{"s-1-metadata": DEEP_METADATA})
+    )
+    assert response.status_code == 200
+    assert _field_errors(response.content.decode(), "s-1-metadata") == ["is nested more than 32 levels deep"]
+    assert not Test.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["name", "s-0-name", "s-0-input", "s-1-m-0-content", "s-1-metadata"])
+def test_nul_characters_are_refused_as_the_api_refuses_them(login, member, test_set, field):
+    value = '{"note": "a\\u0000b"}' if field == "s-1-metadata" else "a\x00b"
+    url = reverse("checks:test-create", args=[test_set.pk])
+    response = login(member).post(url, _builder(**{field: value}))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "must not contain NUL characters" in html
+    assert html.count("must not contain NUL characters") == 1
+    assert not Test.objects.exists()

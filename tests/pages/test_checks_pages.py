@@ -288,3 +288,36 @@ def test_check_page_links_to_the_runs_that_used_it(login, member, order_test, or
     assert f'href="{run.get_absolute_url()}"' in html
     html = client.get(unused.get_absolute_url()).content.decode()
     assert "No run has used this check yet." in html
+
+
+def test_nul_characters_and_deep_json_in_a_config_are_field_errors(client, member, agent):
+    client.raise_request_exception = False
+    client.force_login(member)
+    url = reverse("checks:check-create", args=[agent.pk])
+    response = client.post(url, {"name": "Greets", "kind": "text_includes", "cfg-text": "a\x00b"})
+    assert response.status_code == 200
+    assert "must not contain NUL characters" in response.content.decode()
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000
+    response = client.post(url, {"name": "Shape", "kind": "json_schema", "cfg-schema": deep})
+    assert response.status_code == 200
+    assert "is nested more than 32 levels deep" in response.content.decode()
+    response = client.post(
+        url,
+        {"name": "Deep row", "kind": "tool_usage", "cfg-tool": "t", "cfg-mode": "at_least",
+         "cfg-count": "1", "cfg-inputs-count": "1", "cfg-inputs-0-field": "a", "cfg-inputs-0-op": "equals",
+         "cfg-inputs-0-value": "[" * 5000 + "]" * 5000},
+    )
+    assert response.status_code == 200
+    assert "is nested more than 32 levels deep" in response.content.decode()
+    assert not Check.objects.exists()
+
+
+def test_a_config_number_over_its_bound_is_an_inline_error(login, member, agent):
+    response = login(member).post(
+        reverse("checks:check-create", args=[agent.pk]),
+        {"name": "Looked up", "kind": "tool_usage", "cfg-tool": "lookup_order", "cfg-mode": "at_least",
+         "cfg-count": "1" + "0" * 30, "cfg-inputs-count": "0"},
+    )
+    assert response.status_code == 200
+    assert "must be at most 1,000" in response.content.decode()
+    assert not Check.objects.exists()

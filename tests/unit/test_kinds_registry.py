@@ -278,3 +278,39 @@ def test_engine_imports_no_django():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
+
+
+NUMBER_FIELDS = [(k.name, f.name) for k in all_kinds() for f in k.fields if f.type == "int"]
+
+
+def test_the_kinds_number_fields_are_known():
+    assert set(NUMBER_FIELDS) >= {("tool_usage", "count"), ("latency", "max_ms"), ("ai_judge", "votes")}
+
+
+@pytest.mark.parametrize(("kind_name", "field"), NUMBER_FIELDS)
+@pytest.mark.parametrize("value", [10**30, -(10**30)])
+def test_every_number_in_a_config_is_bounded_and_the_error_names_the_bound(kind_name, field, value):
+    base = SAMPLE_CONFIGS[kind_name][0] if kind_name in SAMPLE_CONFIGS else {"prompt": "x"}
+    with pytest.raises(ConfigError) as caught:
+        get_kind(kind_name).validate_config({**base, field: value})
+    message = caught.value.errors[field]
+    assert any(ch.isdigit() for ch in message), message  # e.g. "must be at most 1,000"
+
+
+@pytest.mark.parametrize(
+    ("kind_name", "config", "field", "message"),
+    [
+        ("tool_usage", {"tool": "a", "count": 1001}, "count", "must be at most 1,000"),
+        ("latency", {"max_ms": 600_001}, "max_ms", "must be at most 600,000"),
+        ("latency", {"max_ms": 0}, "max_ms", "must be 1 or more"),
+    ],
+)
+def test_number_bounds(kind_name, config, field, message):
+    with pytest.raises(ConfigError) as caught:
+        get_kind(kind_name).validate_config(config)
+    assert caught.value.errors == {field: message}
+
+
+def test_numbers_at_their_bounds_are_accepted():
+    assert get_kind("tool_usage").validate_config({"tool": "a", "count": 1000})["count"] == 1000
+    assert get_kind("latency").validate_config({"max_ms": 600_000})["max_ms"] == 600_000
