@@ -5,9 +5,8 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.response import Response
 
 from agents.models import Agent
 from checks import services
@@ -24,8 +23,8 @@ from checks.serializers import (
     TestSetEditSerializer,
     TestSetSerializer,
 )
-from core.api import ArchivedFilterSet, VisibleModelChoiceFilter, validated_or_400
-from teams.api import TeamScopedViewMixin
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
+from teams.api import ServiceWritesMixin, TeamScopedViewMixin
 
 
 class CheckFilter(ArchivedFilterSet):
@@ -81,12 +80,28 @@ def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
     retrieve=extend_schema(summary="Show a check (its current version)"),
+    create=extend_schema(
+        summary="Add a check to an agent's library (version 1)",
+        request=CheckCreateSerializer,
+        responses={201: CheckSerializer},
+    ),
+    partial_update=extend_schema(
+        summary="Edit a check: saves version n+1",
+        request=CheckEditSerializer,
+        responses={200: CheckSerializer},
+    ),
+    update=extend_schema(
+        summary="Replace a check's content: saves version n+1",
+        request=CheckCreateSerializer,
+        responses={200: CheckSerializer},
+    ),
     destroy=extend_schema(
         summary="Archive a check",
         description="Admins only. Its versions and every result that used them stay.",
     ),
 )
 class CheckViewSet(
+    ServiceWritesMixin,
     TeamScopedViewMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -104,48 +119,17 @@ class CheckViewSet(
         )
 
 
-    @extend_schema(
-        summary="Add a check to an agent's library (version 1)",
-        request=CheckCreateSerializer,
-        responses={201: CheckSerializer},
-    )
-    def create(self, request, *args, **kwargs):
-        form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
-        data = validated_or_400(form, _check_rules)
-        check = services.create_check(by=request.user, **data)
-        return self._show(check, status.HTTP_201_CREATED)
+    create_serializer_class = CheckCreateSerializer
+    edit_serializer_class = CheckEditSerializer
+    create_service = services.create_check
+    edit_service = services.edit_check
+    archive_service = services.archive_check
+    object_kwarg = "check"
+    fixed_field = "agent"
+    put_defaults = {"config": {}}
 
-    @extend_schema(
-        summary="Edit a check: saves version n+1",
-        request=CheckEditSerializer,
-        responses={200: CheckSerializer},
-    )
-    def partial_update(self, request, *args, **kwargs):
-        check = self.get_object()
-        form = CheckEditSerializer(data=request.data, context=self.get_serializer_context())
-        data = validated_or_400(form, lambda fields: _check_rules(fields, current=check.current_version))
-        check = services.edit_check(check=check, by=request.user, **data)
-        return self._show(check)
-
-    @extend_schema(
-        summary="Replace a check's content: saves version n+1",
-        request=CheckCreateSerializer,
-        responses={200: CheckSerializer},
-    )
-    def update(self, request, *args, **kwargs):
-        check = self.get_object()
-        form = CheckCreateSerializer(data=request.data, context=self.get_serializer_context())
-        data = validated_or_400(form, _check_rules)
-        if data.pop("agent").pk != check.agent_id:
-            return Response(
-                {"agent": ["a check cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST
-            )
-        data.setdefault("config", {})
-        check = services.edit_check(check=check, by=request.user, **data)
-        return self._show(check)
-
-    def perform_destroy(self, instance: Check) -> None:
-        services.archive_check(check=instance, by=self.request.user)
+    def rules(self, fields: dict, obj: Check | None = None) -> None:
+        _check_rules(fields, current=obj.current_version if obj is not None else None)
 
     @extend_schema(
         summary="A check's versions, newest first",
@@ -166,8 +150,23 @@ class CheckViewSet(
 @extend_schema_view(
     list=extend_schema(summary="List test sets"),
     retrieve=extend_schema(summary="Show a test set"),
+    create=extend_schema(
+        summary="Create a test set", request=TestSetCreateSerializer, responses={201: TestSetSerializer}
+    ),
+    partial_update=extend_schema(
+        summary="Rename a test set or change its description",
+        request=TestSetEditSerializer,
+        responses={200: TestSetSerializer},
+    ),
+    update=extend_schema(
+        summary="Replace a test set's name and description",
+        request=TestSetCreateSerializer,
+        responses={200: TestSetSerializer},
+    ),
+    destroy=extend_schema(summary="Archive a test set", description="Admins only. Its tests' runs stay."),
 )
 class TestSetViewSet(
+    ServiceWritesMixin,
     TeamScopedViewMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -187,50 +186,14 @@ class TestSetViewSet(
         )
 
 
-    @extend_schema(
-        summary="Create a test set", request=TestSetCreateSerializer, responses={201: TestSetSerializer}
-    )
-    def create(self, request, *args, **kwargs):
-        form = TestSetCreateSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        test_set = services.create_test_set(by=request.user, **form.validated_data)
-        return self._show(test_set, status.HTTP_201_CREATED)
-
-    @extend_schema(
-        summary="Rename a test set or change its description",
-        request=TestSetEditSerializer,
-        responses={200: TestSetSerializer},
-    )
-    def partial_update(self, request, *args, **kwargs):
-        test_set = self.get_object()
-        form = TestSetEditSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        test_set = services.update_test_set(test_set=test_set, by=request.user, **form.validated_data)
-        return self._show(test_set)
-
-    @extend_schema(
-        summary="Replace a test set's name and description",
-        request=TestSetCreateSerializer,
-        responses={200: TestSetSerializer},
-    )
-    def update(self, request, *args, **kwargs):
-        test_set = self.get_object()
-        form = TestSetCreateSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
-        if data.pop("agent").pk != test_set.agent_id:
-            return Response(
-                {"agent": ["a test set cannot move to another agent"]}, status=status.HTTP_400_BAD_REQUEST
-            )
-        data.setdefault("description", "")
-        test_set = services.update_test_set(test_set=test_set, by=request.user, **data)
-        return self._show(test_set)
-
-    @extend_schema(summary="Archive a test set", description="Admins only. Its tests' runs stay.")
-    def destroy(self, request, *args, **kwargs):
-        test_set = self.get_object()
-        services.archive_test_set(test_set=test_set, by=request.user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    create_serializer_class = TestSetCreateSerializer
+    edit_serializer_class = TestSetEditSerializer
+    create_service = services.create_test_set
+    edit_service = services.update_test_set
+    archive_service = services.archive_test_set
+    object_kwarg = "test_set"
+    fixed_field = "agent"
+    put_defaults = {"description": ""}
 
 
 # ----------------------------------------------------------------------------- tests
@@ -248,9 +211,21 @@ def _test_rules(fields: dict, test: Test | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List tests"),
     retrieve=extend_schema(summary="Show a test (its current version)"),
+    create=extend_schema(
+        summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer}
+    ),
+    partial_update=extend_schema(
+        summary="Edit a test: saves version n+1", request=TestEditSerializer, responses={200: TestSerializer}
+    ),
+    update=extend_schema(
+        summary="Replace a test's content: saves version n+1",
+        request=TestCreateSerializer,
+        responses={200: TestSerializer},
+    ),
     destroy=extend_schema(summary="Archive a test", description="Admins only. Its runs stay."),
 )
 class TestViewSet(
+    ServiceWritesMixin,
     TeamScopedViewMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -270,41 +245,15 @@ class TestViewSet(
         )
 
 
-    @extend_schema(
-        summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer}
-    )
-    def create(self, request, *args, **kwargs):
-        form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
-        data = validated_or_400(form, _test_rules)
-        test = services.create_test(by=request.user, **data)
-        return self._show(test, status.HTTP_201_CREATED)
+    create_serializer_class = TestCreateSerializer
+    edit_serializer_class = TestEditSerializer
+    create_service = services.create_test
+    edit_service = services.edit_test
+    archive_service = services.archive_test
+    object_kwarg = "test"
+    fixed_field = "test_set"
+    put_defaults = {"checks": []}
 
-    @extend_schema(
-        summary="Edit a test: saves version n+1", request=TestEditSerializer, responses={200: TestSerializer}
-    )
-    def partial_update(self, request, *args, **kwargs):
-        test = self.get_object()
-        form = TestEditSerializer(data=request.data, context=self.get_serializer_context())
-        data = validated_or_400(form, lambda fields: _test_rules(fields, test=test))
-        test = services.edit_test(test=test, by=request.user, **data)
-        return self._show(test)
+    def rules(self, fields: dict, obj: Test | None = None) -> None:
+        _test_rules(fields, test=obj)
 
-    @extend_schema(
-        summary="Replace a test's content: saves version n+1",
-        request=TestCreateSerializer,
-        responses={200: TestSerializer},
-    )
-    def update(self, request, *args, **kwargs):
-        test = self.get_object()
-        form = TestCreateSerializer(data=request.data, context=self.get_serializer_context())
-        data = validated_or_400(form, _test_rules)
-        if data.pop("test_set").pk != test.test_set_id:
-            return Response(
-                {"test_set": ["a test cannot move to another test set"]}, status=status.HTTP_400_BAD_REQUEST
-            )
-        data.setdefault("checks", [])
-        test = services.edit_test(test=test, by=request.user, **data)
-        return self._show(test)
-
-    def perform_destroy(self, instance: Test) -> None:
-        services.archive_test(test=instance, by=self.request.user)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
@@ -9,7 +11,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import ApiPagination, SafeJSONParser
+from core.api import ApiPagination, SafeJSONParser, validated_or_400
 from teams import access, services
 from teams.models import ApiToken
 
@@ -61,8 +63,9 @@ class HasTeamRole(BasePermission):
 # ----------------------------------------------------------------------------- viewsets
 
 
+# For viewsets over team-scoped models: role checks on writes, filters on lists only, `_show()`.
+# (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
 class TeamScopedViewMixin:
-    """For viewsets over team-scoped models: role checks on writes, filters on lists only, `_show()`."""
 
     permission_classes = [*APIView.permission_classes, HasTeamRole]
     parser_classes = [SafeJSONParser]
@@ -76,6 +79,54 @@ class TeamScopedViewMixin:
         """The object re-read through get_queryset() (so related rows are loaded), serialized."""
         fresh = self.get_queryset().get(pk=obj.pk)
         return Response(self.get_serializer(fresh).data, status=code)
+
+
+# POST, PUT, PATCH and DELETE of a team-scoped viewset, each one call of the app's services.
+#
+# A viewset names its bodies (`create_serializer_class` for POST and PUT, `edit_serializer_class` for
+# PATCH), its services (`create_service(by=, **data)`, `edit_service(<object_kwarg>=, by=, **data)`,
+# `archive_service(<object_kwarg>=, by=)`), the parent a PUT may not change (`fixed_field`) with the
+# defaults a PUT fills in (`put_defaults`), and may add the service's own rules (`rules(fields, obj)`)
+# so that one 400 names every bad field (core.api.validated_or_400). DELETE archives.
+#
+# (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
+class ServiceWritesMixin:
+
+    create_serializer_class: type | None = None
+    edit_serializer_class: type | None = None
+    object_kwarg = ""
+    fixed_field = ""
+    put_defaults: dict = {}
+
+    def rules(self, fields: dict, obj=None) -> None:
+        """The service's validation of `fields` (PATCH of `obj`, else POST or PUT); raises DomainError."""
+
+    def _validated(self, serializer_class, obj=None) -> dict:
+        form = serializer_class(data=self.request.data, context=self.get_serializer_context())
+        return validated_or_400(form, lambda fields: self.rules(fields, obj))
+
+    def create(self, request, *args, **kwargs):
+        data = self._validated(self.create_serializer_class)
+        return self._show(type(self).create_service(by=request.user, **data), status.HTTP_201_CREATED)
+
+    def partial_update(self, request, *args, **kwargs):
+        obj = self.get_object()
+        data = self._validated(self.edit_serializer_class, obj)
+        return self._show(type(self).edit_service(**{self.object_kwarg: obj}, by=request.user, **data))
+
+    def update(self, request, *args, **kwargs):
+        obj = self.get_object()
+        data = self._validated(self.create_serializer_class)
+        if self.fixed_field and data.pop(self.fixed_field).pk != getattr(obj, f"{self.fixed_field}_id"):
+            noun, parent = obj._meta.verbose_name, self.fixed_field.replace("_", " ")
+            message = f"a {noun} cannot move to another {parent}"
+            return Response({self.fixed_field: [message]}, status=status.HTTP_400_BAD_REQUEST)
+        for key, value in self.put_defaults.items():
+            data.setdefault(key, copy.deepcopy(value))
+        return self._show(type(self).edit_service(**{self.object_kwarg: obj}, by=request.user, **data))
+
+    def perform_destroy(self, instance) -> None:
+        type(self).archive_service(**{self.object_kwarg: instance}, by=self.request.user)
 
 
 # ----------------------------------------------------------------------------- tokens
