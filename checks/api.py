@@ -45,7 +45,6 @@ class CheckFilter(ArchivedFilterSet):
 
 
 class TestSetFilter(ArchivedFilterSet):
-    __test__ = False
     agent = VisibleModelChoiceFilter(model=Agent)
 
     class Meta:
@@ -54,7 +53,6 @@ class TestSetFilter(ArchivedFilterSet):
 
 
 class TestFilter(ArchivedFilterSet):
-    __test__ = False
     test_set = VisibleModelChoiceFilter(model=TestSet)
     agent = VisibleModelChoiceFilter(model=Agent, field_name="test_set__agent")
 
@@ -173,7 +171,6 @@ class TestSetViewSet(
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    __test__ = False
     serializer_class = TestSetSerializer
     filterset_class = TestSetFilter
 
@@ -232,7 +229,6 @@ class TestViewSet(
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    __test__ = False
     serializer_class = TestSerializer
     filterset_class = TestFilter
 

@@ -411,7 +411,6 @@ class TestBuilder:
     and the final save). ``apply(action)`` edits it in place without saving anything.
     """
 
-    __test__ = False  # not a pytest class
 
     def __init__(self) -> None:
         self.name = ""

@@ -103,7 +103,6 @@ class TestSetQuerySet(TeamScopedQuerySet):
 
 
 class TestSet(models.Model):
-    __test__ = False  # not a pytest class
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="test_sets")
     name = models.CharField(max_length=200)
@@ -132,7 +131,6 @@ class TestQuerySet(TeamScopedQuerySet):
 
 
 class Test(models.Model):
-    __test__ = False
 
     test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="tests")
     name = models.CharField(max_length=200)
@@ -164,7 +162,6 @@ class Test(models.Model):
 class TestVersion(ImmutableModel):
     """Frozen scenarios, thresholds and attached check identities of one test."""
 
-    __test__ = False
 
     test = models.ForeignKey(Test, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
@@ -208,7 +205,6 @@ class TestVersion(ImmutableModel):
 class TestCheck(ImmutableModel):
     """A check identity attached to a test version; runs resolve it to the check's current version."""
 
-    __test__ = False
 
     test_version = models.ForeignKey(TestVersion, on_delete=models.CASCADE, related_name="attached_checks")
     library_check = models.ForeignKey(Check, on_delete=models.PROTECT, related_name="test_attachments")

@@ -87,7 +87,6 @@ class CheckVersionSerializer(serializers.ModelSerializer):
 
 
 class TestSetSerializer(serializers.ModelSerializer):
-    __test__ = False
 
     agent = serializers.IntegerField(source="agent_id", read_only=True)
     tests = serializers.SerializerMethodField(help_text="Ids of the set's active tests.")
@@ -102,7 +101,6 @@ class TestSetSerializer(serializers.ModelSerializer):
 
 
 class TestSetCreateSerializer(serializers.Serializer):
-    __test__ = False
 
     agent = VisibleRelatedField(Agent, noun="Agent")
     name = serializers.CharField(max_length=200)
@@ -110,7 +108,6 @@ class TestSetCreateSerializer(serializers.Serializer):
 
 
 class TestSetEditSerializer(serializers.Serializer):
-    __test__ = False
 
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
@@ -154,7 +151,6 @@ class AttachedCheckOutSerializer(serializers.Serializer):
 class TestSerializer(serializers.ModelSerializer):
     """A test: its identity plus the content of its current version."""
 
-    __test__ = False
 
     test_set = serializers.IntegerField(source="test_set_id", read_only=True)
     agent = serializers.IntegerField(source="test_set.agent_id", read_only=True)
@@ -196,7 +192,6 @@ class TestSerializer(serializers.ModelSerializer):
 class TestEditSerializer(serializers.Serializer):
     """Any change saves test version n+1. Limits (DESIGN.md) are checked by the service, naming the field."""
 
-    __test__ = False
 
     name = serializers.CharField(max_length=200, required=False)
     scenarios = ScenarioSerializer(many=True, required=False, max_length=1000)
@@ -216,7 +211,6 @@ class TestEditSerializer(serializers.Serializer):
 
 
 class TestCreateSerializer(TestEditSerializer):
-    __test__ = False
 
     test_set = VisibleRelatedField(TestSet, noun="Test set")
     name = serializers.CharField(max_length=200)
