@@ -379,10 +379,6 @@ class ScenarioRow:
         self.errors.setdefault(where, []).append(message)
 
     @property
-    def all_errors(self) -> list[str]:
-        return [m for messages in self.errors.values() for m in messages]
-
-    @property
     def head_errors(self) -> list[str]:
         return self.errors.get("", [])
 
