@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from tests import factories
+
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
 
@@ -26,86 +28,56 @@ def fake(fake_server):
 
 
 @pytest.fixture
-def make_user(db, django_user_model):
-    def make(username: str, **extra):
-        return django_user_model.objects.create_user(username=username, password="pw-" + username, **extra)
-
-    return make
+def make_user(db):
+    return factories.user
 
 
 @pytest.fixture
 def team(db):
-    from teams.services import create_team
-
-    return create_team(name="Acme")
+    return factories.team("Acme")
 
 
 @pytest.fixture
 def other_team(db):
-    from teams.services import create_team
-
-    return create_team(name="Globex")
+    return factories.team("Globex")
 
 
 @pytest.fixture
-def admin_user(make_user, team):
-    from teams.services import add_member
-
-    user = make_user("ada")
-    add_member(team=team, user=user, role="admin")
-    return user
+def admin_user(team):
+    return factories.member_of(team, "admin", "ada")
 
 
 @pytest.fixture
-def member(make_user, team):
-    from teams.services import add_member
-
-    user = make_user("alice")
-    add_member(team=team, user=user, role="member")
-    return user
+def member(team):
+    return factories.member_of(team, "member", "alice")
 
 
 @pytest.fixture
-def viewer(make_user, team):
-    from teams.services import add_member
-
-    user = make_user("victor")
-    add_member(team=team, user=user, role="viewer")
-    return user
+def viewer(team):
+    return factories.member_of(team, "viewer", "victor")
 
 
 @pytest.fixture
-def outsider(make_user, other_team):
+def outsider(other_team):
     """Admin of another team: must see none of `team`'s objects."""
-    from teams.services import add_member
-
-    user = make_user("bob")
-    add_member(team=other_team, user=user, role="admin")
-    return user
+    return factories.member_of(other_team, "admin", "bob")
 
 
 @pytest.fixture
 def agent(team, admin_user):
-    from agents.services import create_agent
-
-    return create_agent(team=team, by=admin_user, name="Support bot", endpoint_url="http://127.0.0.1:9/agent")
+    return factories.agent(team, admin_user, name="Support bot")
 
 
 @pytest.fixture
 def test_set(agent, member):
-    from checks.services import create_test_set
-
-    return create_test_set(agent=agent, by=member, name="Orders")
+    return factories.test_set(agent, member, name="Orders")
 
 
 @pytest.fixture
 def order_checks(live_agent, member):
     """The peers-bench pair on the folder's `live_agent`: output includes EC-1042; lookup_order was called."""
-    from checks.services import create_check
-
     return [
-        create_check(agent=live_agent, by=member, name="Mentions order", kind="text_includes",
-                     config={"text": "EC-1042"}),
-        create_check(agent=live_agent, by=member, name="Looked up the order", kind="tool_usage",
-                     config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
+        factories.check(live_agent, member, name="Mentions order", config={"text": "EC-1042"}),
+        factories.check(live_agent, member, name="Looked up the order", kind="tool_usage",
+                        config={"tool": "lookup_order", "mode": "at_least", "count": 1}),
     ]

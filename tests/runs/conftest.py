@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests import factories
 from tests.support.workers import pytest_runtest_makereport, qcluster, qcluster_factory  # noqa: F401
 
 
@@ -26,25 +27,10 @@ def live_agent(team, admin_user, fake):
 @pytest.fixture
 def make_test(live_agent, member, order_checks):
     """make_test(scenarios=[...], samples=1, checks=order_checks, **thresholds) -> Test of live_agent."""
-    from checks.services import create_test, create_test_set
-
-    counter = {"n": 0}
-
     def make(scenarios=None, samples: int = 1, checks=None, test_set=None, **extra):
-        counter["n"] += 1
-        test_set = test_set or create_test_set(agent=live_agent, by=member, name=f"Set {counter['n']}")
-        scenarios = scenarios or ["Where is my order EC-1042?"]
-        checks = order_checks if checks is None else checks
-        return create_test(
-            test_set=test_set,
-            by=member,
-            name=f"Test {counter['n']}",
-            scenarios=scenarios,
-            checks=[{"check": c.pk, "required": True} for c in checks],
-            samples_per_scenario=samples,
-            min_valid_per_scenario=extra.pop("min_valid", 1),
-            required_pass_rate=extra.pop("rate", 100),
-            **extra,
+        return factories.test(
+            live_agent, member, test_set=test_set, scenarios=scenarios or ["Where is my order EC-1042?"],
+            checks=order_checks if checks is None else checks, samples=samples, **extra,
         )
 
     return make
