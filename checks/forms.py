@@ -16,7 +16,7 @@ from django.forms.fields import InvalidJSONInput
 
 from checks import kinds
 from checks.kinds import FieldSpec, Kind
-from core.api import MAX_JSON_DEPTH, json_text_problem
+from core.jsontext import MAX_JSON_DEPTH, json_text_problem
 
 TOO_DEEP = f"is nested more than {MAX_JSON_DEPTH} levels deep"
 

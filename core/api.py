@@ -21,9 +21,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from core import errors
 from core.errors import DomainError
+from core.jsontext import json_text_problem
 
 MAX_ID = 2**63 - 1  # BigAutoField
-MAX_JSON_DEPTH = 32
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 
 
@@ -62,35 +62,6 @@ class SafeJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - the document is nested too deeply.") from None
-
-
-def json_text_problem(value: Any, depth: int = 0) -> str | None:
-    """Why a JSON value cannot be stored (a NUL byte, a lone surrogate, too deep), or None."""
-    if depth > MAX_JSON_DEPTH:
-        return f"is nested more than {MAX_JSON_DEPTH} levels deep"
-    if isinstance(value, str):
-        if "\x00" in value:
-            return "must not contain NUL characters (\\u0000)"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "must not contain lone surrogate characters"
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            problem = json_text_problem(str(key), depth + 1) or json_text_problem(item, depth + 1)
-            if problem:
-                return problem
-        return None
-    if isinstance(value, list | tuple):
-        for item in value:
-            problem = json_text_problem(item, depth + 1)
-            if problem:
-                return problem
-        return None
-    if isinstance(value, float) and value != value:  # NaN never comes from strict JSON, but be sure
-        return "must not contain NaN"
-    return None
 
 
 class StorableJSONField(serializers.JSONField):

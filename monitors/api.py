@@ -17,8 +17,9 @@ from rest_framework.response import Response
 
 from agents.models import Agent
 from checks.models import Check, CheckVersion
-from core.api import ApiPagination, SafeJSONParser, json_text_problem
+from core.api import ApiPagination, SafeJSONParser
 from core.errors import ValidationFailed
+from core.jsontext import json_text_problem
 from monitors import services as monitoring
 from monitors.models import Evaluation, Monitor, Task
 from monitors.serializers import (

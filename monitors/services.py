@@ -31,6 +31,7 @@ from checks.evaluation import evaluate_version, evidence_from, make_context, res
 from checks.models import Check, CheckVersion
 from checks.services import resolve_checks
 from core.errors import ValidationFailed
+from core.jsontext import json_text_problem
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult, Outcome
 from teams import access
@@ -57,6 +58,7 @@ _FIELD_HINTS = {
     "transcript": "messages",
 }
 MAX_REPORTED_ERRORS = 20
+TASK_JSON_DEPTH = 64  # live traces nest deeper than what pages and the API accept
 SAMPLE_BUCKETS = 10_000  # a sample rate in percent with 2 decimals is a whole number of buckets
 BUCKETS = {"hour": TruncHour, "day": TruncDay}
 
@@ -151,31 +153,6 @@ def _clean_messages(raw: object, index: int, errors: _Errors) -> list[dict] | No
     return clean
 
 
-def _text_problem(value: object, depth: int = 0) -> str | None:
-    if depth > 64:
-        return "is nested too deeply"
-    if isinstance(value, str):
-        if "\x00" in value:
-            return "must not contain NUL characters (\\u0000)"
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                return "must not contain lone surrogate characters"
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            problem = _text_problem(str(key), depth + 1) or _text_problem(item, depth + 1)
-            if problem:
-                return problem
-    elif isinstance(value, list | tuple):
-        for item in value:
-            problem = _text_problem(item, depth + 1)
-            if problem:
-                return problem
-    return None
-
-
 class JSONText(str):
     """A value already serialised to JSON text (inserted into a JSON column without dumping again)."""
 
@@ -190,7 +167,7 @@ def _json_text(value: object, index: int, name: str, errors: _Errors) -> JSONTex
         return None
     text = json.dumps(value)
     if "\\u0000" in text or "\\ud" in text:
-        problem = _text_problem(value)
+        problem = json_text_problem(value, max_depth=TASK_JSON_DEPTH)
         if problem:
             errors.add(index, name, problem)
             return None
@@ -267,7 +244,7 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         ):
             errors.add(index, "latency_ms", "must be a number of milliseconds (0 or more) or null")
         for name, text in (("external_id", external_id), ("output", output)):
-            problem = _text_problem(text) if isinstance(text, str) else None
+            problem = json_text_problem(text, max_depth=TASK_JSON_DEPTH) if isinstance(text, str) else None
             if problem:
                 errors.add(index, name, problem)
         if errors.count > known_errors:
