@@ -54,10 +54,6 @@ MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
 BLOCKING_KINDS = frozenset({"ai_judge"})
 
 
-def _setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
-
-
 # --------------------------------------------------------------------------- one sample
 
 
@@ -100,7 +96,7 @@ def evaluate_sample(
 def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, attempts: list) -> SampleWrite:
     message = exc.message or "the agent call failed"
     saw_429 = exc.rate_limited or any(a.get("status_code") == 429 for a in attempts)
-    requeues = int(_setting("EVALCONSOLE_RATE_LIMIT_REQUEUES", 5))
+    requeues = int(settings.EVALCONSOLE_RATE_LIMIT_REQUEUES)
     if exc.rate_limited and sample.executions <= requeues:
         # The agent throttles us: back off (the AIMD window shrinks too) and try this sample later
         # instead of recording an error, so long test sets finish instead of failing on 429s.
@@ -252,8 +248,8 @@ class _Drain:
         self.idle_s = idle_s
         self.claim_for_s = claim_for_s
         self.hard_s = hard_s
-        self.capacity = int(_setting("EVALCONSOLE_WORKER_CONCURRENCY", 200))
-        self.poll_s = int(_setting("EVALCONSOLE_DRAIN_POLL_MS", 20)) / 1000
+        self.capacity = int(settings.EVALCONSOLE_WORKER_CONCURRENCY)
+        self.poll_s = int(settings.EVALCONSOLE_DRAIN_POLL_MS) / 1000
         lease = services.lease_seconds()
         self.heartbeat_s = max(0.2, min(1.0, lease / 3))
         self.recover_every_s = max(1.0, lease / 2)
@@ -269,7 +265,7 @@ class _Drain:
         start = time.monotonic()
         self._wake = asyncio.Event()
         self.client = make_async_client(
-            allow_private=bool(_setting("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)),
+            allow_private=bool(settings.EVALCONSOLE_ALLOW_PRIVATE_URLS),
             max_connections=max(10, self.capacity),
         )
         try:
@@ -451,7 +447,7 @@ def drain(
     from django_q.conf import Conf
 
     if idle_ms is None:
-        idle_ms = 0 if Conf.SYNC else int(_setting("EVALCONSOLE_DRAIN_IDLE_MS", 1500))
+        idle_ms = 0 if Conf.SYNC else int(settings.EVALCONSOLE_DRAIN_IDLE_MS)
     q_timeout = float(Conf.TIMEOUT or 600)
     claim_for = max_seconds if max_seconds is not None else q_timeout / 2
     hard = max(claim_for, q_timeout * 0.9)

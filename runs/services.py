@@ -68,13 +68,9 @@ __all__ = [
 ]
 
 
-def _setting(name: str, default: Any) -> Any:
-    # Read at call time so tests can override with the `settings` fixture (or env in a worker).
-    return getattr(settings, name, default)
-
-
 def lease_seconds() -> float:
-    return float(_setting("EVALCONSOLE_SAMPLE_LEASE_S", 60))
+    # Settings are read at call time so tests can override them with the `settings` fixture.
+    return float(settings.EVALCONSOLE_SAMPLE_LEASE_S)
 
 
 # --------------------------------------------------------------------------- launch
@@ -89,7 +85,7 @@ def _launcher(by, token):
 def _resolve_additional(
     *, agent: Agent, additional_checks, attached_ids: set[int]
 ) -> list[tuple[Check, bool]]:
-    limit = int(_setting("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10))
+    limit = int(settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS)
     items = list(additional_checks or ())
     if len(items) > limit:
         raise ValidationFailed(
@@ -134,7 +130,7 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         raise ValidationFailed(f"test {test.name!r} has no saved version", field="test")
     version = test.current_version
     total = len(version.scenarios) * version.samples_per_scenario
-    limit = int(_setting("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10))
+    limit = int(settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN)
     if total > limit:  # the limit may have been lowered since the test was saved
         raise ValidationFailed(
             f"{len(version.scenarios)} scenarios × {version.samples_per_scenario} samples = {total} is over "
@@ -708,7 +704,7 @@ def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
     """
     now = now or timezone.now()
     report = RecoveryReport()
-    max_exec = int(_setting("EVALCONSOLE_MAX_SAMPLE_EXECUTIONS", 3))
+    max_exec = int(settings.EVALCONSOLE_MAX_SAMPLE_EXECUTIONS)
     expired = list(
         Sample.objects.filter(status=Sample.Status.RUNNING, lease_expires_at__lt=now).values_list(
             "pk", "run_id", "run__agent_id", "claimed_by", "executions", "attempts"
