@@ -2,7 +2,7 @@
 
 A django-q2 task (runs.tasks.drain_samples) calls ``drain()``. It runs an asyncio loop with ONE
 shared httpx.AsyncClient and keeps up to EVALCONSOLE_WORKER_CONCURRENCY agent calls in flight,
-claiming samples as slots free up (runs.services.claim_samples holds each agent's cap across
+claiming samples as slots free up (runs.queue.claim_samples holds each agent's cap across
 every worker process). All database work runs on the thread that called drain() (sync ORM via
 sync_to_async, short transactions, never one held across an HTTP call); the event loop, in its own
 thread, only waits on sockets.
@@ -36,13 +36,13 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 from django.utils import timezone
 
-from agents.protocols import AgentCallError, AgentReply, call_agent, make_async_client
+from agents.protocols import AgentCallError, AgentReply, AgentTarget, call_agent, make_async_client
 from agents.targets import target_for
 from checks.evaluation import evaluate_version, evidence_from, make_context, result_fields
-from runs import services
+from runs import queue
 from runs.models import Outcome
 from runs.outcomes import sample_outcome
-from runs.services import ClaimedSample, RunPlan, SampleWrite
+from runs.queue import ClaimedSample, RunPlan, SampleWrite
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, at
         error=message,
         transcript=[dict(m) for m in (plan.scenarios[sample.scenario_index].get("messages") or [])],
         results=[
-            services.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
+            queue.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
             for c in plan.checks
         ],
         saw_429=saw_429,
@@ -250,7 +250,7 @@ class _Drain:
         self.hard_s = hard_s
         self.capacity = int(settings.EVALCONSOLE_WORKER_CONCURRENCY)
         self.poll_s = int(settings.EVALCONSOLE_DRAIN_POLL_MS) / 1000
-        lease = services.lease_seconds()
+        lease = queue.lease_seconds()
         self.heartbeat_s = max(0.2, min(1.0, lease / 3))
         self.recover_every_s = max(1.0, lease / 2)
         self.plans: dict[int, RunPlan] = {}
@@ -269,7 +269,7 @@ class _Drain:
             max_connections=max(10, self.capacity),
         )
         try:
-            await self.db(services.recover_runs)
+            await self.db(queue.recover_runs)
             await self._loop(start)
         finally:
             for task in list(self.inflight):
@@ -302,7 +302,7 @@ class _Drain:
                 claim = await self._step(
                     "claim samples",
                     self.db,
-                    services.claim_samples,
+                    queue.claim_samples,
                     worker=self.worker,
                     capacity=free,
                     known_runs=set(self.plans),
@@ -322,7 +322,7 @@ class _Drain:
                 await self._step("renew leases", self._heartbeat)
                 last_heartbeat = now
             if now - last_recover >= self.recover_every_s:
-                await self._step("recover runs", self.db, services.recover_runs)
+                await self._step("recover runs", self.db, queue.recover_runs)
                 last_recover = now
             if not self.inflight and not self.finished:
                 if not claiming:
@@ -355,7 +355,7 @@ class _Drain:
         self.failures = 0
         return True if result is None else result
 
-    def _start(self, claim: services.Claim) -> None:
+    def _start(self, claim: queue.Claim) -> None:
         self.plans.update(claim.plans)
         targets: dict[int, AgentTarget | Exception] = {}
         for agent_id, agent in claim.agents.items():
@@ -417,14 +417,14 @@ class _Drain:
         if not self.finished:
             return
         batch = list(self.finished)
-        written = await self.db(services.record_sample_results, batch)
+        written = await self.db(queue.record_sample_results, batch)
         del self.finished[: len(batch)]
         self.report.written += sum(written)
         self.report.dropped += len(written) - sum(written)
 
     async def _heartbeat(self) -> None:
         claims = {s.id: s.claim for s in self.inflight.values()}
-        held = await self.db(services.renew_leases, claims)
+        held = await self.db(queue.renew_leases, claims)
         for task, sample in list(self.inflight.items()):
             if sample.id not in held and not task.done():
                 task.cancel()  # cancelled or taken over: stop calling the agent
@@ -452,7 +452,7 @@ def drain(
     claim_for = max_seconds if max_seconds is not None else q_timeout / 2
     hard = max(claim_for, q_timeout * 0.9)
     drain_ = _Drain(
-        worker=worker or services.worker_name(),
+        worker=worker or queue.worker_name(),
         db=_DB(),
         idle_s=idle_ms / 1000,
         claim_for_s=claim_for,

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
-from runs import services
+from runs import queue, services
 from runs.execution import drain
 from runs.models import Run, Sample
 
@@ -188,7 +188,7 @@ def test_transient_database_errors_do_not_lose_results(make_test, member, fake, 
 
     from django.db import OperationalError
 
-    real = services.record_sample_results
+    real = queue.record_sample_results
     failures = {"left": 4}  # more than one call's own retries: the drain keeps the batch and tries again
 
     @functools.wraps(real)
@@ -198,7 +198,7 @@ def test_transient_database_errors_do_not_lose_results(make_test, member, fake, 
             raise OperationalError("database is locked")
         return real(items)
 
-    monkeypatch.setattr(services, "record_sample_results", flaky)
+    monkeypatch.setattr(queue, "record_sample_results", flaky)
     run = services.launch_run(test=make_test(scenarios=[ORDER], samples=3), by=member)
     report = drain(idle_ms=0)
     run.refresh_from_db()
