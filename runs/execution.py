@@ -42,7 +42,7 @@ from checks.evaluation import evaluate_version, evidence_from, make_context, res
 from runs import queue
 from runs.models import Outcome
 from runs.outcomes import sample_outcome
-from runs.queue import ClaimedSample, RunPlan, SampleWrite
+from runs.queue import CheckResultWrite, ClaimedSample, RunPlan, SampleWrite
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,8 @@ def transcript_for(scenario: dict, reply: AgentReply) -> list:
 
 def evaluate_sample(
     plan: RunPlan, scenario: dict, reply: AgentReply, transcript: list
-) -> tuple[str, list[dict]]:
-    """(sample outcome, CheckResult field dicts) for a successful agent reply. Pure apart from judges."""
+) -> tuple[str, tuple[CheckResultWrite, ...]]:
+    """(sample outcome, its check results) for a successful agent reply. Pure apart from judges."""
     evidence = evidence_from(
         output=reply.output,
         messages=transcript,
@@ -83,13 +83,15 @@ def evaluate_sample(
         metadata=scenario.get("metadata") or {},
     )
     ctx = make_context(team_id=plan.team_id, cache=plan.eval_cache)
-    results = []
-    for check in plan.checks:
-        verdict = evaluate_version(check.kind, check.config, evidence, ctx)
-        results.append(
-            {"check_version_id": check.check_version_id, "required": check.required, **result_fields(verdict)}
+    results = tuple(
+        CheckResultWrite(
+            check_version_id=check.check_version_id,
+            required=check.required,
+            **result_fields(evaluate_version(check.kind, check.config, evidence, ctx)),
         )
-    outcome = sample_outcome((r["outcome"], r["required"]) for r in results)
+        for check in plan.checks
+    )
+    outcome = sample_outcome((r.outcome, r.required) for r in results)
     return str(outcome), results
 
 
@@ -125,10 +127,10 @@ def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, at
         attempts=attempts,
         error=message,
         transcript=[dict(m) for m in (plan.scenarios[sample.scenario_index].get("messages") or [])],
-        results=[
+        results=tuple(
             queue.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
             for c in plan.checks
-        ],
+        ),
         saw_429=saw_429,
     )
 
@@ -423,8 +425,7 @@ class _Drain:
         self.report.dropped += len(written) - sum(written)
 
     async def _heartbeat(self) -> None:
-        claims = {s.id: s.claim for s in self.inflight.values()}
-        held = await self.db(queue.renew_leases, claims)
+        held = await self.db(queue.renew_leases, list(self.inflight.values()))
         for task, sample in list(self.inflight.items()):
             if sample.id not in held and not task.done():
                 task.cancel()  # cancelled or taken over: stop calling the agent

@@ -34,7 +34,7 @@ from django.utils import timezone
 from agents.models import Agent
 from runs import limiter
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
-from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
+from runs.outcomes import RunSummary, SampleRecord, ScenarioSpec, summarise_run
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +44,13 @@ OPEN = (Sample.Status.QUEUED, Sample.Status.RUNNING)
 __all__ = [
     "ACTIVE",
     "OPEN",
+    "CheckResultWrite",
     "Claim",
     "ClaimedSample",
     "PlannedCheck",
     "RecoveryReport",
     "RunPlan",
+    "RunProgress",
     "SampleWrite",
     "claim_samples",
     "error_result",
@@ -77,12 +79,21 @@ def scenario_specs(scenarios: Sequence, min_valid: int, rate: int) -> list[Scena
 # --------------------------------------------------------------------------- summaries
 
 
-def run_summary(run_id: int):
-    """(RunSummary, done count, open count) of one run from its samples and check results."""
+@dataclass(frozen=True)
+class RunProgress:
+    """A run's summary and sample counts, derived from its samples and check results."""
+
+    summary: RunSummary
+    done: int  # samples finished with an outcome
+    open: int  # samples queued or running
+
+
+def run_summary(run_id: int) -> RunProgress:
+    """The RunProgress of one run from its samples and check results."""
     return run_summaries([run_id])[run_id]
 
 
-def run_summaries(run_ids: Iterable[int]) -> dict[int, tuple]:
+def run_summaries(run_ids: Iterable[int]) -> dict[int, RunProgress]:
     """run_summary for several runs in three queries (test versions, samples, check results)."""
     run_ids = list(run_ids)
     versions = {
@@ -115,7 +126,9 @@ def run_summaries(run_ids: Iterable[int]) -> dict[int, tuple]:
             )
         )
     return {
-        run_id: (summarise_run(records[run_id], specs), counts[run_id][0], counts[run_id][1])
+        run_id: RunProgress(
+            summary=summarise_run(records[run_id], specs), done=counts[run_id][0], open=counts[run_id][1]
+        )
         for run_id, specs in versions.items()
     }
 
@@ -123,16 +136,17 @@ def run_summaries(run_ids: Iterable[int]) -> dict[int, tuple]:
 def _refresh_runs(run_ids: Iterable[int], now: datetime) -> set[int]:
     """Write done/summary of active runs; complete those with nothing open. Returns the completed ids."""
     completed = set()
-    for run_id, (summary, done, open_count) in run_summaries(run_ids).items():
-        fields: dict[str, Any] = {"done_samples": done, "summary": summary.as_dict()}
-        if open_count == 0:
+    for run_id, progress in run_summaries(run_ids).items():
+        summary = progress.summary
+        fields: dict[str, Any] = {"done_samples": progress.done, "summary": summary.as_dict()}
+        if progress.open == 0:
             fields.update(
                 status=Run.Status.COMPLETED,
                 result=str(summary.result),
                 finished_at=now,
                 started_at=Coalesce(F("started_at"), now),
             )
-        if Run.objects.filter(pk=run_id, status__in=ACTIVE).update(**fields) and open_count == 0:
+        if Run.objects.filter(pk=run_id, status__in=ACTIVE).update(**fields) and progress.open == 0:
             completed.add(run_id)
     return completed
 
@@ -328,12 +342,13 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
     return result
 
 
-def renew_leases(claims: dict[int, str]) -> set[int]:
-    """Extend the leases of samples still held by these claim tokens; returns the ids still held.
+def renew_leases(samples: Iterable[ClaimedSample]) -> set[int]:
+    """Extend the leases of these samples while their claim tokens still hold; returns the ids still held.
 
     A sample missing from the answer was cancelled or taken over (its lease had expired): its
     executor must stop and drop its result.
     """
+    claims = {sample.id: sample.claim for sample in samples}
     if not claims:
         return set()
     held = {
@@ -352,7 +367,34 @@ def renew_leases(claims: dict[int, str]) -> set[int]:
 # --------------------------------------------------------------------------- worker: record
 
 
-@dataclass
+@dataclass(frozen=True)
+class CheckResultWrite:
+    """One CheckResult of a finished sample: a check version's verdict, ready to be stored."""
+
+    check_version_id: int
+    required: bool
+    outcome: str
+    expected: str = ""
+    actual: str = ""
+    explanation: str = ""
+    evidence: list = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+    def columns(self) -> dict[str, Any]:
+        """CheckResult field values (shallow: the JSON values are stored as they are)."""
+        return {
+            "check_version_id": self.check_version_id,
+            "required": self.required,
+            "outcome": self.outcome,
+            "expected": self.expected,
+            "actual": self.actual,
+            "explanation": self.explanation,
+            "evidence": self.evidence,
+            "details": self.details,
+        }
+
+
+@dataclass(frozen=True)
 class SampleWrite:
     """A finished (or rate-limit deferred) sample, ready to be written under its claim token."""
 
@@ -369,9 +411,7 @@ class SampleWrite:
     latency_ms: float | None = None
     attempts: list = field(default_factory=list)
     error: str = ""
-    results: list[dict] = field(
-        default_factory=list
-    )  # {"check_version_id", "required", outcome, expected, ...}
+    results: tuple[CheckResultWrite, ...] = ()
     requeue_at: datetime | None = None  # set: put the sample back in the queue until then (429s)
     saw_429: bool = False
     grow_window: bool = False  # a success while the agent's window was shrunk: grow it (AIMD)
@@ -422,7 +462,11 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
         if finished:
             _write_finished(finished, now)
             CheckResult.objects.bulk_create(
-                [CheckResult(sample_id=item.sample_id, **r) for item in finished for r in item.results]
+                [
+                    CheckResult(sample_id=item.sample_id, **r.columns())
+                    for item in finished
+                    for r in item.results
+                ]
             )
             _refresh_runs(sorted({item.run_id for item in finished}), now)
     _adapt_windows(items, written)
@@ -550,7 +594,9 @@ def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
                     outcome=Outcome.ERROR,
                     attempts=list(attempts or []),
                     error=message,
-                    results=[error_result(cv, required, message) for cv, required in version_checks[run_id]],
+                    results=tuple(
+                        error_result(cv, required, message) for cv, required in version_checks[run_id]
+                    ),
                 )
             )
         report.errored = sum(record_sample_results(writes))
@@ -565,16 +611,12 @@ def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
     return report
 
 
-def error_result(check_version_id: int, required: bool, reason: str) -> dict:
+def error_result(check_version_id: int, required: bool, reason: str) -> CheckResultWrite:
     """The CheckResult of a check that could not run because the sample itself failed."""
     reason = reason.rstrip(".")
-    return {
-        "check_version_id": check_version_id,
-        "required": required,
-        "outcome": Outcome.ERROR,
-        "expected": "",
-        "actual": "",
-        "explanation": f"Not evaluated: {reason}.",
-        "evidence": [],
-        "details": {},
-    }
+    return CheckResultWrite(
+        check_version_id=check_version_id,
+        required=required,
+        outcome=Outcome.ERROR,
+        explanation=f"Not evaluated: {reason}.",
+    )

@@ -200,9 +200,12 @@ def cancel_run(*, run: Run, by) -> Run:
         Sample.objects.filter(run=locked, status__in=OPEN).update(
             status=Sample.Status.CANCELLED, claimed_by="", lease_expires_at=None, finished_at=now
         )
-        summary, done, _open = run_summary(locked.pk)
+        progress = run_summary(locked.pk)
         Run.objects.filter(pk=locked.pk).update(
-            status=Run.Status.CANCELLED, finished_at=now, done_samples=done, summary=summary.as_dict()
+            status=Run.Status.CANCELLED,
+            finished_at=now,
+            done_samples=progress.done,
+            summary=progress.summary.as_dict(),
         )
     return Run.objects.get(pk=run.pk)
 

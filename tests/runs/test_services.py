@@ -12,25 +12,25 @@ from checks.services import archive_test, create_check, create_test_set, edit_ch
 from core.errors import Conflict, PermissionDenied, ValidationFailed
 from runs import limiter, queue, services
 from runs.models import CheckResult, Run, RunCheck, Sample
-from runs.queue import SampleWrite
+from runs.queue import CheckResultWrite, SampleWrite
 
 pytestmark = pytest.mark.django_db
 
 
 def _write(sample: Sample, claim: str, outcome: str = "pass", **extra) -> SampleWrite:
-    results = [
-        {
-            "check_version_id": rc.check_version_id,
-            "required": rc.required,
-            "outcome": outcome,
-            "expected": "x",
-            "actual": "y",
-            "explanation": "because",
-            "evidence": [],
-            "details": {},
-        }
+    results = tuple(
+        CheckResultWrite(
+            check_version_id=rc.check_version_id,
+            required=rc.required,
+            outcome=outcome,
+            expected="x",
+            actual="y",
+            explanation="because",
+            evidence=[],
+            details={},
+        )
         for rc in RunCheck.objects.filter(run_id=sample.run_id)
-    ]
+    )
     return SampleWrite(
         sample_id=sample.pk,
         run_id=sample.run_id,
@@ -330,10 +330,9 @@ def test_recover_gives_up_on_a_sample_that_keeps_killing_workers(make_test, memb
 def test_renew_leases_reports_lost_samples(make_test, member):
     run = services.launch_run(test=make_test(scenarios=["a", "b"]), by=member)
     claim = queue.claim_samples(worker="w", capacity=5)
-    claims = {s.id: s.claim for s in claim.samples}
-    assert queue.renew_leases(claims) == set(claims)
+    assert queue.renew_leases(claim.samples) == {s.id for s in claim.samples}
     services.cancel_run(run=run, by=member)
-    assert queue.renew_leases(claims) == set()
+    assert queue.renew_leases(claim.samples) == set()
 
 
 # --------------------------------------------------------------------------- AIMD window
