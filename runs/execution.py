@@ -223,13 +223,13 @@ class _DB:
             self.calls += 1
 
 
-# Calls that are safe to repeat after a database error: a failed transaction wrote nothing.
-_RETRYABLE = frozenset({"record_sample_results", "renew_leases", "recover_runs"})
+DB_STEP_TRIES = 3  # attempts of a step marked @queue.retried_db_step; other steps run once
 
 
 def _with_retries(fn: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Retry a repeatable call on a transient database error (a lock timeout, a dropped connection)."""
-    tries = 3 if getattr(fn, "__name__", "") in _RETRYABLE else 1
+    """Retry a marked step (queue.retried_db_step) on a transient database error (a lock timeout, a
+    dropped connection); an unmarked step is run once."""
+    tries = DB_STEP_TRIES if queue.is_retried_db_step(fn) else 1
     for attempt in range(1, tries + 1):
         try:
             return fn(*args, **kwargs)

@@ -20,7 +20,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -55,16 +55,34 @@ __all__ = [
     "claim_samples",
     "error_result",
     "finalise_run",
+    "is_retried_db_step",
     "lease_seconds",
     "load_plans",
     "record_sample_results",
     "recover_runs",
     "renew_leases",
+    "retried_db_step",
     "run_summaries",
     "run_summary",
     "scenario_specs",
     "worker_name",
 ]
+
+
+def retried_db_step[F: Callable[..., Any]](fn: F) -> F:
+    """Mark ``fn`` as a database step that is safe to repeat after a transient error.
+
+    A step qualifies when a failed attempt wrote nothing (one transaction, or conditional updates
+    only), so running it again cannot double count. The drain (runs/execution.py) retries marked
+    steps on OperationalError / InterfaceError; calling ``fn`` directly is unchanged. The mark is an
+    attribute, so ``functools.wraps`` carries it over to a wrapper.
+    """
+    fn.retried_db_step = True  # type: ignore[attr-defined]
+    return fn
+
+
+def is_retried_db_step(fn: Callable[..., Any]) -> bool:
+    return getattr(fn, "retried_db_step", False) is True
 
 
 def lease_seconds() -> float:
@@ -342,6 +360,7 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
     return result
 
 
+@retried_db_step
 def renew_leases(samples: Iterable[ClaimedSample]) -> set[int]:
     """Extend the leases of these samples while their claim tokens still hold; returns the ids still held.
 
@@ -417,6 +436,7 @@ class SampleWrite:
     grow_window: bool = False  # a success while the agent's window was shrunk: grow it (AIMD)
 
 
+@retried_db_step
 def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
     """Write finished samples in ONE transaction; returns, per item, whether it was written.
 
@@ -554,6 +574,7 @@ class RecoveryReport:
         )
 
 
+@retried_db_step
 def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
     """Re-queue running samples whose lease expired (their worker died); finalise stuck runs.
 

@@ -215,3 +215,41 @@ def test_successes_grow_a_shrunk_window_back(make_test, member, fake, live_agent
     live_agent.refresh_from_db()
     assert 2.0 < live_agent.concurrency_window < 4.0  # additive: about +1 per window's worth of successes
     assert fake.stats()["max_in_flight"] <= 2  # the shrunk window held while it was 2
+
+
+def test_only_steps_marked_repeatable_are_retried_on_a_database_error(monkeypatch):
+    from django.db import OperationalError
+
+    from runs import execution
+
+    monkeypatch.setattr(execution.time, "sleep", lambda seconds: None)
+    marked = {name for name in queue.__all__ if queue.is_retried_db_step(getattr(queue, name))}
+    assert marked == {"record_sample_results", "renew_leases", "recover_runs"}  # claim_samples is not
+
+    def failing(calls: list, fails: int):
+        def step():
+            calls.append(1)
+            if len(calls) <= fails:
+                raise OperationalError("database is locked")
+            return "written"
+
+        return step
+
+    calls: list = []
+    unmarked = failing(calls, 1)
+    unmarked.__name__ = "record_sample_results"  # a repeatable step's name is not a mark
+    with pytest.raises(OperationalError):
+        execution._with_retries(unmarked)
+    assert len(calls) == 1
+
+    calls = []
+    assert (
+        execution._with_retries(queue.retried_db_step(failing(calls, execution.DB_STEP_TRIES - 1)))
+        == "written"
+    )
+    assert len(calls) == execution.DB_STEP_TRIES
+
+    calls = []
+    with pytest.raises(OperationalError):
+        execution._with_retries(queue.retried_db_step(failing(calls, execution.DB_STEP_TRIES)))
+    assert len(calls) == execution.DB_STEP_TRIES
