@@ -2,7 +2,7 @@
 
 A django-q2 task (runs.tasks.drain_samples) calls ``drain()``. It runs an asyncio loop with ONE
 shared httpx.AsyncClient and keeps up to EVALCONSOLE_WORKER_CONCURRENCY agent calls in flight,
-claiming samples as slots free up (runs.services.claim_samples holds each agent's cap across
+claiming samples as slots free up (runs.queue.claim_samples holds each agent's cap across
 every worker process). All database work runs on the thread that called drain() (sync ORM via
 sync_to_async, short transactions, never one held across an HTTP call); the event loop, in its own
 thread, only waits on sockets.
@@ -36,13 +36,13 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 from django.utils import timezone
 
-from agents.protocols import AgentCallError, AgentReply, call_agent, make_async_client
+from agents.protocols import AgentCallError, AgentReply, AgentTarget, call_agent, make_async_client
 from agents.targets import target_for
 from checks.evaluation import evaluate_version, evidence_from, make_context, result_fields
-from runs import services
+from runs import queue
 from runs.models import Outcome
 from runs.outcomes import sample_outcome
-from runs.services import ClaimedSample, RunPlan, SampleWrite
+from runs.queue import CheckResultWrite, ClaimedSample, RunPlan, SampleWrite
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,6 @@ MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
 
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
-
-
-def _setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
 
 
 # --------------------------------------------------------------------------- one sample
@@ -76,8 +72,8 @@ def transcript_for(scenario: dict, reply: AgentReply) -> list:
 
 def evaluate_sample(
     plan: RunPlan, scenario: dict, reply: AgentReply, transcript: list
-) -> tuple[str, list[dict]]:
-    """(sample outcome, CheckResult field dicts) for a successful agent reply. Pure apart from judges."""
+) -> tuple[str, tuple[CheckResultWrite, ...]]:
+    """(sample outcome, its check results) for a successful agent reply. Pure apart from judges."""
     evidence = evidence_from(
         output=reply.output,
         messages=transcript,
@@ -87,20 +83,22 @@ def evaluate_sample(
         metadata=scenario.get("metadata") or {},
     )
     ctx = make_context(team_id=plan.team_id, cache=plan.eval_cache)
-    results = []
-    for check in plan.checks:
-        verdict = evaluate_version(check.kind, check.config, evidence, ctx)
-        results.append(
-            {"check_version_id": check.check_version_id, "required": check.required, **result_fields(verdict)}
+    results = tuple(
+        CheckResultWrite(
+            check_version_id=check.check_version_id,
+            required=check.required,
+            **result_fields(evaluate_version(check.kind, check.config, evidence, ctx)),
         )
-    outcome = sample_outcome((r["outcome"], r["required"]) for r in results)
+        for check in plan.checks
+    )
+    outcome = sample_outcome((r.outcome, r.required) for r in results)
     return str(outcome), results
 
 
 def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, attempts: list) -> SampleWrite:
     message = exc.message or "the agent call failed"
     saw_429 = exc.rate_limited or any(a.get("status_code") == 429 for a in attempts)
-    requeues = int(_setting("EVALCONSOLE_RATE_LIMIT_REQUEUES", 5))
+    requeues = int(settings.EVALCONSOLE_RATE_LIMIT_REQUEUES)
     if exc.rate_limited and sample.executions <= requeues:
         # The agent throttles us: back off (the AIMD window shrinks too) and try this sample later
         # instead of recording an error, so long test sets finish instead of failing on 429s.
@@ -129,10 +127,10 @@ def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, at
         attempts=attempts,
         error=message,
         transcript=[dict(m) for m in (plan.scenarios[sample.scenario_index].get("messages") or [])],
-        results=[
-            services.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
+        results=tuple(
+            queue.error_result(c.check_version_id, c.required, f"the agent call failed ({message})")
             for c in plan.checks
-        ],
+        ),
         saw_429=saw_429,
     )
 
@@ -225,13 +223,13 @@ class _DB:
             self.calls += 1
 
 
-# Calls that are safe to repeat after a database error: a failed transaction wrote nothing.
-_RETRYABLE = frozenset({"record_sample_results", "renew_leases", "recover_runs"})
+DB_STEP_TRIES = 3  # attempts of a step marked @queue.retried_db_step; other steps run once
 
 
 def _with_retries(fn: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Retry a repeatable call on a transient database error (a lock timeout, a dropped connection)."""
-    tries = 3 if getattr(fn, "__name__", "") in _RETRYABLE else 1
+    """Retry a marked step (queue.retried_db_step) on a transient database error (a lock timeout, a
+    dropped connection); an unmarked step is run once."""
+    tries = DB_STEP_TRIES if queue.is_retried_db_step(fn) else 1
     for attempt in range(1, tries + 1):
         try:
             return fn(*args, **kwargs)
@@ -252,9 +250,9 @@ class _Drain:
         self.idle_s = idle_s
         self.claim_for_s = claim_for_s
         self.hard_s = hard_s
-        self.capacity = int(_setting("EVALCONSOLE_WORKER_CONCURRENCY", 200))
-        self.poll_s = int(_setting("EVALCONSOLE_DRAIN_POLL_MS", 20)) / 1000
-        lease = services.lease_seconds()
+        self.capacity = int(settings.EVALCONSOLE_WORKER_CONCURRENCY)
+        self.poll_s = int(settings.EVALCONSOLE_DRAIN_POLL_MS) / 1000
+        lease = queue.lease_seconds()
         self.heartbeat_s = max(0.2, min(1.0, lease / 3))
         self.recover_every_s = max(1.0, lease / 2)
         self.plans: dict[int, RunPlan] = {}
@@ -269,11 +267,11 @@ class _Drain:
         start = time.monotonic()
         self._wake = asyncio.Event()
         self.client = make_async_client(
-            allow_private=bool(_setting("EVALCONSOLE_ALLOW_PRIVATE_URLS", True)),
+            allow_private=bool(settings.EVALCONSOLE_ALLOW_PRIVATE_URLS),
             max_connections=max(10, self.capacity),
         )
         try:
-            await self.db(services.recover_runs)
+            await self.db(queue.recover_runs)
             await self._loop(start)
         finally:
             for task in list(self.inflight):
@@ -306,7 +304,7 @@ class _Drain:
                 claim = await self._step(
                     "claim samples",
                     self.db,
-                    services.claim_samples,
+                    queue.claim_samples,
                     worker=self.worker,
                     capacity=free,
                     known_runs=set(self.plans),
@@ -326,7 +324,7 @@ class _Drain:
                 await self._step("renew leases", self._heartbeat)
                 last_heartbeat = now
             if now - last_recover >= self.recover_every_s:
-                await self._step("recover runs", self.db, services.recover_runs)
+                await self._step("recover runs", self.db, queue.recover_runs)
                 last_recover = now
             if not self.inflight and not self.finished:
                 if not claiming:
@@ -359,7 +357,7 @@ class _Drain:
         self.failures = 0
         return True if result is None else result
 
-    def _start(self, claim: services.Claim) -> None:
+    def _start(self, claim: queue.Claim) -> None:
         self.plans.update(claim.plans)
         targets: dict[int, AgentTarget | Exception] = {}
         for agent_id, agent in claim.agents.items():
@@ -421,14 +419,13 @@ class _Drain:
         if not self.finished:
             return
         batch = list(self.finished)
-        written = await self.db(services.record_sample_results, batch)
+        written = await self.db(queue.record_sample_results, batch)
         del self.finished[: len(batch)]
         self.report.written += sum(written)
         self.report.dropped += len(written) - sum(written)
 
     async def _heartbeat(self) -> None:
-        claims = {s.id: s.claim for s in self.inflight.values()}
-        held = await self.db(services.renew_leases, claims)
+        held = await self.db(queue.renew_leases, list(self.inflight.values()))
         for task, sample in list(self.inflight.items()):
             if sample.id not in held and not task.done():
                 task.cancel()  # cancelled or taken over: stop calling the agent
@@ -451,12 +448,12 @@ def drain(
     from django_q.conf import Conf
 
     if idle_ms is None:
-        idle_ms = 0 if Conf.SYNC else int(_setting("EVALCONSOLE_DRAIN_IDLE_MS", 1500))
+        idle_ms = 0 if Conf.SYNC else int(settings.EVALCONSOLE_DRAIN_IDLE_MS)
     q_timeout = float(Conf.TIMEOUT or 600)
     claim_for = max_seconds if max_seconds is not None else q_timeout / 2
     hard = max(claim_for, q_timeout * 0.9)
     drain_ = _Drain(
-        worker=worker or services.worker_name(),
+        worker=worker or queue.worker_name(),
         db=_DB(),
         idle_s=idle_ms / 1000,
         claim_for_s=claim_for,

@@ -2,7 +2,7 @@
 
 The number of agent calls in flight for one agent, across every worker process, never exceeds
 ``allowed_in_flight(max_concurrency, concurrency_window)``. Workers enforce it when they claim
-samples (runs.services.claim_samples counts the agent's running samples under a lock on the agent
+samples (runs.queue.claim_samples counts the agent's running samples under a lock on the agent
 row), so the window lives in the database where every worker sees it.
 
 AIMD (as TCP does for congestion): a call that met a 429 halves the window (multiplicative

@@ -1,79 +1,34 @@
-"""Every write to runs and samples: launch, cancel, and the worker's claim / record / recover steps.
+"""The user-facing writes to runs: launch (one run or a whole test set) and cancel.
 
 Launching freezes what a run uses (the test's current version and the current version of each
-check) and enqueues background work after commit. Workers (runs/execution.py) call the sync
-functions below from a database thread:
-
-    claim_samples()         queued -> running, with a lease and a claim token, per-agent cap held
-    renew_leases()          keep the leases of samples whose agent call is still running
-    record_sample_results() write finished samples (fields + CheckResults + run counters) in one
-                            transaction; a write whose claim token is stale changes nothing
-    recover_runs()          re-queue samples whose worker died (lease expired), finalise stuck runs
-
-A sample is written at most once per claim and a run is finalised exactly once (conditional updates
-on the row's status), so a duplicate executor, django-q2's redelivery or a restarted worker can
-never double count.
+check) and enqueues background work after commit. What the workers do with it afterwards
+(claim, renew, record, recover, finalise) is the storage protocol in runs/queue.py.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import socket
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any
+from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Count, F, Q
-from django.db.models.functions import Coalesce
+from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
 from checks.models import Check, Test, TestCheck, TestSet, TestVersion
 from checks.services import resolve_checks
 from core.errors import Conflict, ValidationFailed
-from runs import limiter
-from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
-from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
+from runs.models import Run, RunCheck, Sample
+from runs.outcomes import SampleRecord, summarise_run
+from runs.queue import ACTIVE, OPEN, run_summary, scenario_specs
 from teams import access
 
-log = logging.getLogger(__name__)
-
-ACTIVE = (Run.Status.QUEUED, Run.Status.RUNNING)
-OPEN = (Sample.Status.QUEUED, Sample.Status.RUNNING)
-
 __all__ = [
-    "Claim",
-    "ClaimedSample",
-    "PlannedCheck",
-    "RecoveryReport",
-    "RunPlan",
-    "SampleWrite",
     "cancel_run",
-    "claim_samples",
     "enqueue_drain",
-    "finalise_run",
     "launch_run",
     "launch_test_set",
-    "record_sample_results",
-    "recover_runs",
-    "renew_leases",
-    "run_summaries",
-    "run_summary",
 ]
-
-
-def _setting(name: str, default: Any) -> Any:
-    # Read at call time so tests can override with the `settings` fixture (or env in a worker).
-    return getattr(settings, name, default)
-
-
-def lease_seconds() -> float:
-    return float(_setting("EVALCONSOLE_SAMPLE_LEASE_S", 60))
 
 
 # --------------------------------------------------------------------------- launch
@@ -88,7 +43,7 @@ def _launcher(by, token):
 def _resolve_additional(
     *, agent: Agent, additional_checks, attached_ids: set[int]
 ) -> list[tuple[Check, bool]]:
-    limit = int(_setting("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10))
+    limit = int(settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS)
     items = list(additional_checks or ())
     if len(items) > limit:
         raise ValidationFailed(
@@ -107,17 +62,13 @@ def _resolve_additional(
 
 
 def _initial_summary(version: TestVersion) -> dict:
-    specs = _specs(version.scenarios, version.min_valid_per_scenario, version.required_pass_rate)
+    specs = scenario_specs(version.scenarios, version.min_valid_per_scenario, version.required_pass_rate)
     records = [
         SampleRecord(scenario_index=s, outcome=None)
         for s in range(len(version.scenarios))
         for _ in range(version.samples_per_scenario)
     ]
     return summarise_run(records, specs).as_dict()
-
-
-def _specs(scenarios: Sequence, min_valid: int, rate: int) -> list[ScenarioSpec]:
-    return [ScenarioSpec(min_valid=min_valid, required_pass_rate=rate) for _ in scenarios]
 
 
 def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
@@ -133,7 +84,7 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         raise ValidationFailed(f"test {test.name!r} has no saved version", field="test")
     version = test.current_version
     total = len(version.scenarios) * version.samples_per_scenario
-    limit = int(_setting("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10))
+    limit = int(settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN)
     if total > limit:  # the limit may have been lowered since the test was saved
         raise ValidationFailed(
             f"{len(version.scenarios)} scenarios × {version.samples_per_scenario} samples = {total} is over "
@@ -216,7 +167,9 @@ def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), 
     tests = list(Test.objects.filter(test_set=test_set, archived_at__isnull=True).order_by("name", "pk"))
     access.require(_launcher(by, token), access.USE, test_set, team=test_set.agent.team)
     if test_set.archived_at is not None:
-        raise ValidationFailed(f"test set {test_set.name!r} is archived; restore it to launch it", field="test_set")
+        raise ValidationFailed(
+            f"test set {test_set.name!r} is archived; restore it to launch it", field="test_set"
+        )
     if not tests:
         raise ValidationFailed(f"test set {test_set.name!r} has no tests to launch", field="test_set")
     batch = uuid.uuid4().hex[:16]
@@ -246,9 +199,12 @@ def cancel_run(*, run: Run, by) -> Run:
         Sample.objects.filter(run=locked, status__in=OPEN).update(
             status=Sample.Status.CANCELLED, claimed_by="", lease_expires_at=None, finished_at=now
         )
-        summary, done, _open = run_summary(locked.pk)
+        progress = run_summary(locked.pk)
         Run.objects.filter(pk=locked.pk).update(
-            status=Run.Status.CANCELLED, finished_at=now, done_samples=done, summary=summary.as_dict()
+            status=Run.Status.CANCELLED,
+            finished_at=now,
+            done_samples=progress.done,
+            summary=progress.summary.as_dict(),
         )
     return Run.objects.get(pk=run.pk)
 
@@ -261,509 +217,3 @@ def enqueue_drain() -> None:
     from django_q.tasks import async_task
 
     async_task("runs.tasks.drain_samples", group="runs-drain", q_options={"task_name": "drain samples"})
-
-
-# --------------------------------------------------------------------------- summaries
-
-
-def run_summary(run_id: int):
-    """(RunSummary, done count, open count) of one run from its samples and check results."""
-    return run_summaries([run_id])[run_id]
-
-
-def run_summaries(run_ids: Iterable[int]) -> dict[int, tuple]:
-    """run_summary for several runs in three queries (test versions, samples, check results)."""
-    run_ids = list(run_ids)
-    versions = {
-        pk: _specs(scenarios or [], min_valid, rate)
-        for pk, scenarios, min_valid, rate in Run.objects.filter(pk__in=run_ids).values_list(
-            "pk",
-            "test_version__scenarios",
-            "test_version__min_valid_per_scenario",
-            "test_version__required_pass_rate",
-        )
-    }
-    per_sample: dict[int, dict] = {}
-    for sample_id, cv_id, outcome in CheckResult.objects.filter(sample__run_id__in=run_ids).values_list(
-        "sample_id", "check_version_id", "outcome"
-    ):
-        per_sample.setdefault(sample_id, {})[cv_id] = outcome
-    records: dict[int, list[SampleRecord]] = {pk: [] for pk in versions}
-    counts = {pk: [0, 0] for pk in versions}  # done, open
-    for run_id, pk, scenario_index, status, outcome in Sample.objects.filter(run_id__in=run_ids).values_list(
-        "run_id", "pk", "scenario_index", "status", "outcome"
-    ):
-        finished = status == Sample.Status.DONE and bool(outcome)
-        counts[run_id][0] += finished
-        counts[run_id][1] += status in OPEN
-        records[run_id].append(
-            SampleRecord(
-                scenario_index=scenario_index,
-                outcome=outcome if finished else None,
-                checks=per_sample.get(pk, {}) if finished else {},
-            )
-        )
-    return {
-        run_id: (summarise_run(records[run_id], specs), counts[run_id][0], counts[run_id][1])
-        for run_id, specs in versions.items()
-    }
-
-
-def _refresh_runs(run_ids: Iterable[int], now: datetime) -> set[int]:
-    """Write done/summary of active runs; complete those with nothing open. Returns the completed ids."""
-    completed = set()
-    for run_id, (summary, done, open_count) in run_summaries(run_ids).items():
-        fields: dict[str, Any] = {"done_samples": done, "summary": summary.as_dict()}
-        if open_count == 0:
-            fields.update(
-                status=Run.Status.COMPLETED,
-                result=str(summary.result),
-                finished_at=now,
-                started_at=Coalesce(F("started_at"), now),
-            )
-        if Run.objects.filter(pk=run_id, status__in=ACTIVE).update(**fields) and open_count == 0:
-            completed.add(run_id)
-    return completed
-
-
-def finalise_run(*, run: Run) -> bool:
-    """Complete an active run with no open samples (exactly once: the update is conditional)."""
-    with transaction.atomic():
-        Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True).first()
-        return run.pk in _refresh_runs([run.pk], timezone.now())
-
-
-# --------------------------------------------------------------------------- worker: claim
-
-
-@dataclass(frozen=True)
-class PlannedCheck:
-    check_version_id: int
-    kind: str
-    config: dict
-    required: bool
-    name: str
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """What executing a sample of a run needs; immutable once the run is launched."""
-
-    run_id: int
-    agent_id: int
-    team_id: int
-    scenarios: list
-    checks: tuple[PlannedCheck, ...]
-    # Shared by the run's samples in this worker: identical judge calls (same model, rubric and
-    # conversation) within a run are made once.
-    eval_cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
-
-
-@dataclass(frozen=True)
-class ClaimedSample:
-    id: int
-    run_id: int
-    agent_id: int
-    scenario_index: int
-    sample_index: int
-    claim: str
-    executions: int
-    previous_attempts: list
-    windowed: bool = False  # the agent's AIMD window was below its cap when claimed
-
-
-@dataclass
-class Claim:
-    samples: list[ClaimedSample] = field(default_factory=list)
-    agents: dict[int, Agent] = field(default_factory=dict)  # rows read under the claim (fresh targets)
-    plans: dict[int, RunPlan] = field(default_factory=dict)  # for runs not in `known_runs`
-    queued_left: bool = False  # queued samples exist (claimable now or later)
-    capped: bool = False  # an agent with claimable samples was at its cap
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _claimable(now: datetime) -> Q:
-    # A queued sample with a future lease_expires_at is deferred (rate limited): not claimable yet.
-    return Q(status=Sample.Status.QUEUED) & (Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
-
-
-def _in_flight(agent_id: int, now: datetime) -> int:
-    return Sample.objects.filter(
-        run__agent_id=agent_id, status=Sample.Status.RUNNING, lease_expires_at__gt=now
-    ).count()
-
-
-def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
-    run_ids = list(run_ids)
-    if not run_ids:
-        return {}
-    checks: dict[int, list[PlannedCheck]] = {}
-    for rc in (
-        RunCheck.objects.filter(run_id__in=run_ids).select_related("check_version").order_by("position", "pk")
-    ):
-        cv = rc.check_version
-        checks.setdefault(rc.run_id, []).append(
-            PlannedCheck(
-                check_version_id=cv.pk,
-                kind=cv.kind,
-                config=dict(cv.config),
-                required=rc.required,
-                name=cv.name,
-            )
-        )
-    plans = {}
-    for run_id, agent_id, team_id, scenarios in Run.objects.filter(pk__in=run_ids).values_list(
-        "pk", "agent_id", "agent__team_id", "test_version__scenarios"
-    ):
-        plans[run_id] = RunPlan(
-            run_id=run_id,
-            agent_id=agent_id,
-            team_id=team_id,
-            scenarios=list(scenarios or []),
-            checks=tuple(checks.get(run_id, ())),
-        )
-    return plans
-
-
-def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ()) -> Claim:
-    """Claim up to ``capacity`` queued samples across all runs, holding each agent's in-flight cap.
-
-    Per agent: lock the agent row (PostgreSQL; SQLite's IMMEDIATE transaction locks the database),
-    count its running samples with an unexpired lease (every worker's), claim at most the free
-    slots with ``UPDATE ... WHERE pk IN (...) AND status = 'queued'`` and re-read what this claim
-    token actually got.
-    """
-    result = Claim()
-    if capacity <= 0:
-        return result
-    now = timezone.now()
-    lease_until = now + timedelta(seconds=lease_seconds())
-    agent_ids = list(
-        Sample.objects.filter(_claimable(now)).values_list("run__agent_id", flat=True).distinct().order_by()
-    )
-    if not agent_ids:
-        result.queued_left = Sample.objects.filter(status=Sample.Status.QUEUED).exists()
-        return result
-    result.queued_left = True
-    left = capacity
-    claimed_runs: set[int] = set()
-    for agent_id in agent_ids:
-        if left <= 0:
-            break
-        if connection.vendor == "sqlite":
-            # A cheap unlocked look first: on SQLite the transaction below locks the whole database.
-            cap_row = (
-                Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
-            )
-            if cap_row is None or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row):
-                result.capped = True
-                continue
-        token = f"{worker}:{uuid.uuid4().hex[:12]}"
-        with transaction.atomic():
-            agent = Agent.objects.select_for_update().get(pk=agent_id)
-            free = limiter.allowed_in_flight(agent.max_concurrency, agent.concurrency_window) - _in_flight(
-                agent_id, now
-            )
-            take = min(free, left)
-            if take <= 0:
-                result.capped = result.capped or free <= 0
-                continue
-            ids = list(
-                Sample.objects.filter(_claimable(now), run__agent_id=agent_id)
-                .order_by("pk")
-                .values_list("pk", flat=True)[:take]
-            )
-            if not ids:
-                continue
-            Sample.objects.filter(pk__in=ids, status=Sample.Status.QUEUED).update(
-                status=Sample.Status.RUNNING,
-                claimed_by=token,
-                lease_expires_at=lease_until,
-                executions=F("executions") + 1,
-                started_at=now,
-            )
-            got = list(
-                Sample.objects.filter(pk__in=ids, claimed_by=token, status=Sample.Status.RUNNING).values_list(
-                    "pk", "run_id", "scenario_index", "sample_index", "executions", "attempts"
-                )
-            )
-        if not got:
-            continue
-        result.agents[agent_id] = agent
-        for pk, run_id, scenario_index, sample_index, executions, attempts in got:
-            result.samples.append(
-                ClaimedSample(
-                    id=pk,
-                    run_id=run_id,
-                    agent_id=agent_id,
-                    scenario_index=scenario_index,
-                    sample_index=sample_index,
-                    claim=token,
-                    executions=executions,
-                    previous_attempts=list(attempts or []),
-                    windowed=agent.concurrency_window is not None,
-                )
-            )
-            claimed_runs.add(run_id)
-        left -= len(got)
-    if claimed_runs:
-        Run.objects.filter(pk__in=claimed_runs, status=Run.Status.QUEUED).update(
-            status=Run.Status.RUNNING, started_at=now
-        )
-        result.plans = load_plans(claimed_runs - set(known_runs))
-    return result
-
-
-def renew_leases(claims: dict[int, str]) -> set[int]:
-    """Extend the leases of samples still held by these claim tokens; returns the ids still held.
-
-    A sample missing from the answer was cancelled or taken over (its lease had expired): its
-    executor must stop and drop its result.
-    """
-    if not claims:
-        return set()
-    held = {
-        pk
-        for pk, claim in Sample.objects.filter(pk__in=list(claims), status=Sample.Status.RUNNING).values_list(
-            "pk", "claimed_by"
-        )
-        if claims.get(pk) == claim
-    }
-    if held:
-        until = timezone.now() + timedelta(seconds=lease_seconds())
-        Sample.objects.filter(pk__in=list(held), status=Sample.Status.RUNNING).update(lease_expires_at=until)
-    return held
-
-
-# --------------------------------------------------------------------------- worker: record
-
-
-@dataclass
-class SampleWrite:
-    """A finished (or rate-limit deferred) sample, ready to be written under its claim token."""
-
-    sample_id: int
-    run_id: int
-    agent_id: int
-    claim: str
-    outcome: str = ""
-    request: dict | None = None
-    output: str = ""
-    tool_calls: object = None
-    trace: object = None
-    transcript: list = field(default_factory=list)
-    latency_ms: float | None = None
-    attempts: list = field(default_factory=list)
-    error: str = ""
-    results: list[dict] = field(
-        default_factory=list
-    )  # {"check_version_id", "required", outcome, expected, ...}
-    requeue_at: datetime | None = None  # set: put the sample back in the queue until then (429s)
-    saw_429: bool = False
-    grow_window: bool = False  # a success while the agent's window was shrunk: grow it (AIMD)
-
-
-def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
-    """Write finished samples in ONE transaction; returns, per item, whether it was written.
-
-    Each sample is written only while it is ``running`` under the item's claim token: a stale
-    executor (its sample cancelled, or re-run elsewhere after its lease expired) writes nothing.
-    The rows are locked first (runs, then their samples), so the check and the write cannot be
-    separated by another worker. Every run touched gets its done count and summary refreshed and
-    is completed (exactly once) when none of its samples is open. Agent windows (AIMD) are updated
-    afterwards, outside the transaction.
-    """
-    if not items:
-        return []
-    now = timezone.now()
-    with transaction.atomic():
-        run_ids = sorted({item.run_id for item in items})
-        # Lock order everywhere: runs (by pk), then their samples (cancel_run does the same).
-        list(
-            Run.objects.select_for_update().filter(pk__in=run_ids).order_by("pk").values_list("pk", flat=True)
-        )
-        held = dict(
-            Sample.objects.select_for_update()
-            .filter(pk__in=[item.sample_id for item in items], status=Sample.Status.RUNNING)
-            .order_by("pk")
-            .values_list("pk", "claimed_by")
-        )
-        written: list[bool] = []
-        finished: list[SampleWrite] = []
-        for item in items:
-            ok = bool(item.claim) and held.pop(item.sample_id, None) == item.claim  # pop: once per batch
-            written.append(ok)
-            if not ok:
-                continue
-            if item.requeue_at is not None:
-                Sample.objects.filter(pk=item.sample_id).update(
-                    status=Sample.Status.QUEUED,
-                    claimed_by="",
-                    lease_expires_at=item.requeue_at,
-                    attempts=item.attempts,
-                    error=item.error,
-                )
-            else:
-                finished.append(item)
-        if finished:
-            _write_finished(finished, now)
-            CheckResult.objects.bulk_create(
-                [CheckResult(sample_id=item.sample_id, **r) for item in finished for r in item.results]
-            )
-            _refresh_runs(sorted({item.run_id for item in finished}), now)
-    _adapt_windows(items, written)
-    return written
-
-
-_FINISHED_FIELDS = (
-    "status",
-    "outcome",
-    "request",
-    "output",
-    "tool_calls",
-    "trace",
-    "transcript",
-    "latency_ms",
-    "attempts",
-    "error",
-    "lease_expires_at",
-    "finished_at",
-)
-
-
-def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
-    """One UPDATE per sample through executemany: the hot path of a busy worker.
-
-    The rows are locked and checked by the caller; values go through each field's own database
-    preparation (JSON on SQLite and PostgreSQL, aware datetimes), exactly as the ORM would.
-    """
-    qn = connection.ops.quote_name
-    fields = [Sample._meta.get_field(name) for name in _FINISHED_FIELDS]
-    sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
-    sql = f"UPDATE {qn(Sample._meta.db_table)} SET {sets} WHERE {qn(Sample._meta.pk.column)} = %s"
-    rows = []
-    for item in items:
-        values = {
-            "status": Sample.Status.DONE,
-            "outcome": str(item.outcome),
-            "request": item.request,
-            "output": item.output or "",
-            "tool_calls": item.tool_calls,
-            "trace": item.trace,
-            "transcript": item.transcript,
-            "latency_ms": item.latency_ms,
-            "attempts": item.attempts,
-            "error": item.error or "",
-            "lease_expires_at": None,
-            "finished_at": now,
-        }
-        rows.append([f.get_db_prep_save(values[f.name], connection) for f in fields] + [item.sample_id])
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
-
-
-def _adapt_windows(items: Sequence[SampleWrite], written: Sequence[bool]) -> None:
-    shrink: set[int] = set()
-    grow: dict[int, int] = {}
-    for item, ok in zip(items, written, strict=True):
-        if not ok:
-            continue
-        if item.saw_429:
-            shrink.add(item.agent_id)
-        elif item.grow_window:
-            grow[item.agent_id] = grow.get(item.agent_id, 0) + 1
-    for agent_id in shrink:
-        limiter.shrink_window(agent_id)
-    for agent_id, n in grow.items():
-        if agent_id not in shrink:
-            limiter.grow_window(agent_id, n)
-
-
-# --------------------------------------------------------------------------- recovery
-
-
-@dataclass
-class RecoveryReport:
-    requeued: int = 0
-    errored: int = 0
-    finalised: int = 0
-    claimable: bool = False
-
-    def __str__(self) -> str:
-        return (
-            f"{self.requeued} sample(s) re-queued, {self.errored} given up, {self.finalised} run(s) finalised"
-            + ("; work is queued" if self.claimable else "")
-        )
-
-
-def recover_runs(*, now: datetime | None = None) -> RecoveryReport:
-    """Re-queue running samples whose lease expired (their worker died); finalise stuck runs.
-
-    A sample already claimed EVALCONSOLE_MAX_SAMPLE_EXECUTIONS times is recorded as ``error``
-    instead of re-run (it keeps killing workers). Finished samples are never touched.
-    """
-    now = now or timezone.now()
-    report = RecoveryReport()
-    max_exec = int(_setting("EVALCONSOLE_MAX_SAMPLE_EXECUTIONS", 3))
-    expired = list(
-        Sample.objects.filter(status=Sample.Status.RUNNING, lease_expires_at__lt=now).values_list(
-            "pk", "run_id", "run__agent_id", "claimed_by", "executions", "attempts"
-        )
-    )
-    give_up = [row for row in expired if row[4] >= max_exec]
-    retry = [row[0] for row in expired if row[4] < max_exec]
-    if retry:
-        report.requeued = Sample.objects.filter(
-            pk__in=retry, status=Sample.Status.RUNNING, lease_expires_at__lt=now
-        ).update(status=Sample.Status.QUEUED, claimed_by="", lease_expires_at=None)
-    if give_up:
-        writes = []
-        version_checks = {
-            run_id: list(RunCheck.objects.filter(run_id=run_id).values_list("check_version_id", "required"))
-            for run_id in {row[1] for row in give_up}
-        }
-        for pk, run_id, agent_id, claim, executions, attempts in give_up:
-            message = (
-                f"the worker running this sample stopped {executions} times before it finished; "
-                "it is not retried again"
-            )
-            writes.append(
-                SampleWrite(
-                    sample_id=pk,
-                    run_id=run_id,
-                    agent_id=agent_id,
-                    claim=claim,
-                    outcome=Outcome.ERROR,
-                    attempts=list(attempts or []),
-                    error=message,
-                    results=[error_result(cv, required, message) for cv, required in version_checks[run_id]],
-                )
-            )
-        report.errored = sum(record_sample_results(writes))
-    stuck = (
-        Run.objects.filter(status__in=ACTIVE)
-        .annotate(open_samples=Count("samples", filter=Q(samples__status__in=OPEN)))
-        .filter(open_samples=0)
-    )
-    for run in stuck:
-        report.finalised += finalise_run(run=run)
-    report.claimable = Sample.objects.filter(_claimable(now)).exists()
-    return report
-
-
-def error_result(check_version_id: int, required: bool, reason: str) -> dict:
-    """The CheckResult of a check that could not run because the sample itself failed."""
-    reason = reason.rstrip(".")
-    return {
-        "check_version_id": check_version_id,
-        "required": required,
-        "outcome": Outcome.ERROR,
-        "expected": "",
-        "actual": "",
-        "explanation": f"Not evaluated: {reason}.",
-        "evidence": [],
-        "details": {},
-    }

@@ -1,4 +1,4 @@
-"""django-q2 entry points for run execution. They take no objects, only call services.
+"""django-q2 entry points for run execution. They take no objects, only call runs.services / runs.queue.
 
 - ``drain_samples``: one task drains queued samples of every run (runs/execution.py). Enqueued
   after each launch commits; running it twice at once, or again after django-q2 redelivers it, is
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from runs import services
+from runs import queue, services
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def drain_samples() -> dict:
 
 
 def recover_runs() -> str:
-    report = services.recover_runs()
+    report = queue.recover_runs()
     if report.claimable:
         services.enqueue_drain()
     return str(report)

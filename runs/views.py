@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import statistics
-from collections import defaultdict
 from typing import Any
 
 from django.contrib import messages
@@ -19,10 +17,10 @@ from django.views.decorators.http import require_POST
 from agents.models import Agent
 from checks import kinds
 from checks.models import Check, Test, TestCheck, TestSet
-from checks.services import version_diff
 from core.errors import DomainError, PermissionDenied
 from core.htmx import HTMX_STOP_POLLING, target_fragment
 from runs import services
+from runs.compare import compare_runs, pretty, scenario_rows
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -164,50 +162,13 @@ def _run_for(request: HttpRequest, pk: int) -> Run:
     )
 
 
-def _scenarios(run: Run) -> list[dict]:
-    """Per-scenario counts from the run's summary (kept current by the workers) plus names."""
-    specs = run.test_version.scenarios
-    counted = {s.get("index"): s for s in (run.summary or {}).get("scenarios", []) if isinstance(s, dict)}
-    rows = []
-    for index, spec in enumerate(specs):
-        counts = counted.get(index, {})
-        rows.append(
-            {
-                "index": index,
-                "name": spec.get("name") or f"Scenario {index + 1}",
-                "total": counts.get("total", run.test_version.samples_per_scenario),
-                "done": counts.get("done", 0),
-                "passed": counts.get("passed", 0),
-                "failed": counts.get("failed", 0),
-                "errored": counts.get("errored", 0),
-                "indeterminate": counts.get("indeterminate", 0),
-                "determinate": counts.get("determinate", 0),
-                "pass_rate": counts.get("pass_rate"),
-                "required_pass_rate": counts.get("required_pass_rate", run.test_version.required_pass_rate),
-                "min_valid": counts.get("min_valid", run.test_version.min_valid_per_scenario),
-                "meets_threshold": counts.get("meets_threshold"),
-                "enough_valid": counts.get("enough_valid", False),
-                "flaky": counts.get("flaky", False),
-            }
-        )
-    return rows
-
-
 def _progress_context(request: HttpRequest, run: Run) -> dict:
     return {
         "run": run,
-        "scenarios": _scenarios(run),
+        "scenarios": scenario_rows(run),
         "percent": run.progress_percent,
         **page_flags(request.user, run.agent.team),
     }
-
-
-def _pretty(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def _tool_calls(raw: Any) -> dict:
@@ -215,7 +176,7 @@ def _tool_calls(raw: Any) -> dict:
     if raw is None:
         return {"state": "unknown", "items": []}
     if not isinstance(raw, list):
-        return {"state": "malformed", "raw": _pretty(raw), "items": []}
+        return {"state": "malformed", "raw": pretty(raw), "items": []}
     items = []
     for index, call in enumerate(raw):
         if isinstance(call, dict):
@@ -225,9 +186,9 @@ def _tool_calls(raw: Any) -> dict:
                     "name": str(call.get("name", "")),
                     "status": str(call.get("status", "")),
                     "node": str(call.get("node") or ""),
-                    "input": _pretty(call.get("input")),
-                    "output": _pretty(call.get("output")),
-                    "error": _pretty(call.get("error")),
+                    "input": pretty(call.get("input")),
+                    "output": pretty(call.get("output")),
+                    "error": pretty(call.get("error")),
                 }
             )
         else:
@@ -237,7 +198,7 @@ def _tool_calls(raw: Any) -> dict:
                     "name": "",
                     "status": "",
                     "node": "",
-                    "input": _pretty(call),
+                    "input": pretty(call),
                     "output": "",
                     "error": "not an object",
                 }
@@ -249,7 +210,7 @@ def _trace(raw: Any) -> dict:
     if raw is None:
         return {"state": "unknown", "items": []}
     if not isinstance(raw, list):
-        return {"state": "malformed", "raw": _pretty(raw), "items": []}
+        return {"state": "malformed", "raw": pretty(raw), "items": []}
     items = [
         {
             "method": str(e.get("method", "")),
@@ -258,7 +219,7 @@ def _trace(raw: Any) -> dict:
             "tool": str(e.get("tool") or ""),
         }
         if isinstance(e, dict)
-        else {"method": "", "path": _pretty(e), "status": "", "tool": ""}
+        else {"method": "", "path": pretty(e), "status": "", "tool": ""}
         for e in raw
     ]
     return {"state": "list", "items": items}
@@ -279,11 +240,11 @@ def _messages(sample: Sample, scenario: dict) -> list[dict]:
                 {
                     "role": role if role in ("user", "assistant", "system", "tool") else "other",
                     "label": role or "message",
-                    "content": _pretty(content),
+                    "content": pretty(content),
                 }
             )
         else:
-            rows.append({"role": "other", "label": "message", "content": _pretty(message)})
+            rows.append({"role": "other", "label": "message", "content": pretty(message)})
     return rows
 
 
@@ -304,8 +265,8 @@ def _result_view(result: CheckResult, run_check: RunCheck | None) -> dict:
         "actual": result.actual,
         "explanation": result.explanation,
         "evidence": [e for e in (result.evidence or []) if isinstance(e, int | str)],
-        "judge": [(k, _pretty(v)) for k, v in judge.items()] if judge else None,
-        "details": _pretty(other) if other else "",
+        "judge": [(k, pretty(v)) for k, v in judge.items()] if judge else None,
+        "details": pretty(other) if other else "",
     }
 
 
@@ -400,7 +361,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run_checks": run_checks,
         "latency": _latency(samples),
         "check_rates": _check_rates(run, run_checks),
-        "flaky": [s for s in _scenarios(run) if s["flaky"]],
+        "flaky": [s for s in scenario_rows(run) if s["flaky"]],
     }
     if fragment == "run-samples":
         return render(request, "runs/run_detail.html#run-samples", context)
@@ -431,24 +392,6 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- compare
 
 
-def _outcome_table(run: Run) -> dict[tuple[int, int], dict[str, int]]:
-    """(scenario index, library check id) → outcome counts, from the run's check results."""
-    table: dict[tuple[int, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    rows = CheckResult.objects.filter(sample__run=run).values_list(
-        "sample__scenario_index", "check_version__parent_id", "outcome"
-    )
-    for scenario_index, check_id, outcome in rows:
-        table[(scenario_index, check_id)][outcome] += 1
-    return table
-
-
-def _counts_text(counts: dict[str, int] | None) -> str:
-    if not counts:
-        return "not run"
-    order = [Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.INDETERMINATE]
-    return ", ".join(f"{counts[o]} {o}" for o in order if counts.get(o))
-
-
 @login_required
 def run_compare(request: HttpRequest) -> HttpResponse:
     a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
@@ -470,90 +413,13 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             {"a": run_a, "b": None, "others": others, "error": "Only runs of the same test can be compared."},
             status=400,
         )
-    # Older run on the left, so "before → after" reads naturally.
-    if (run_b.created_at, run_b.pk) < (run_a.created_at, run_a.pk):
-        run_a, run_b = run_b, run_a
-    scen_a, scen_b = _scenarios(run_a), _scenarios(run_b)
-    by_name_b = {s["name"]: s for s in scen_b}
-    matched, used_b = [], set()
-    for s in scen_a:
-        other = by_name_b.get(s["name"])
-        if (
-            other is None
-            and s["index"] < len(scen_b)
-            and scen_b[s["index"]]["name"] not in {x["name"] for x in scen_a}
-        ):
-            other = scen_b[s["index"]]
-        if other is not None:
-            used_b.add(other["index"])
-        matched.append(
-            {
-                "name": s["name"],
-                "a": s,
-                "b": other,
-                "a_index": s["index"],
-                "b_index": other["index"] if other else None,
-            }
-        )
-    for s in scen_b:
-        if s["index"] not in used_b:
-            matched.append({"name": s["name"], "a": None, "b": s, "a_index": None, "b_index": s["index"]})
-    for row in matched:
-        ra = row["a"]["pass_rate"] if row["a"] else None
-        rb = row["b"]["pass_rate"] if row["b"] else None
-        row["delta"] = round(rb - ra, 2) if ra is not None and rb is not None else None
-
-    rc_a = {
-        rc.check_version.parent_id: rc
-        for rc in RunCheck.objects.filter(run=run_a).select_related("check_version")
-    }
-    rc_b = {
-        rc.check_version.parent_id: rc
-        for rc in RunCheck.objects.filter(run=run_b).select_related("check_version")
-    }
-    version_rows = []
-    for check_id in sorted(set(rc_a) | set(rc_b), key=lambda c: (rc_a.get(c) or rc_b.get(c)).position):
-        va = rc_a[check_id].check_version if check_id in rc_a else None
-        vb = rc_b[check_id].check_version if check_id in rc_b else None
-        if va is not None and vb is not None and va.pk == vb.pk:
-            continue
-        changes = version_diff(va, vb) if va is not None and vb is not None else []
-        version_rows.append(
-            {
-                "name": (vb or va).name,
-                "check_id": check_id,
-                "a": va,
-                "b": vb,
-                "changes": [
-                    {"field": f, "before": _pretty(x) or "—", "after": _pretty(y) or "—"}
-                    for f, x, y in changes
-                ],
-            }
-        )
-
-    table_a, table_b = _outcome_table(run_a), _outcome_table(run_b)
-    names = {cid: (rc_b.get(cid) or rc_a.get(cid)).check_version.name for cid in set(rc_a) | set(rc_b)}
-    changed = []
-    for row in matched:
-        for check_id in sorted(names, key=lambda c: names[c]):
-            ca = table_a.get((row["a_index"], check_id)) if row["a_index"] is not None else None
-            cb = table_b.get((row["b_index"], check_id)) if row["b_index"] is not None else None
-            if _counts_text(ca) != _counts_text(cb):
-                changed.append(
-                    {
-                        "scenario": row["name"],
-                        "check": names[check_id],
-                        "check_id": check_id,
-                        "a": _counts_text(ca),
-                        "b": _counts_text(cb),
-                    }
-                )
+    comparison = compare_runs(run_a, run_b)
     context = {
-        "a": run_a,
-        "b": run_b,
+        "a": comparison.a,
+        "b": comparison.b,
         "others": others,
-        "scenarios": matched,
-        "versions": version_rows,
-        "changed": changed,
+        "scenarios": comparison.scenarios,
+        "versions": comparison.versions,
+        "changed": comparison.changed,
     }
     return render(request, "runs/run_compare.html", context)

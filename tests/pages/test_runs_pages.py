@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from checks.services import create_check, create_test, create_test_set, edit_check
-from runs import services
+from runs import queue, services
 from runs.models import CheckResult, Run, RunCheck, Sample
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def finish(run: Run, outcomes: list[str], *, check_outcome=None, details=None, l
                 explanation=f"Expected EC-1042 in sample {index}.",
                 details=details or {},
             )
-    services.finalise_run(run=run)
+    queue.finalise_run(run=run)
     run.refresh_from_db()
     return run
 

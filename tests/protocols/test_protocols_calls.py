@@ -433,6 +433,41 @@ def test_ping_ok_and_failing(fake_agent):
     assert not refused.ok and refused.status_code is None and refused.error == "connection refused"
 
 
+class _HoldReplies:
+    """Holds a FakeAgent's replies until ``waiting`` requests are in at once, then lets every one through.
+
+    A peak sampled from free-running 200 ms calls depends on how fast a (possibly loaded) machine
+    sends them; a held request is still in flight for its caller, so ``peak`` counts calls the
+    client really had open together. The gate also opens after ``deadline_s`` (below the calls'
+    timeout), so a client that never gets there fails the assertion instead of hanging.
+    """
+
+    def __init__(self, agent: FakeAgent, *, waiting: int, deadline_s: float) -> None:
+        self.waiting = waiting
+        self.deadline_s = deadline_s
+        self.held = 0
+        self.peak = 0
+        self._open: asyncio.Event | None = None  # made on the agent's own event loop
+        self._timer: asyncio.TimerHandle | None = None
+        self._answer = agent.server.answer
+        agent.server.answer = self._gated
+
+    async def _gated(self, *args, **kwargs):
+        if self._open is None:
+            self._open = asyncio.Event()
+            self._timer = asyncio.get_running_loop().call_later(self.deadline_s, self._open.set)
+        if not self._open.is_set():
+            self.held += 1
+            self.peak = max(self.peak, self.held)
+            if self.held >= self.waiting:
+                self._timer.cancel()
+                self._open.set()
+            else:
+                await self._open.wait()
+            self.held -= 1
+        return await self._answer(*args, **kwargs)
+
+
 def test_many_concurrent_calls_share_one_client():
     async def go(agent):
         async with make_async_client(max_connections=200) as client:
@@ -447,11 +482,13 @@ def test_many_concurrent_calls_share_one_client():
             return replies, time.monotonic() - started
 
     with FakeAgent(latency_ms=200) as agent:
+        gate = _HoldReplies(agent, waiting=150, deadline_s=20.0)
         replies, elapsed = asyncio.run(go(agent))
         stats = agent.stats()
     assert len(replies) == 400 and all(r.output for r in replies)
-    assert stats["max_in_flight"] >= 150  # really concurrent
-    assert elapsed < 10.0, elapsed  # ~2 waves of 200 ms (0.4 s when idle), never 400 x 200 ms = 80 s
+    assert gate.peak >= 150, gate.peak  # really concurrent: 150 calls open at once, none answered yet
+    assert stats["max_in_flight"] >= 150  # and the agent saw them in flight together
+    assert elapsed < 40.0, elapsed  # ~2 waves of 200 ms when idle; serial would be 400 x 200 ms = 80 s
     assert stats["connections_total"] <= 200
 
 

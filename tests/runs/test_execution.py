@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
-from runs import services
+from runs import queue, services
 from runs.execution import drain
 from runs.models import Run, Sample
 
@@ -188,7 +188,7 @@ def test_transient_database_errors_do_not_lose_results(make_test, member, fake, 
 
     from django.db import OperationalError
 
-    real = services.record_sample_results
+    real = queue.record_sample_results
     failures = {"left": 4}  # more than one call's own retries: the drain keeps the batch and tries again
 
     @functools.wraps(real)
@@ -198,7 +198,7 @@ def test_transient_database_errors_do_not_lose_results(make_test, member, fake, 
             raise OperationalError("database is locked")
         return real(items)
 
-    monkeypatch.setattr(services, "record_sample_results", flaky)
+    monkeypatch.setattr(queue, "record_sample_results", flaky)
     run = services.launch_run(test=make_test(scenarios=[ORDER], samples=3), by=member)
     report = drain(idle_ms=0)
     run.refresh_from_db()
@@ -215,3 +215,41 @@ def test_successes_grow_a_shrunk_window_back(make_test, member, fake, live_agent
     live_agent.refresh_from_db()
     assert 2.0 < live_agent.concurrency_window < 4.0  # additive: about +1 per window's worth of successes
     assert fake.stats()["max_in_flight"] <= 2  # the shrunk window held while it was 2
+
+
+def test_only_steps_marked_repeatable_are_retried_on_a_database_error(monkeypatch):
+    from django.db import OperationalError
+
+    from runs import execution
+
+    monkeypatch.setattr(execution.time, "sleep", lambda seconds: None)
+    marked = {name for name in queue.__all__ if queue.is_retried_db_step(getattr(queue, name))}
+    assert marked == {"record_sample_results", "renew_leases", "recover_runs"}  # claim_samples is not
+
+    def failing(calls: list, fails: int):
+        def step():
+            calls.append(1)
+            if len(calls) <= fails:
+                raise OperationalError("database is locked")
+            return "written"
+
+        return step
+
+    calls: list = []
+    unmarked = failing(calls, 1)
+    unmarked.__name__ = "record_sample_results"  # a repeatable step's name is not a mark
+    with pytest.raises(OperationalError):
+        execution._with_retries(unmarked)
+    assert len(calls) == 1
+
+    calls = []
+    assert (
+        execution._with_retries(queue.retried_db_step(failing(calls, execution.DB_STEP_TRIES - 1)))
+        == "written"
+    )
+    assert len(calls) == execution.DB_STEP_TRIES
+
+    calls = []
+    with pytest.raises(OperationalError):
+        execution._with_retries(queue.retried_db_step(failing(calls, execution.DB_STEP_TRIES)))
+    assert len(calls) == execution.DB_STEP_TRIES

@@ -1,4 +1,5 @@
-"""runs.services in sync mode: launch (frozen versions, limits, roles), cancel, claim/record/recover."""
+"""runs.services (launch: frozen versions, limits, roles; cancel) and runs.queue (claim, record,
+recover), in sync mode."""
 
 from __future__ import annotations
 
@@ -9,27 +10,27 @@ from django.utils import timezone
 
 from checks.services import archive_test, create_check, create_test_set, edit_check, edit_test
 from core.errors import Conflict, PermissionDenied, ValidationFailed
-from runs import limiter, services
+from runs import limiter, queue, services
 from runs.models import CheckResult, Run, RunCheck, Sample
-from runs.services import SampleWrite
+from runs.queue import CheckResultWrite, SampleWrite
 
 pytestmark = pytest.mark.django_db
 
 
 def _write(sample: Sample, claim: str, outcome: str = "pass", **extra) -> SampleWrite:
-    results = [
-        {
-            "check_version_id": rc.check_version_id,
-            "required": rc.required,
-            "outcome": outcome,
-            "expected": "x",
-            "actual": "y",
-            "explanation": "because",
-            "evidence": [],
-            "details": {},
-        }
+    results = tuple(
+        CheckResultWrite(
+            check_version_id=rc.check_version_id,
+            required=rc.required,
+            outcome=outcome,
+            expected="x",
+            actual="y",
+            explanation="because",
+            evidence=[],
+            details={},
+        )
         for rc in RunCheck.objects.filter(run_id=sample.run_id)
-    ]
+    )
     return SampleWrite(
         sample_id=sample.pk,
         run_id=sample.run_id,
@@ -204,9 +205,9 @@ def test_launch_of_an_archived_test_set_is_refused(make_test, member, live_agent
 
 def test_cancel_keeps_finished_samples_and_cancels_the_rest(make_test, member):
     run = services.launch_run(test=make_test(scenarios=["EC-1042", "b"], samples=2), by=member)
-    claim = services.claim_samples(worker="w", capacity=2)
+    claim = queue.claim_samples(worker="w", capacity=2)
     first = Sample.objects.get(pk=claim.samples[0].id)
-    assert services.record_sample_results([_write(first, claim.samples[0].claim)]) == [True]
+    assert queue.record_sample_results([_write(first, claim.samples[0].claim)]) == [True]
     late = Sample.objects.get(pk=claim.samples[1].id)
 
     cancelled = services.cancel_run(run=run, by=member)
@@ -220,7 +221,7 @@ def test_cancel_keeps_finished_samples_and_cancels_the_rest(make_test, member):
     ]
     assert cancelled.summary["done"] == 1
     # The executor still calling the agent for `late` lost its claim: its result is dropped.
-    assert services.record_sample_results([_write(late, claim.samples[1].claim)]) == [False]
+    assert queue.record_sample_results([_write(late, claim.samples[1].claim)]) == [False]
     assert CheckResult.objects.filter(sample=late).count() == 0
     with pytest.raises(Conflict):
         services.cancel_run(run=run, by=member)
@@ -234,8 +235,8 @@ def test_viewer_cannot_cancel(make_test, member, viewer):
 
 def test_cancel_rejects_finished_run(make_test, member):
     run = services.launch_run(test=make_test(), by=member)
-    claim = services.claim_samples(worker="w", capacity=5)
-    services.record_sample_results([_write(Sample.objects.get(pk=s.id), s.claim) for s in claim.samples])
+    claim = queue.claim_samples(worker="w", capacity=5)
+    queue.record_sample_results([_write(Sample.objects.get(pk=s.id), s.claim) for s in claim.samples])
     run.refresh_from_db()
     assert run.status == "completed"
     with pytest.raises(Conflict):
@@ -249,26 +250,26 @@ def test_claim_holds_the_agents_cap_across_claims(make_test, member, live_agent)
     live_agent.max_concurrency = 2
     live_agent.save()
     run = services.launch_run(test=make_test(scenarios=["a", "b"], samples=3), by=member)
-    first = services.claim_samples(worker="w1", capacity=10)
+    first = queue.claim_samples(worker="w1", capacity=10)
     assert len(first.samples) == 2 and first.plans[run.pk].scenarios[0]["input"] == "a"
-    assert services.claim_samples(worker="w2", capacity=10).samples == []  # another worker: still capped
+    assert queue.claim_samples(worker="w2", capacity=10).samples == []  # another worker: still capped
     run.refresh_from_db()
     assert run.status == "running"
     s = first.samples[0]
-    services.record_sample_results([_write(Sample.objects.get(pk=s.id), s.claim)])
-    again = services.claim_samples(worker="w2", capacity=10, known_runs={run.pk})
+    queue.record_sample_results([_write(Sample.objects.get(pk=s.id), s.claim)])
+    again = queue.claim_samples(worker="w2", capacity=10, known_runs={run.pk})
     assert len(again.samples) == 1 and again.plans == {}
     assert Sample.objects.get(pk=again.samples[0].id).executions == 1
 
 
 def test_a_sample_is_written_once_per_claim(make_test, member):
     run = services.launch_run(test=make_test(scenarios=["a", "b"]), by=member)
-    claim = services.claim_samples(worker="w", capacity=5)
+    claim = queue.claim_samples(worker="w", capacity=5)
     s = claim.samples[0]
     sample = Sample.objects.get(pk=s.id)
-    assert services.record_sample_results([_write(sample, s.claim)]) == [True]
-    assert services.record_sample_results([_write(sample, s.claim)]) == [False]  # a duplicate executor
-    assert services.record_sample_results([_write(sample, "someone-else")]) == [False]
+    assert queue.record_sample_results([_write(sample, s.claim)]) == [True]
+    assert queue.record_sample_results([_write(sample, s.claim)]) == [False]  # a duplicate executor
+    assert queue.record_sample_results([_write(sample, "someone-else")]) == [False]
     assert CheckResult.objects.filter(sample=sample).count() == 2
     run.refresh_from_db()
     assert (run.status, run.done_samples) == ("running", 1)
@@ -277,35 +278,33 @@ def test_a_sample_is_written_once_per_claim(make_test, member):
 
 def test_run_is_completed_once_with_the_outcome_rules(make_test, member):
     run = services.launch_run(test=make_test(scenarios=["a", "b"], samples=2, rate=50), by=member)
-    claim = services.claim_samples(worker="w", capacity=10)
+    claim = queue.claim_samples(worker="w", capacity=10)
     by_slot = {(s.scenario_index, s.sample_index): s for s in claim.samples}
     outcomes = {(0, 0): "pass", (0, 1): "fail", (1, 0): "pass", (1, 1): "error"}
     writes = [
         _write(Sample.objects.get(pk=s.id), s.claim, outcome=outcomes[slot]) for slot, s in by_slot.items()
     ]
-    assert services.record_sample_results(writes) == [True] * 4
+    assert queue.record_sample_results(writes) == [True] * 4
     run.refresh_from_db()
     assert (run.status, run.result, run.done_samples) == ("completed", "pass", 4)  # 1/2 = 50 % meets 50 %
     finished_at = run.finished_at
-    assert services.finalise_run(run=run) is False
+    assert queue.finalise_run(run=run) is False
     run.refresh_from_db()
     assert run.finished_at == finished_at
 
 
 def test_recover_requeues_expired_leases_only(make_test, member, settings):
     services.launch_run(test=make_test(scenarios=["a", "b", "c"]), by=member)
-    claim = services.claim_samples(worker="dead", capacity=2)
+    claim = queue.claim_samples(worker="dead", capacity=2)
     expired, alive = claim.samples
     Sample.objects.filter(pk=expired.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    report = services.recover_runs()
+    report = queue.recover_runs()
     assert (report.requeued, report.errored, report.claimable) == (1, 0, True)
     assert Sample.objects.get(pk=expired.id).status == "queued"
     assert Sample.objects.get(pk=alive.id).status == "running"
     # The dead worker's late write is refused; the re-claimed sample counts its second execution.
-    assert services.record_sample_results([_write(Sample.objects.get(pk=expired.id), expired.claim)]) == [
-        False
-    ]
-    again = services.claim_samples(worker="new", capacity=5)
+    assert queue.record_sample_results([_write(Sample.objects.get(pk=expired.id), expired.claim)]) == [False]
+    again = queue.claim_samples(worker="new", capacity=5)
     assert {s.id for s in again.samples} >= {expired.id}
     assert Sample.objects.get(pk=expired.id).executions == 2
 
@@ -314,11 +313,11 @@ def test_recover_gives_up_on_a_sample_that_keeps_killing_workers(make_test, memb
     settings.EVALCONSOLE_MAX_SAMPLE_EXECUTIONS = 2
     run = services.launch_run(test=make_test(), by=member)
     for _ in range(2):
-        claim = services.claim_samples(worker="dead", capacity=1)
+        claim = queue.claim_samples(worker="dead", capacity=1)
         Sample.objects.filter(pk=claim.samples[0].id).update(
             lease_expires_at=timezone.now() - timedelta(seconds=1)
         )
-        report = services.recover_runs()
+        report = queue.recover_runs()
     assert report.errored == 1
     sample = run.samples.get()
     assert (sample.status, sample.outcome) == ("done", "error")
@@ -330,11 +329,10 @@ def test_recover_gives_up_on_a_sample_that_keeps_killing_workers(make_test, memb
 
 def test_renew_leases_reports_lost_samples(make_test, member):
     run = services.launch_run(test=make_test(scenarios=["a", "b"]), by=member)
-    claim = services.claim_samples(worker="w", capacity=5)
-    claims = {s.id: s.claim for s in claim.samples}
-    assert services.renew_leases(claims) == set(claims)
+    claim = queue.claim_samples(worker="w", capacity=5)
+    assert queue.renew_leases(claim.samples) == {s.id for s in claim.samples}
     services.cancel_run(run=run, by=member)
-    assert services.renew_leases(claims) == set()
+    assert queue.renew_leases(claim.samples) == set()
 
 
 # --------------------------------------------------------------------------- AIMD window
@@ -370,9 +368,9 @@ def test_aimd_window_is_shared_through_the_database(live_agent):
 
 def test_a_429_shrinks_the_window_and_claims_follow_it(make_test, member, live_agent):
     services.launch_run(test=make_test(scenarios=["a", "b", "c"], samples=3), by=member)
-    claim = services.claim_samples(worker="w", capacity=1)
+    claim = queue.claim_samples(worker="w", capacity=1)
     s = claim.samples[0]
-    services.record_sample_results([_write(Sample.objects.get(pk=s.id), s.claim, saw_429=True)])
+    queue.record_sample_results([_write(Sample.objects.get(pk=s.id), s.claim, saw_429=True)])
     live_agent.refresh_from_db()
     assert live_agent.concurrency_window == 5.0
-    assert len(services.claim_samples(worker="w", capacity=100).samples) == 5
+    assert len(queue.claim_samples(worker="w", capacity=100).samples) == 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from runs import services
+from runs import queue, services
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-enqueue", action="store_true", help="only recover; do not enqueue a drain")
 
     def handle(self, *args, drain: bool = False, no_enqueue: bool = False, **options) -> None:
-        report = services.recover_runs()
+        report = queue.recover_runs()
         self.stdout.write(str(report))
         if not report.claimable:
             return
