@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tests import factories
+from tests.support.fake_judge import fake_judge  # noqa: F401  (a loopback OpenAI-compatible judge)
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 

@@ -14,7 +14,7 @@ import pytest
 
 from agents import netpolicy
 from agents.protocols import AgentCallError, AgentTarget, call_agent, make_async_client, make_sync_client
-from tests.protocols.helpers import scenario
+from tests.agents.helpers import scenario
 from tests.support.fake_agent import FakeAgent
 
 

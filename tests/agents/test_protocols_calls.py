@@ -21,7 +21,7 @@ from agents.protocols import (
     ping,
     ping_sync,
 )
-from tests.protocols.helpers import scenario
+from tests.agents.helpers import scenario
 from tests.support.fake_agent import FakeAgent
 from tests.support.raw_server import RawServer, free_port, read_request
 

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from checks.models import Test, TestSet
 from checks.services import create_check, create_test
+from tests.support.page_fixtures import live_agent, login, order_test, run_now  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

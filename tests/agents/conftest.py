@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agents import protocols
-from tests.protocols.helpers import FakeSleep
+from tests.agents.helpers import FakeSleep
 from tests.support.fake_agent import FakeAgent
 
 

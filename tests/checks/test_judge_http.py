@@ -17,8 +17,7 @@ from checks.kinds import Evidence, Outcome, get_kind
 from teams.budget import current_month, judge_usage_summary, record_judge_usage
 from teams.models import JudgeUsage
 from teams.services import set_judge_budget
-
-from .conftest import JUDGE_KEY
+from tests.support.fake_judge import JUDGE_KEY
 
 pytestmark = pytest.mark.django_db
 

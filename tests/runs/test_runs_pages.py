@@ -8,6 +8,7 @@ from django.urls import reverse
 from checks.services import create_check, create_test, create_test_set, edit_check
 from runs import queue, services
 from runs.models import CheckResult, Run, RunCheck, Sample
+from tests.support.page_fixtures import live_agent, login, order_test, run_now  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from agents.models import Agent
+from tests.support.page_fixtures import live_agent, login, order_test, run_now  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
