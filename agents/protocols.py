@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 
 from agents import netpolicy
+from core.jsonvalue import json_type
 
 __all__ = [
     "PROTOCOLS",
@@ -308,12 +309,6 @@ class _ShapeError(Exception):
         self.kind = kind
 
 
-def _type_name(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
-    )
-
-
 def _decode_json(body: bytes) -> Any:
     try:
         return json.loads(body)
@@ -349,13 +344,13 @@ def _openai_content(content: object) -> str:
             p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
         ]
         return "".join(parts)
-    raise _ShapeError(f"choices[0].message.content is {_type_name(content)}, not a string")
+    raise _ShapeError(f"choices[0].message.content is {json_type(content)}, not a string")
 
 
 def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, list | None, object, object]:
     """(output, messages, tool_calls, trace) from a decoded reply, or raise _ShapeError."""
     if not isinstance(data, dict):
-        raise _ShapeError(f"the reply is {_type_name(data)}, not a JSON object")
+        raise _ShapeError(f"the reply is {json_type(data)}, not a JSON object")
     if target.protocol == "openai-chat":
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
@@ -383,7 +378,7 @@ def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, 
         raise _ShapeError("the reply is missing 'output'")
     output = data["output"]
     if not isinstance(output, str):
-        raise _ShapeError(f"'output' is {_type_name(output)}, not a string")
+        raise _ShapeError(f"'output' is {json_type(output)}, not a string")
     messages = data.get("messages")
     return output, messages if isinstance(messages, list) else None, data.get("toolCalls"), data.get("trace")
 
