@@ -8,15 +8,9 @@ from django.db.models import Count, Q
 from django.urls import reverse
 
 from agents.models import Agent
+from checks.kinds import Outcome  # runs.api, .execution, .services and .views import it from here
 from checks.models import CheckVersion, Test, TestVersion
 from teams.models import TeamScopedQuerySet
-
-
-class Outcome(models.TextChoices):
-    PASS = "pass", "Pass"
-    FAIL = "fail", "Fail"
-    INDETERMINATE = "indeterminate", "Indeterminate"
-    ERROR = "error", "Error"
 
 
 class RunQuerySet(TeamScopedQuerySet):
