@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 
 from agents import netpolicy
+from core.jsonvalue import json_type
 
 __all__ = [
     "PROTOCOLS",
@@ -308,12 +309,6 @@ class _ShapeError(Exception):
         self.kind = kind
 
 
-def _type_name(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
-    )
-
-
 def _decode_json(body: bytes) -> Any:
     try:
         return json.loads(body)
@@ -349,13 +344,13 @@ def _openai_content(content: object) -> str:
             p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
         ]
         return "".join(parts)
-    raise _ShapeError(f"choices[0].message.content is {_type_name(content)}, not a string")
+    raise _ShapeError(f"choices[0].message.content is {json_type(content)}, not a string")
 
 
 def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, list | None, object, object]:
     """(output, messages, tool_calls, trace) from a decoded reply, or raise _ShapeError."""
     if not isinstance(data, dict):
-        raise _ShapeError(f"the reply is {_type_name(data)}, not a JSON object")
+        raise _ShapeError(f"the reply is {json_type(data)}, not a JSON object")
     if target.protocol == "openai-chat":
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
@@ -383,7 +378,7 @@ def parse_reply(target: AgentTarget, data: object, request: dict) -> tuple[str, 
         raise _ShapeError("the reply is missing 'output'")
     output = data["output"]
     if not isinstance(output, str):
-        raise _ShapeError(f"'output' is {_type_name(output)}, not a string")
+        raise _ShapeError(f"'output' is {json_type(output)}, not a string")
     messages = data.get("messages")
     return output, messages if isinstance(messages, list) else None, data.get("toolCalls"), data.get("trace")
 
@@ -469,7 +464,13 @@ class _Call:
         return latency
 
     def delay_before_retry(self, failure: _Failure) -> float | None:
-        """Seconds to sleep before the next attempt, or None to give up now."""
+        """The retry policy: seconds to sleep before the next attempt, or None to give up now.
+
+        Only a retryable failure (connect error, timeout, dropped connection, 429, 5xx; see
+        _status_failure and _exception_failure) is retried, at most ``retries`` times, after the
+        agent's Retry-After (capped) or a jittered exponential backoff, and only while the budget
+        leaves the next attempt some time.
+        """
         if not failure.retryable or len(self.attempts) > self.target.retries:
             return None
         if failure.retry_after_s is not None:
@@ -481,6 +482,14 @@ class _Call:
         # Leave the next attempt at least a little time; otherwise stop now rather than sleep in vain.
         if delay + min(0.05, self.target.timeout_s) >= remaining:
             return None
+        return delay
+
+    def wait_or_raise(self, failure: _Failure) -> float:
+        """Seconds to sleep before retrying after ``failure``. Raises its AgentCallError when the
+        policy gives up."""
+        delay = self.delay_before_retry(failure)
+        if delay is None:
+            raise self.error(failure)
         return delay
 
     def error(self, failure: _Failure) -> AgentCallError:
@@ -719,34 +728,30 @@ async def _call_async(
         async with gate:
             started, limit = call.begin_attempt()
             try:
-                status, headers, body = await _attempt_async(client, call, limit)
-            except _TooLarge:
-                raise _too_large(call, started) from None
-            except _ShapeError as exc:
-                raise _bad_body(call, started, exc) from None
+                received = await _attempt_async(client, call, limit)
             except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
-                failure = _exception_failure(exc, limit, call.target)
-                call.record(None, started, failure.reason)
+                outcome = _failed(call, exc, started, limit)
             else:
-                outcome = _finish(call, status, headers, body, started)
-                if isinstance(outcome, AgentReply):
-                    return outcome
-                failure = outcome
-        delay = call.delay_before_retry(failure)
-        if delay is None:
-            raise call.error(failure)
-        await sleep(delay)
+                outcome = _finish(call, *received, started)
+        if isinstance(outcome, AgentReply):
+            return outcome
+        await sleep(call.wait_or_raise(outcome))
 
 
-def _bad_body(call: _Call, started: float, exc: _ShapeError) -> AgentCallError:
-    call.record(200, started, str(exc))
-    return call.error(_Failure(str(exc), exc.kind, False))
-
-
-def _too_large(call: _Call, started: float) -> AgentCallError:
-    reason = f"the reply is larger than {call.target.max_response_bytes} bytes"
-    call.record(200, started, reason)
-    return call.error(_Failure(reason, "too_large", False))
+def _failed(call: _Call, exc: Exception, started: float, limit: float) -> _Failure:
+    """Record an attempt that raised (shared by the sync and async loops): a body that is too large
+    or malformed ends the call (raises AgentCallError); a transport failure is returned for the
+    retry policy to judge."""
+    if isinstance(exc, _TooLarge):
+        reason = f"the reply is larger than {call.target.max_response_bytes} bytes"
+        call.record(200, started, reason)
+        raise call.error(_Failure(reason, "too_large", False)) from None
+    if isinstance(exc, _ShapeError):
+        call.record(200, started, str(exc))
+        raise call.error(_Failure(str(exc), exc.kind, False)) from None
+    failure = _exception_failure(exc, limit, call.target)
+    call.record(None, started, failure.reason)
+    return failure
 
 
 def _finish(
@@ -817,23 +822,14 @@ def call_agent_sync(
         while True:
             started, limit = call.begin_attempt()
             try:
-                status, headers, body = _attempt_sync(client, call, limit)
-            except _TooLarge:
-                raise _too_large(call, started) from None
-            except _ShapeError as exc:
-                raise _bad_body(call, started, exc) from None
+                received = _attempt_sync(client, call, limit)
             except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
-                failure = _exception_failure(exc, limit, call.target)
-                call.record(None, started, failure.reason)
+                outcome = _failed(call, exc, started, limit)
             else:
-                outcome = _finish(call, status, headers, body, started)
-                if isinstance(outcome, AgentReply):
-                    return outcome
-                failure = outcome
-            delay = call.delay_before_retry(failure)
-            if delay is None:
-                raise call.error(failure)
-            sleep(delay)
+                outcome = _finish(call, *received, started)
+            if isinstance(outcome, AgentReply):
+                return outcome
+            sleep(call.wait_or_raise(outcome))
     finally:
         if own is not None:
             own.close()

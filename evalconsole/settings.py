@@ -239,7 +239,7 @@ SPECTACULAR_SETTINGS = {
         "AgentKindEnum": "agents.models.AgentKind",
         "NodeKindEnum": "agents.models.NodeKind",
         "CheckKindEnum": "checks.kinds.kind_choices",
-        "OutcomeEnum": "runs.models.Outcome",
+        "OutcomeEnum": "checks.kinds.Outcome.choices",
         "RunStatusEnum": "runs.models.Run.Status",
         "SampleStatusEnum": "runs.models.Sample.Status",
         "EvaluationStatusEnum": "monitors.models.Evaluation.Status",

@@ -9,9 +9,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.models import Agent
+from checks.kinds import Outcome
 from core.api import VisibleRelatedField
 from monitors.models import Evaluation, Monitor, Task
-from runs.models import CheckResult, Outcome
+from runs.models import CheckResult
 
 # ----------------------------------------------------------------------------- tasks
 

@@ -28,12 +28,13 @@ from django.utils import timezone
 
 from agents.models import Agent
 from checks.evaluation import evaluate_version, evidence_from, make_context, result_fields
+from checks.kinds import Outcome
 from checks.models import Check, CheckVersion
 from checks.services import resolve_checks
 from core.errors import ValidationFailed
 from core.jsontext import json_text_problem
 from monitors.models import Evaluation, Monitor, Task
-from runs.models import CheckResult, Outcome
+from runs.models import CheckResult
 from teams import access
 
 log = logging.getLogger(__name__)

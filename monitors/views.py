@@ -27,6 +27,7 @@ from monitors.forms import LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult
 from teams.access import page_flags
+from teams.views import forbidden
 
 TASKS_PER_PAGE = 50
 GRID_ROWS_PER_PAGE = 50
@@ -49,8 +50,6 @@ def _page_or_fragment(request: HttpRequest, template: str, fragment: str, contex
     return render(request, template, context, status=status)
 
 
-def _forbidden(request: HttpRequest, message: str) -> HttpResponse:
-    return render(request, "monitors/forbidden.html", {"message": message}, status=403)
 
 
 def _team_agents(request: HttpRequest) -> QuerySet[Agent]:
@@ -204,7 +203,7 @@ def evaluation_create(request: HttpRequest) -> HttpResponse:
     form = LaunchEvaluationForm(request.POST if request.method == "POST" else None, checks=checks)
     if request.method == "POST":
         if not roles["can_edit"]:
-            return _forbidden(request, "Viewers can read evaluations but not launch them.")
+            return forbidden(request, "Viewers can read evaluations but not launch them.")
         if form.is_valid():
             try:
                 evaluation = monitoring.launch_evaluation(
@@ -216,7 +215,7 @@ def evaluation_create(request: HttpRequest) -> HttpResponse:
                     name=form.cleaned_data["name"],
                 )
             except PermissionDenied as exc:
-                return _forbidden(request, str(exc))
+                return forbidden(request, str(exc))
             except DomainError as exc:
                 _apply_errors(form, exc)
             else:
@@ -328,7 +327,7 @@ def _monitor_form_context(request, *, form, agent, monitor=None):
 def monitor_create(request: HttpRequest) -> HttpResponse:
     team = request.team
     if not page_flags(request.user, team)["can_edit"]:
-        return _forbidden(request, "Viewers can read monitors but not create them.")
+        return forbidden(request, "Viewers can read monitors but not create them.")
     agents = list(_team_agents(request))
     data = request.POST if request.method == "POST" else request.GET
     raw_agent = data.get("agent") or ""
@@ -351,7 +350,7 @@ def monitor_create(request: HttpRequest) -> HttpResponse:
                     active=form.cleaned_data["active"],
                 )
             except PermissionDenied as exc:
-                return _forbidden(request, str(exc))
+                return forbidden(request, str(exc))
             except DomainError as exc:
                 _apply_errors(form, exc)
             else:
@@ -379,7 +378,7 @@ def _monitor_for(request: HttpRequest, pk: int) -> Monitor:
 def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
     monitor = _monitor_for(request, pk)
     if not page_flags(request.user, monitor.agent.team)["can_edit"]:
-        return _forbidden(request, "Viewers can read monitors but not change them.")
+        return forbidden(request, "Viewers can read monitors but not change them.")
     agent = monitor.agent
     checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "id"))
     if request.method == "POST":
@@ -397,7 +396,7 @@ def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
                     active=form.cleaned_data["active"],
                 )
             except PermissionDenied as exc:
-                return _forbidden(request, str(exc))
+                return forbidden(request, str(exc))
             except DomainError as exc:
                 _apply_errors(form, exc)
             else:
@@ -430,7 +429,7 @@ def monitor_delete(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         monitoring.delete_monitor(monitor=monitor, by=request.user)
     except PermissionDenied as exc:
-        return _forbidden(request, str(exc))
+        return forbidden(request, str(exc))
     messages.success(request, f"Monitor {monitor.name} deleted.")
     return redirect(reverse("monitors:monitor-list") + f"?agent={monitor.agent_id}")
 

@@ -11,8 +11,9 @@ from rest_framework.response import Response
 
 from agents.models import Agent
 from checks import api as checks_api
+from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
+from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     LaunchedRunsSerializer,
     LaunchRunSerializer,

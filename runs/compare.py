@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checks.kinds import Outcome
 from checks.models import CheckVersion
 from checks.services import version_diff
-from runs.models import CheckResult, Outcome, Run, RunCheck
+from runs.models import CheckResult, Run, RunCheck
 
 __all__ = [
     "ChangedOutcome",

@@ -39,8 +39,8 @@ from django.utils import timezone
 from agents.protocols import AgentCallError, AgentReply, AgentTarget, call_agent, make_async_client
 from agents.targets import target_for
 from checks.evaluation import evaluate_version, evidence_from, make_context, result_fields
+from checks.kinds import Outcome
 from runs import queue
-from runs.models import Outcome
 from runs.outcomes import sample_outcome
 from runs.queue import CheckResultWrite, ClaimedSample, RunPlan, SampleWrite
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django import forms
 
 from agents.models import Agent
+from checks.kinds import Outcome
 from checks.models import Test
-from runs.models import Outcome, Run
+from runs.models import Run
 
 
 class LaunchForm(forms.Form):

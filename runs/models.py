@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.urls import reverse
 
 from agents.models import Agent
+from checks.kinds import Outcome
 from checks.models import CheckVersion, Test, TestVersion
 from teams.models import TeamScopedQuerySet
-
-
-class Outcome(models.TextChoices):
-    PASS = "pass", "Pass"
-    FAIL = "fail", "Fail"
-    INDETERMINATE = "indeterminate", "Indeterminate"
-    ERROR = "error", "Error"
 
 
 class RunQuerySet(TeamScopedQuerySet):
@@ -135,13 +129,6 @@ class Sample(models.Model):
         return self.outcome in (Outcome.PASS, Outcome.FAIL)
 
 
-class CheckResultQuerySet(models.QuerySet):
-    def outcome_counts(self):
-        return self.aggregate(
-            **{o.value: Count("id", filter=Q(outcome=o.value)) for o in Outcome}
-        )
-
-
 class CheckResult(models.Model):
     """One check version's outcome on one sample (a run) or one task (a monitor or an evaluation)."""
 
@@ -162,8 +149,6 @@ class CheckResult(models.Model):
     # Copied from the task for monitor charts (bucket by the task's completion time without a join).
     observed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = CheckResultQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]

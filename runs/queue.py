@@ -32,8 +32,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agents.models import Agent
+from checks.kinds import Outcome
 from runs import limiter
-from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
+from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.outcomes import RunSummary, SampleRecord, ScenarioSpec, summarise_run
 
 log = logging.getLogger(__name__)

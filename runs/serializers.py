@@ -9,9 +9,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from checks.kinds import Outcome
 from checks.models import Check, Test
 from core.api import VisibleRelatedField
-from runs.models import CheckResult, Outcome, Run, Sample
+from runs.models import CheckResult, Run, Sample
 
 OUTCOMES = [o.value for o in Outcome]
 

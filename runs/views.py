@@ -16,13 +16,14 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds
+from checks.kinds import Outcome
 from checks.models import Check, Test, TestCheck, TestSet
 from core.errors import DomainError, PermissionDenied
 from core.htmx import HTMX_STOP_POLLING, target_fragment
 from runs import services
 from runs.compare import compare_runs, pretty, scenario_rows
 from runs.forms import LaunchForm, RunFilterForm
-from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
+from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
 from teams.views import forbidden
 

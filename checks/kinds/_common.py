@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring
 from typing import Any
 
+from core.jsonvalue import json_type
+
 from .base import Evidence, Outcome, Verdict
 
 PREVIEW_CHARS = 200
@@ -34,22 +36,6 @@ def plural(count: int, word: str, plural_word: str | None = None) -> str:
     if count == 1:
         return f"1 {word}"
     return f"{count:,} {plural_word or word + 's'}"
-
-
-def json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return f"a {type(value).__name__}"
 
 
 def passed(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import EnumType, StrEnum
 from typing import Any
 
 __all__ = [
@@ -21,13 +21,31 @@ __all__ = [
 ]
 
 
-class Outcome(StrEnum):
-    """Result of one check on one sample (and, aggregated, of a sample and a run)."""
+class _ChoicesType(EnumType):
+    """Gives an enum Django's ``choices`` ((value, label) pairs, as TextChoices has) without importing
+    Django: model fields, forms, serializers and the API schema take their choices from it."""
+
+    @property
+    def choices(cls) -> list[tuple[str, str]]:
+        return [(member.value, member.label) for member in cls]
+
+
+class Outcome(StrEnum, metaclass=_ChoicesType):
+    """Result of one check on one sample (and, aggregated, of a sample and a run).
+
+    The one outcome enum: ``runs.models`` stores these values (``choices=Outcome.choices``) and the
+    API schema names it ``OutcomeEnum``.
+    """
 
     PASS = "pass"
     FAIL = "fail"
     INDETERMINATE = "indeterminate"
     ERROR = "error"
+
+    @property
+    def label(self) -> str:
+        """What pages and the API schema show: "Pass", "Fail", "Indeterminate" or "Error"."""
+        return self.value.capitalize()
 
 
 @dataclass(frozen=True, init=False)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.jsonvalue import json_type
+
 from .base import ConfigError, Context, Evidence, FieldSpec, Outcome, Verdict
 
 __all__ = [
@@ -73,7 +75,7 @@ class Kind:
         a field means "not set": the default applies, or a required field is reported missing.
         """
         if not isinstance(raw, Mapping):
-            raise ConfigError({"config": f"must be a JSON object, not {_json_type(raw)}"})
+            raise ConfigError({"config": f"must be a JSON object, not {json_type(raw)}"})
         errors: dict[str, str] = {}
         known = set(self.field_names)
         for key in raw:
@@ -123,38 +125,22 @@ class Kind:
             )
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
 def _check_type(spec: FieldSpec, value: Any) -> tuple[str, Any]:
     """Generic per-type check. Returns (problem or "", normalised value)."""
     kind = spec.type
     if kind in ("text", "textarea"):
         if not isinstance(value, str):
-            return f"must be a string, not {_json_type(value)}", None
+            return f"must be a string, not {json_type(value)}", None
         return "", value
     if kind == "bool":
         if not isinstance(value, bool):
-            return f"must be true or false, not {_json_type(value)}", None
+            return f"must be true or false, not {json_type(value)}", None
         return "", value
     if kind == "int":
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            return f"must be a whole number, not {_json_type(value)}", None
+            return f"must be a whole number, not {json_type(value)}", None
         if spec.minimum is not None and value < spec.minimum:
             return f"must be {spec.minimum:,} or more", None
         if spec.maximum is not None and value > spec.maximum:
