@@ -48,7 +48,7 @@ class IngestRateThrottle(TokenRateThrottle):
     scope = "ingest"
 
     def get_rate(self):
-        return getattr(settings, "EVALCONSOLE_API_INGEST_THROTTLE", "6000/min")
+        return settings.EVALCONSOLE_API_INGEST_THROTTLE
 
 
 def _filter_by_agent(qs: QuerySet, view) -> QuerySet:

@@ -191,7 +191,7 @@ def main() -> None:
         checks=[{"check": c.pk, "required": True} for c in checks],
     )
     assert a.samples <= old_limit, "samples per run is over EVALCONSOLE_MAX_SAMPLES_PER_RUN"
-    idle_s = int(getattr(settings, "EVALCONSOLE_DRAIN_IDLE_MS", 1500)) / 1000
+    idle_s = settings.EVALCONSOLE_DRAIN_IDLE_MS / 1000
 
     worker = Proc(
         [sys.executable, "manage.py", "qcluster", "--skip-checks"], env, work / "qcluster.log", "running."
