@@ -77,7 +77,7 @@ class AgentForm(forms.Form):
                 "description": agent.description,
                 "kind": agent.kind,
                 "protocol": agent.protocol,
-                "endpoint_url": agent.endpoint_url,
+                "endpoint_url": agent.shown_endpoint_url,
                 "model_name": agent.model_name,
                 "timeout_s": agent.timeout_s,
                 "retries": agent.retries,

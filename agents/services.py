@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from agents import netpolicy
 from agents.models import Agent, AgentKind, Node, NodeKind, Protocol, Role, Team
 from evalconsole.access import require_role
 from evalconsole.errors import ValidationFailed
@@ -28,12 +30,23 @@ def _validate_fields(values: Mapping) -> dict[str, str]:
     if "protocol" in values and values["protocol"] not in Protocol.values:
         errors["protocol"] = f"must be one of {', '.join(Protocol.values)}"
     if "endpoint_url" in values:
-        url = (values["endpoint_url"] or "").strip()
-        parsed = urlparse(url)
-        if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        url = values["endpoint_url"].strip() if isinstance(values["endpoint_url"], str) else ""
+        try:
+            parsed = urlparse(url)
+            has_host = parsed.scheme in {"http", "https"} and bool(parsed.netloc.rpartition("@")[2])
+        except ValueError:
+            has_host = False
+        if not has_host:
             errors["endpoint_url"] = "must be an http:// or https:// URL with a host"
         elif len(url) > 500:
             errors["endpoint_url"] = "at most 500 characters"
+        else:
+            # The rules the workers apply when they connect (agents.netpolicy), as far as they can be
+            # judged without DNS: ports, credentials, and addresses the policy refuses.
+            allow_private = bool(getattr(settings, "EVALCONSOLE_ALLOW_PRIVATE_URLS", True))
+            problem = netpolicy.check_url_syntax(url, allow_private=allow_private)
+            if problem:
+                errors["endpoint_url"] = problem
     if "timeout_s" in values:
         try:
             timeout = float(values["timeout_s"])
