@@ -76,6 +76,12 @@ def _validate_fields(values: Mapping) -> dict[str, str]:
     return errors
 
 
+def validate_agent_fields(values: Mapping) -> dict[str, str]:
+    """The messages create_agent/update_agent would raise for these fields (field -> message), so a form
+    can show every problem at once, each on its field. Writes nothing."""
+    return _validate_fields(values)
+
+
 def _set_nodes(agent: Agent, nodes: Sequence[Mapping]) -> None:
     seen: set[str] = set()
     rows = []
