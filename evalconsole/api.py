@@ -1,7 +1,10 @@
-"""DRF glue: the exception handler maps domain errors to 400 with a message per field."""
+"""DRF glue: the exception handler maps domain errors to 400 with a message per field, and a body over
+the size limit to a JSON 413."""
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -10,6 +13,11 @@ from evalconsole import errors
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        # Django's answer would be its HTML 400 page and a logged traceback (a SuspiciousOperation).
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        detail = f"The request body is larger than the limit of {limit:,} bytes; send less at a time."
+        return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, errors.PermissionDenied):
         return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
     if isinstance(exc, errors.Conflict):
