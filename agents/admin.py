@@ -23,6 +23,10 @@ class NodeInline(admin.TabularInline):
 
 
 class AgentAdminForm(forms.ModelForm):
+    # Checked by agents.services (the URL policy), not by Django's URLValidator, so that admin gives the
+    # same reasons as the pages and the API.
+    endpoint_url = forms.CharField(label="Endpoint URL", max_length=500)
+
     class Meta:
         model = Agent
         fields = "__all__"

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
+from agents import services
 from agents.models import Agent, AgentKind, NodeKind, Protocol
-
-
-class SecretTextarea(forms.Textarea):
-    """A textarea that never renders its value (write-only secrets)."""
-
-    def format_value(self, value):
-        return None
 
 
 class AgentForm(forms.Form):
@@ -43,7 +37,9 @@ class AgentForm(forms.Form):
     headers = forms.CharField(
         label="Headers (secret)",
         required=False,
-        widget=SecretTextarea(
+        # Shows only what was typed in this request (kept when the form has errors, so nothing is lost);
+        # stored values never reach the form: its initial data has no headers.
+        widget=forms.Textarea(
             attrs={
                 "rows": 3,
                 "class": "code",
@@ -77,7 +73,7 @@ class AgentForm(forms.Form):
                 "description": agent.description,
                 "kind": agent.kind,
                 "protocol": agent.protocol,
-                "endpoint_url": agent.endpoint_url,
+                "endpoint_url": agent.shown_endpoint_url,
                 "model_name": agent.model_name,
                 "timeout_s": agent.timeout_s,
                 "retries": agent.retries,
@@ -88,6 +84,7 @@ class AgentForm(forms.Form):
                 ),
             }
         super().__init__(*args, **kwargs)
+        self.initial.pop("headers", None)
         if agent is None:
             del self.fields["clear_headers"]
         else:
@@ -120,12 +117,19 @@ class AgentForm(forms.Form):
             nodes.append({"name": name.strip(), "kind": kind.strip() or NodeKind.SUBAGENT})
         return nodes
 
+    def clean(self) -> dict:
+        data = super().clean()
+        # The service's rules for the fields that parsed, so that every problem shows at once on its field
+        # (the service checks them again when it saves).
+        parsed = {k: v for k, v in data.items() if k not in self.errors and k != "nodes"}
+        for field, message in services.validate_agent_fields(parsed).items():
+            if field in self.fields and field not in self.errors:
+                self.add_error(field, message)
+        return data
+
     def service_kwargs(self) -> dict:
         data = dict(self.cleaned_data)
         clear = data.pop("clear_headers", False)
         if clear and data.get("headers") is None:
             data["headers"] = {}
         return data
-
-    def has_secret_input(self) -> bool:
-        return bool(self.data.get("headers", "").strip()) if self.is_bound else False

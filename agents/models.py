@@ -56,6 +56,14 @@ class Agent(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("agents:agent-detail", args=[self.pk])
 
+    @property
+    def shown_endpoint_url(self) -> str:
+        """endpoint_url for pages and the API: a user name or password in it is masked (saving refuses
+        them, but a URL stored before that check may hold one)."""
+        from agents.netpolicy import redact_url
+
+        return redact_url(self.endpoint_url)
+
     # Headers are write-only: code that calls the agent reads them, nothing displays them.
     def set_headers(self, headers: dict[str, str]) -> None:
         self.headers_encrypted = encrypt_json(headers) if headers else ""

@@ -13,7 +13,10 @@ while DNS rebinding between check and connect is impossible (we never resolve tw
   unique-local (fc00::/7) and the other special-purpose ranges Python calls private;
 - IPv4 embedded in IPv6 (``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4) is judged as the IPv4.
 
-``check_url_syntax`` is a form-time convenience only. Standard library, httpx and httpcore; no Django.
+``check_url_syntax`` applies the same rules when a URL is saved, to what can be judged without DNS (IP
+literals, ``localhost``, ports, credentials); a host name's addresses are judged when connecting, as they
+may differ between the web server and the workers, and change. Standard library, httpx and httpcore; no
+Django.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ __all__ = [
     "client_allows_private",
     "make_policy_async_client",
     "make_policy_client",
+    "port_problem",
+    "redact_url",
     "system_resolve",
 ]
 
@@ -136,11 +141,49 @@ def check_address(address: str | IPAddress, *, allow_private: bool = True) -> st
     return f"refused: {shown} is {kind} address and this agent may not call private addresses"
 
 
-def check_url_syntax(url: str) -> str | None:
-    """Form-time check of an endpoint URL: return a message, or None when it looks usable.
+def port_problem(url: str) -> str | None:
+    """What is wrong with the URL's port ("port must be between 1 and 65535, not 99999"), or None.
 
-    Only a convenience for forms and serializers; the guarantee is the connect-time check. An IP
-    literal that is always refused (link-local, metadata) is reported here too.
+    httpx accepts ports past 65535 and anyio then fails obscurely (an ExceptionGroup), so callers
+    check first.
+    """
+    try:
+        hostinfo = urlsplit(url).netloc.rpartition("@")[2]
+    except ValueError:  # not a URL at all: httpx says why
+        return None
+    if hostinfo.startswith("["):
+        rest = hostinfo.partition("]")[2]
+        text = rest[1:] if rest.startswith(":") else ""
+    else:
+        text = hostinfo.partition(":")[2]
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()):
+        return f"port must be a number, not {text[:20]!r}"
+    if len(text) > 5 or not 1 <= int(text) <= 65535:
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        return f"port must be between 1 and 65535, not {shown}"
+    return None
+
+
+def _numeric_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address of the short and numeric IPv4 forms resolvers accept (``127.1``, ``2130706433``,
+    ``0xa9fea9fe``); None for anything else. Never uses DNS."""
+    if not host or not all(c in "0123456789abcdefxABCDEFX." for c in host):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+def check_url_syntax(url: str, *, allow_private: bool = True) -> str | None:
+    """Save-time check of an endpoint URL: return a message, or None when it looks usable.
+
+    The connect-time check stays the guarantee (it judges every address a name resolves to); this
+    one refuses at once what is bound to fail there or must not be stored: other schemes, a port
+    out of range, a user name or password (a secret, shown back wherever the URL is), and an IP
+    literal or ``localhost`` that the policy refuses.
     """
     if not isinstance(url, str) or not url.strip():
         return "Enter a URL."
@@ -148,27 +191,50 @@ def check_url_syntax(url: str) -> str | None:
         return "The URL must not contain spaces."
     try:
         parts = urlsplit(url)
-        port = parts.port
     except ValueError as exc:
-        return f"The URL is not valid: {exc}."
+        return f"The URL is not valid: {str(exc).rstrip('.')}."
     if parts.scheme.lower() not in ("http", "https"):
         return "The URL must start with http:// or https://."
+    if "@" in parts.netloc:
+        return (
+            "The URL must not contain a user name or password (credentials): put them in the agent's "
+            "headers instead, e.g. “Authorization: Basic …” or “Authorization: Bearer …”."
+        )
+    problem = port_problem(url)
+    if problem:
+        return f"The URL's {problem}."
     if not parts.hostname:
         return "The URL must include a host name."
-    if parts.username or parts.password:
-        return "Put credentials in the agent's headers, not in the URL."
-    if port == 0:
-        return "The URL's port must be between 1 and 65535."
     try:
         httpx.URL(url)
     except (httpx.InvalidURL, ValueError) as exc:
-        return f"The URL is not valid: {exc}."
-    ip = _parse_ip(parts.hostname)
-    if ip is not None:
-        why = check_address(ip, allow_private=True)
+        return f"The URL is not valid: {str(exc).rstrip('.')}."
+    host = parts.hostname
+    if _parse_ip(host) is not None:
+        why = check_address(host, allow_private=allow_private)
+    elif (numeric := _numeric_ipv4(host)) is not None:
+        why = check_address(numeric, allow_private=allow_private)
         if why is not None:
-            return why[0].upper() + why[1:] + "."
+            why = why.replace(f"refused: {numeric} ", f"refused: {host} (= {numeric}) ", 1)
+    elif not allow_private and (host == "localhost" or host.endswith(".localhost")):
+        why = f"refused: {host} is a loopback address and this agent may not call private addresses"
+    else:
+        why = None
+    if why is not None:
+        return why[0].upper() + why[1:] + "."
     return None
+
+
+def redact_url(url: str) -> str:
+    """The URL with any user name and password replaced by ``***`` (for URLs stored before they were
+    refused on save; they are never shown)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rpartition("@")[2] if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
 
 
 def system_resolve(host: str, port: int) -> list[str]:

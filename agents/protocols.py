@@ -438,6 +438,8 @@ class _Call:
         self.run_id = str(run_id)
         self.sample_id = str(sample_id)
         self.url = endpoint_for(target)
+        # httpx takes a port past 65535 and anyio then fails with an ExceptionGroup: say what is wrong.
+        self.url_problem = netpolicy.port_problem(self.url)
         self.headers = _headers(target)
         self.attempts: list[Attempt] = []
         self.request: dict = {}
@@ -660,6 +662,8 @@ async def _attempt_async(
     client: httpx.AsyncClient, call: _Call, limit: float
 ) -> tuple[int, httpx.Headers, bytes]:
     body = call.next_request()
+    if call.url_problem:
+        raise httpx.InvalidURL(f"its {call.url_problem}")
     async with asyncio.timeout(limit):
         async with client.stream(
             "POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)
@@ -786,6 +790,8 @@ def _finish(
 
 def _attempt_sync(client: httpx.Client, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
     body = call.next_request()
+    if call.url_problem:
+        raise httpx.InvalidURL(f"its {call.url_problem}")
     deadline = time.monotonic() + limit
     with client.stream(
         "POST", call.url, content=body, headers=call.headers, timeout=httpx.Timeout(limit)

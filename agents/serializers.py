@@ -20,6 +20,7 @@ class AgentSerializer(serializers.ModelSerializer):
     team = serializers.IntegerField(source="team_id", read_only=True)
     nodes = NodeSerializer(many=True, read_only=True)
     header_names = serializers.ListField(child=serializers.CharField(), read_only=True)
+    endpoint_url = serializers.CharField(source="shown_endpoint_url", read_only=True)
 
     class Meta:
         model = Agent

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from agents import netpolicy
 from agents.models import Agent, AgentKind, Node, NodeKind, Protocol
 from core.errors import ValidationFailed
 from teams import access
@@ -29,12 +31,23 @@ def _validate_fields(values: Mapping) -> dict[str, str]:
     if "protocol" in values and values["protocol"] not in Protocol.values:
         errors["protocol"] = f"must be one of {', '.join(Protocol.values)}"
     if "endpoint_url" in values:
-        url = (values["endpoint_url"] or "").strip()
-        parsed = urlparse(url)
-        if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        url = values["endpoint_url"].strip() if isinstance(values["endpoint_url"], str) else ""
+        try:
+            parsed = urlparse(url)
+            has_host = parsed.scheme in {"http", "https"} and bool(parsed.netloc.rpartition("@")[2])
+        except ValueError:
+            has_host = False
+        if not has_host:
             errors["endpoint_url"] = "must be an http:// or https:// URL with a host"
         elif len(url) > 500:
             errors["endpoint_url"] = "at most 500 characters"
+        else:
+            # The rules the workers apply when they connect (agents.netpolicy), as far as they can be
+            # judged without DNS: ports, credentials, and addresses the policy refuses.
+            allow_private = bool(getattr(settings, "EVALCONSOLE_ALLOW_PRIVATE_URLS", True))
+            problem = netpolicy.check_url_syntax(url, allow_private=allow_private)
+            if problem:
+                errors["endpoint_url"] = problem
     if "timeout_s" in values:
         try:
             timeout = float(values["timeout_s"])
@@ -62,6 +75,12 @@ def _validate_fields(values: Mapping) -> dict[str, str]:
                     errors["headers"] = f"the value of {key} must be a single-line string"
                     break
     return errors
+
+
+def validate_agent_fields(values: Mapping) -> dict[str, str]:
+    """The messages create_agent/update_agent would raise for these fields (field -> message), so a form
+    can show every problem at once, each on its field. Writes nothing."""
+    return _validate_fields(values)
 
 
 def _set_nodes(agent: Agent, nodes: Sequence[Mapping]) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import django_filters
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions, pagination, serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
@@ -190,6 +192,11 @@ class ArchivedFilterSet(django_filters.FilterSet):
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        # Django's answer would be its HTML 400 page and a logged traceback (a SuspiciousOperation).
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        detail = f"The request body is larger than the limit of {limit:,} bytes; send less at a time."
+        return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, errors.PermissionDenied):
         return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
     if isinstance(exc, errors.Conflict):

@@ -2,6 +2,8 @@
 
 from django.http import JsonResponse
 from django.urls import include, path, re_path
+from django.utils.csp import CSP
+from django.views.decorators.csp import csp_override
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
@@ -18,6 +20,19 @@ from teams.api import TokenViewSet
 def api_not_found(request, *args, **kwargs) -> JsonResponse:
     return JsonResponse({"detail": "Not found."}, status=404)
 
+
+# The docs pages load from this server only. The sidecar bundles still name hosts of their own (ReDoc's
+# sidebar shows the Redocly logo from cdn.redoc.ly); this policy tells the browser not to fetch them.
+DOCS_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.UNSAFE_INLINE],  # drf-spectacular's inline start-up scripts
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],  # styles both UIs generate at run time
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "worker-src": [CSP.SELF, "blob:"],  # ReDoc's search index runs in a worker made from a blob
+}
+offline = csp_override(DOCS_CSP)
 
 router = DefaultRouter()
 # REST API v1 (DESIGN.md): agents, checks, test sets, tests, runs, tokens.
@@ -36,8 +51,12 @@ router.register("evaluations", EvaluationViewSet, basename="evaluation")
 urlpatterns = [
     path("v1/", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("docs/", offline(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
+    path(
+        "redoc/",
+        offline(SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")),
+        name="api-redoc",
+    ),
     # Any other URL under /api/ (e.g. /api/v1/agents/0.5/) is a JSON 404, not the HTML error page.
     re_path(r"^", api_not_found),
 ]

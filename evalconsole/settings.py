@@ -145,6 +145,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",  # no policy unless a view sets one (API docs)
     "django_htmx.middleware.HtmxMiddleware",
     "teams.middleware.CurrentTeamMiddleware",
 ]
@@ -233,6 +234,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No web fonts (templates/api/redoc.html drops ReDoc's Google Fonts links) and no online validator.
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {
+                "fontFamily": 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif',
+                "headings": {"fontFamily": 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif'},
+            }
+        }
+    },
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "POSTPROCESSING_HOOKS": ["evalconsole.schema.postprocess_enums", "evalconsole.schema.add_error_responses"],
     "ENUM_NAME_OVERRIDES": {

@@ -12,6 +12,21 @@ from tests.support.fake_judge import fake_judge  # noqa: F401  (a loopback OpenA
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line at the end when browser tests were skipped for want of Chromium, instead of bare `s`s."""
+    skipped = [
+        report for report in terminalreporter.stats.get("skipped", [])
+        if "browser" in report.keywords and isinstance(report.longrepr, tuple)
+        and "no Chromium at" in str(report.longrepr[2])
+    ]
+    if skipped:
+        chromium = os.environ.get("EVALCONSOLE_CHROMIUM", "/usr/bin/chromium")  # as the browser tests read it
+        noun = "browser test" if len(skipped) == 1 else "browser tests"
+        terminalreporter.write_line(
+            f"{len(skipped)} {noun} skipped: no Chromium at {chromium}; apt-get install chromium"
+        )
+
+
 @pytest.fixture(scope="module")
 def fake_server():
     """A loopback fake agent (tests/support/fake_agent.py) shared by a module's tests."""

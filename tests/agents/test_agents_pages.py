@@ -75,9 +75,62 @@ def test_bad_input_shows_the_services_message_and_keeps_what_was_typed(login, ad
     assert "must be an http:// or https:// URL with a host" in html
     assert "must be between 0.1 and 600 seconds" in html
     assert 'value="Typed name"' in html and 'value="ftp://nowhere"' in html and 'value="900"' in html
-    assert "typed-secret" not in html  # secrets are never echoed, not even on an error
-    assert "type them again" in html
+    assert _field(html, "headers").count("Authorization: Bearer typed-secret") == 1  # kept, to fix and resend
     assert not Agent.objects.filter(name="Typed name").exists()
+
+
+def _field(html: str, name: str) -> str:
+    """The HTML of one form field's block (label, input, help and errors)."""
+    start = html.index(f'<label for="id_{name}"')
+    start = html.rindex('<div class="field', 0, start)
+    end = html.index('<div class="field', start + 1) if '<div class="field' in html[start + 1:] else len(html)
+    return html[start:end]
+
+
+def _top_banners(html: str) -> list[str]:
+    form = html.split("<form", 1)[1]
+    return [part.split("</div>", 1)[0] for part in form.split('class="errorbox"')[1:]]
+
+
+def test_register_errors_sit_on_their_fields_and_typed_headers_are_kept(login, admin_user):
+    client = login(admin_user)
+    typed = "Authorization: Bearer sk-typed\nnot a header line"
+    response = client.post(
+        reverse("agents:agent-create"), _form(endpoint_url="http://127.0.0.1:99999/", headers=typed)
+    )
+    html = response.content.decode()
+    assert response.status_code == 200 and not Agent.objects.exists()
+    headers = _field(html, "headers")
+    assert "Authorization: Bearer sk-typed\nnot a header line</textarea>" in headers
+    assert "line 2: expected “Name: value”" in headers
+    assert "port must be between 1 and 65535" in _field(html, "endpoint_url")
+    assert _top_banners(html) == []  # nothing above the form reads like another error
+
+    # Fixed and sent again with the same headers: saved with them.
+    fixed = _form(endpoint_url="http://127.0.0.1:9/", headers=typed.split("\n")[0])
+    response = client.post(reverse("agents:agent-create"), fixed)
+    assert response.status_code == 302
+    assert Agent.objects.get().get_headers() == {"Authorization": "Bearer sk-typed"}
+
+
+def test_edit_keeps_typed_headers_on_error_and_never_shows_stored_ones(login, admin_user, live_agent):
+    client = login(admin_user)
+    url = reverse("agents:agent-edit", args=[live_agent.pk])
+    assert "sk-very-secret-value" not in client.get(url).content.decode()
+    response = client.post(url, _form(name="", endpoint_url=live_agent.endpoint_url, headers="X-New: typed"))
+    html = response.content.decode()
+    assert "X-New: typed</textarea>" in _field(html, "headers")
+    assert "sk-very-secret-value" not in html
+    assert "an agent needs a name" in _field(html, "name") or "This field is required" in _field(html, "name")
+    assert _top_banners(html) == []
+
+
+def test_a_duplicate_name_is_shown_on_the_name_field_not_on_top(login, admin_user, team, agent):
+    client = login(admin_user)
+    response = client.post(reverse("agents:agent-create"), _form(name=agent.name))  # a duplicate name
+    html = response.content.decode()
+    assert "already has an agent called" in _field(html, "name")
+    assert _top_banners(html) == []
 
 
 def test_header_lines_must_be_name_colon_value(login, admin_user):

@@ -130,7 +130,7 @@ def test_metadata_reason_reads_well():
         ("ftp://agent.example.com/", "must start with http"),
         ("http:///path", "must include a host"),
         ("http://user:pw@agent.example.com/", "credentials"),
-        ("http://agent.example.com:99999/", "not valid"),
+        ("http://agent.example.com:99999/", "port must be between 1 and 65535, not 99999"),
         ("http://agent example.com/", "spaces"),
         ("http://169.254.169.254/latest/meta-data/", "link-local"),
         ("http://[fe80::1]/", "link-local"),

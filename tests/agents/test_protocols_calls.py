@@ -418,6 +418,18 @@ def test_invalid_url_is_reported(call):
     assert info.value.kind == "invalid_url" and len(info.value.attempts) == 1
 
 
+@pytest.mark.parametrize("port", ["99999", "65536", "0"])
+def test_a_port_out_of_range_is_a_clear_error_not_an_exception_group(call, port):
+    with pytest.raises(AgentCallError) as info:
+        call(target(f"http://127.0.0.1:{port}/", retries=3), scenario=scenario())
+    assert info.value.kind == "invalid_url" and len(info.value.attempts) == 1  # never retried
+    assert info.value.message == (
+        f"the endpoint URL is not usable: its port must be between 1 and 65535, not {port}"
+    )
+    pinged = ping_sync(target(f"http://127.0.0.1:{port}/"))
+    assert not pinged.ok and pinged.error == info.value.message
+
+
 # ----------------------------------------------------------------------------- ping, concurrency
 
 

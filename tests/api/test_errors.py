@@ -30,6 +30,44 @@ def test_deeply_nested_json_is_400(api, agent):
     assert response.status_code == 400
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("post", "/api/v1/agents/"), ("patch", "/api/v1/agents/{agent}/"),
+     ("post", "/api/v1/agents/{agent}/tasks/"), ("post", "/api/v1/checks/")],
+)
+def test_a_body_over_the_limit_is_a_json_413_without_a_traceback(api, agent, method, path, settings, caplog):
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    raw = json.dumps({"name": "Big", "endpoint_url": "http://127.0.0.1:9/", "description": "x" * (limit + 1)})
+    caplog.set_level("INFO")
+    response = getattr(api.client, method)(
+        path.format(agent=agent.pk), data=raw, content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {api.secrets['admin']}",
+    )
+    assert response.status_code == 413
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "detail": f"The request body is larger than the limit of {limit:,} bytes; send less at a time."
+    }
+    assert [r for r in caplog.records if r.exc_info] == []
+    agent.refresh_from_db()
+    assert agent.description == "" and not agent.tasks.exists()
+
+
+def test_an_oversized_body_with_a_session_is_a_json_413_too(admin_user, settings, caplog):
+    """With session auth, DRF's CSRF check parses the body first (during authentication)."""
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(admin_user)
+    browser.cookies["csrftoken"] = "a" * 32  # so that the check goes on to look for the token in the body
+    caplog.set_level("INFO")
+    raw = json.dumps({"name": "Big", "description": "x" * settings.DATA_UPLOAD_MAX_MEMORY_SIZE})
+    response = browser.post("/api/v1/agents/", data=raw, content_type="application/json")
+    assert response.status_code == 413 and response["Content-Type"] == "application/json"
+    assert "larger than the limit" in response.json()["detail"]
+    assert [r for r in caplog.records if r.exc_info] == []
+
+
 def test_a_form_body_is_415(api):
     response = _post_raw(api, "/api/v1/tokens/", "name=x", content_type="application/x-www-form-urlencoded")
     assert response.status_code == 415

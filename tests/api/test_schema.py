@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -98,6 +99,32 @@ def test_schema_and_docs_are_public_and_offline(client):
     assert docs.status_code == 200
     assert b"cdn." not in docs.content and b"/static/drf_spectacular_sidecar/" in docs.content
     assert client.get("/api/redoc/").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/docs/", "/api/redoc/"])
+def test_docs_pages_reference_nothing_outside_the_server(client, path):
+    """The HTML and the CSS it links name no other host; the JS bundles (which hold URLs such as the
+    Redocly logo's) are fenced in by a Content-Security-Policy that allows this server only."""
+    import re
+
+    from django.contrib.staticfiles import finders
+
+    response = client.get(path)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert re.findall(r"(?:https?:)?//[\w.-]+", html.replace("http://testserver", "")) == []
+    for asset in re.findall(r'(?:src|href)="/static/([^"]+)"', html):
+        text = Path(finders.find(asset)).read_text(errors="replace")
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, asset
+        if asset.endswith(".css"):
+            assert re.findall(r"(?:url\(\s*['\"]?|@import\s+['\"])(?:https?:)?//", text) == [], asset
+    policy = dict(
+        part.strip().split(None, 1) for part in response.headers["Content-Security-Policy"].split(";")
+    )
+    assert policy["default-src"] == "'self'"
+    for directive, sources in policy.items():
+        assert not re.search(r"https?:|\*", sources), f"{directive} {sources}"
+    assert {"img-src", "font-src", "connect-src", "script-src", "style-src"} <= set(policy)
 
 
 def test_unknown_api_urls_are_json_404(client):

@@ -7,6 +7,7 @@ import io
 import pytest
 from django.core.management import call_command
 
+from agents.models import Agent
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
 from runs import queue, services
@@ -75,8 +76,10 @@ def test_a_429_retried_inside_the_call_still_shrinks_the_window(make_test, membe
 
 def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
     agent = create_agent(
-        team=team, by=admin_user, name="Metadata", endpoint_url="http://169.254.169.254/latest/", retries=2
+        team=team, by=admin_user, name="Metadata", endpoint_url="http://127.0.0.1:9/latest/", retries=2
     )
+    # Saving refuses this URL now; one stored before that (or a name resolving there) is refused here.
+    Agent.objects.filter(pk=agent.pk).update(endpoint_url="http://169.254.169.254/latest/")
     check = create_check(agent=agent, by=member, name="c", kind="text_includes", config={"text": "x"})
     test = create_test(
         test_set=create_test_set(agent=agent, by=member, name="s"),

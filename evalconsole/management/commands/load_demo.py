@@ -1,6 +1,9 @@
 """`manage.py load_demo`: the demo team, its admin, the demo support agent, checks and a passing test.
 
-Idempotent: running it again changes nothing that exists (it only fills in what is missing).
+`make up` runs it every time. The demo is created once, with the demo team (slug ``demo``): while that
+team exists, its agent, checks, test sets, tests and members are the team's own and are left exactly as
+they are (renamed, archived, edited or deleted). Only the ``admin`` user is made again if it is missing,
+so that `make up` can still print a login.
 """
 
 from __future__ import annotations
@@ -11,9 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from agents.models import Agent
 from agents.services import create_agent
-from checks.models import Check, Test, TestSet
 from checks.services import create_check, create_test, create_test_set
 from teams.models import Team
 from teams.services import add_member, create_team, get_or_create_user
@@ -27,7 +28,7 @@ DEMO_CHECKS = [
 
 
 class Command(BaseCommand):
-    help = "Load the demo team, admin user, demo agent, checks and test set (idempotent)."
+    help = "Load the demo team, admin user, demo agent, checks and test set (once; then it changes nothing)."
 
     def add_arguments(self, parser):
         parser.add_argument("--agent-url", default="http://127.0.0.1:8001/")
@@ -43,38 +44,45 @@ class Command(BaseCommand):
                 settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
                 password_file.write_text(password + "\n")
                 password_file.chmod(0o600)
-            team = Team.objects.filter(slug="demo").first() or create_team(name="Demo", slug="demo")
-            add_member(team=team, user=admin, role="admin")
-            agent = Agent.objects.filter(team=team, name="Demo support agent").first() or create_agent(
-                team=team, by=admin, name="Demo support agent", endpoint_url=options["agent_url"],
-                description="A deterministic support agent shipped with evalconsole (python -m agents.demo_agent).",
-            )
-            checks = {}
-            for name, kind, config in DEMO_CHECKS:
-                checks[name] = Check.objects.filter(agent=agent, name=name).first() or create_check(
-                    agent=agent, by=admin, name=name, kind=kind, config=config
-                )
-            test_set = TestSet.objects.filter(agent=agent, name="Support basics").first() or create_test_set(
-                agent=agent, by=admin, name="Support basics", description="Order status and refund handling."
-            )
-            if not Test.objects.filter(test_set=test_set, name="Order status").exists():
-                create_test(
-                    test_set=test_set, by=admin, name="Order status",
-                    scenarios=[
-                        {"name": "Where is my order", "input": "Where is my order EC-1042?"},
-                        {"name": "Status, politely", "input": "Hi! Could you check the status of order EC-1042?"},
-                    ],
-                    checks=[{"check": checks["Mentions the order id"].pk, "required": True},
-                            {"check": checks["Looks up the order"].pk, "required": True}],
-                    samples_per_scenario=2, min_valid_per_scenario=2, required_pass_rate=100,
-                )
-            if not Test.objects.filter(test_set=test_set, name="Refund requests").exists():
-                create_test(
-                    test_set=test_set, by=admin, name="Refund requests",
-                    scenarios=[{"name": "Refund", "input": "I want a refund for order EC-1042, it arrived broken."}],
-                    checks=[{"check": checks["Never issues a refund"].pk, "required": True},
-                            {"check": checks["Escalates refunds"].pk, "required": True}],
-                    samples_per_scenario=1,
-                )
-        password = password_file.read_text().strip() if password_file.exists() else "(set before; see var/admin_password)"
-        self.stdout.write(f"Demo loaded. Log in as admin / {password}")
+            team = Team.objects.filter(slug="demo").first()
+            if team is None:
+                self._create_demo(admin, agent_url=options["agent_url"])
+                loaded = "Demo loaded."
+            else:
+                loaded = f"Demo team {team.name!r} is there already; left as it is."
+        password = (
+            password_file.read_text().strip() if password_file.exists() else "(set before; see var/admin_password)"
+        )
+        self.stdout.write(f"{loaded} Log in as admin / {password}")
+
+    def _create_demo(self, admin, *, agent_url: str) -> None:
+        team = create_team(name="Demo", slug="demo")
+        add_member(team=team, user=admin, role="admin")
+        agent = create_agent(
+            team=team, by=admin, name="Demo support agent", endpoint_url=agent_url,
+            description="A deterministic support agent shipped with evalconsole (python -m agents.demo_agent).",
+        )
+        checks = {
+            name: create_check(agent=agent, by=admin, name=name, kind=kind, config=config)
+            for name, kind, config in DEMO_CHECKS
+        }
+        test_set = create_test_set(
+            agent=agent, by=admin, name="Support basics", description="Order status and refund handling."
+        )
+        create_test(
+            test_set=test_set, by=admin, name="Order status",
+            scenarios=[
+                {"name": "Where is my order", "input": "Where is my order EC-1042?"},
+                {"name": "Status, politely", "input": "Hi! Could you check the status of order EC-1042?"},
+            ],
+            checks=[{"check": checks["Mentions the order id"].pk, "required": True},
+                    {"check": checks["Looks up the order"].pk, "required": True}],
+            samples_per_scenario=2, min_valid_per_scenario=2, required_pass_rate=100,
+        )
+        create_test(
+            test_set=test_set, by=admin, name="Refund requests",
+            scenarios=[{"name": "Refund", "input": "I want a refund for order EC-1042, it arrived broken."}],
+            checks=[{"check": checks["Never issues a refund"].pk, "required": True},
+                    {"check": checks["Escalates refunds"].pk, "required": True}],
+            samples_per_scenario=1,
+        )

@@ -1,0 +1,99 @@
+"""`manage.py load_demo` (run by every `make up`) never fails on, nor undoes, a team's own changes (issue 14,
+defect 22)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from agents import services as agents
+from agents.models import Agent
+from checks import services as checks
+from checks.models import Check, CheckVersion, Test, TestSet, TestVersion
+from teams.models import Membership, Team
+from teams.services import add_member
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _var_dir(settings, tmp_path):
+    settings.VAR_DIR = tmp_path  # the admin password file goes here, not into the checkout's var/
+
+
+def _load() -> str:
+    out = io.StringIO()
+    call_command("load_demo", "--agent-url", "http://127.0.0.1:8001/", stdout=out)
+    return out.getvalue()
+
+
+def _state() -> dict:
+    return {
+        "teams": sorted(Team.objects.values_list("slug", "name")),
+        "members": sorted(Membership.objects.values_list("team__slug", "user__username", "role")),
+        "agents": sorted(Agent.objects.values_list("name", "endpoint_url", "archived_at")),
+        "checks": sorted(Check.objects.values_list("name", "version", "archived_at")),
+        "check versions": CheckVersion.objects.count(),
+        "test sets": sorted(TestSet.objects.values_list("name", "archived_at")),
+        "tests": sorted(Test.objects.values_list("name", "version", "archived_at")),
+        "test versions": TestVersion.objects.count(),
+    }
+
+
+def _admin():
+    return get_user_model().objects.get(username="admin")
+
+
+def _check(name: str) -> Check:
+    return Check.objects.get(name=name)
+
+
+EDITS = {
+    "rename the demo test set": lambda: checks.update_test_set(
+        test_set=TestSet.objects.get(name="Support basics"), by=_admin(), name="Our support tests"),
+    "archive a demo check": lambda: checks.archive_check(check=_check("Looks up the order"), by=_admin()),
+    "rename a demo check": lambda: checks.edit_check(
+        check=_check("Mentions the order id"), by=_admin(), name="Quotes the order number"),
+    "rename a demo test": lambda: checks.edit_test(
+        test=Test.objects.get(name="Order status"), by=_admin(), name="Where is my order"),
+    "archive a demo test": lambda: checks.archive_test(
+        test=Test.objects.get(name="Refund requests"), by=_admin()),
+    "archive the demo test set": lambda: checks.archive_test_set(test_set=TestSet.objects.get(), by=_admin()),
+    "rename the demo agent": lambda: agents.update_agent(
+        agent=Agent.objects.get(), by=_admin(), name="Support agent (staging)"),
+    "point the demo agent elsewhere": lambda: agents.update_agent(
+        agent=Agent.objects.get(), by=_admin(), endpoint_url="http://127.0.0.1:9001/"),
+    "archive the demo agent": lambda: agents.archive_agent(agent=Agent.objects.get(), by=_admin()),
+    "make admin a viewer of the demo team": lambda: add_member(
+        team=Team.objects.get(slug="demo"), user=_admin(), role="viewer"),
+}
+
+
+def test_loading_the_demo_twice_changes_nothing():
+    _load()
+    first = _state()
+    assert first["tests"] and first["checks"]
+    assert "Log in as admin" in _load()
+    assert _state() == first
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_load_demo_succeeds_and_keeps_a_teams_edit(edit):
+    _load()
+    EDITS[edit]()
+    edited = _state()
+    _load()  # raises CommandError (make up: exit 1) if it fails
+    assert _state() == edited
+
+
+def test_load_demo_keeps_every_edit_at_once():
+    _load()
+    # Archiving after the edits (an archived check or test takes none), and admin's demotion last.
+    for _, edit in sorted(EDITS.items(), key=lambda item: ("viewer" in item[0], "archive" in item[0])):
+        edit()
+    edited = _state()
+    _load()
+    assert _state() == edited
