@@ -1,0 +1,1 @@
+"""evalconsole worlds: scenes played in simulated tools. The pure engine is worlds.engine."""
