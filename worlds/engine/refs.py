@@ -49,8 +49,8 @@ def describe(kinds: tuple[str, ...]) -> str:
     words = []
     for k in kinds:
         tool, _, base = k.rpartition(".")
-        name = base.replace("_", " ")
-        words.append(f"{_article(name)} {_TOOL_NAMES.get(tool, tool) + ' ' if tool else ''}{name}")
+        phrase = f"{_TOOL_NAMES.get(tool, tool) + ' ' if tool else ''}{base.replace('_', ' ')}"
+        words.append(f"{'an' if phrase[0] in 'aeiouAEIOU' else 'a'} {phrase}")
     return " or ".join(words)
 
 
