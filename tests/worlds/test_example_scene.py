@@ -27,7 +27,9 @@ def test_example_is_normalised():
     assert scene.records["c_bad"].kind == "commit" and scene.records["c_bad"].fields["parent"] == "c_base"
     assert scene.records["pd_old"].fields["created"] == timedelta(hours=-2)
     assert scene.world["pagerduty"]["escalation_policies"]["ep_orders"].fields["rules"] == [["pd_mike"]]
-    assert scene.other_tools["crm"].answers == {"GET /crm/customers/*": {"status": 200, "body": {"plan": "pro"}}}
+    assert scene.other_tools["crm"].answers == {
+        "GET /crm/customers/*": {"status": 200, "body": {"plan": "pro"}}
+    }
     assert scene.people["ben"].decisions["fix_now"].after == (("laura", "beta_on"),)
     assert scene.people["mike"].decisions["severity"].asked_by == ("severity", "priority")
     [fault] = scene.faults
@@ -35,8 +37,12 @@ def test_example_is_normalised():
     assert fault.effects["datadog.monitor"] == {"monitor": "datadog_orders", "is": "Alert"}
     assert fault.resolved_when == {"check": "github.production", "repo": "github_orders", "commit": "c_base"}
     answered, asked = scene.checks
-    assert answered.spec == {"check": "slack.message", "channel": "slack_support", "from": "slack_bot",
-                             "in_thread_of": "slack_question"}
+    assert answered.spec == {
+        "check": "slack.message",
+        "channel": "slack_support",
+        "from": "slack_bot",
+        "in_thread_of": "slack_question",
+    }
     assert asked.kind == "revealed" and asked.spec == [("laura", "workspace"), ("laura", "beta_on")]
 
 
@@ -48,6 +54,9 @@ def test_the_same_scene_as_json_loads_the_same():
     data = load_tree(EXAMPLE.read_text()).data
     from_json = load_scene(json.dumps(data, indent=2), "example.json")
     from_yaml = load_scene(EXAMPLE.read_text(), "example.yaml")
-    assert from_json.checks == [c.__class__(c.id, c.kind, c.spec, from_json.checks[i].line)
-                                for i, c in enumerate(from_yaml.checks)]
-    assert {r: x.fields for r, x in from_json.records.items()} == {r: x.fields for r, x in from_yaml.records.items()}
+    assert from_json.checks == [
+        c.__class__(c.id, c.kind, c.spec, from_json.checks[i].line) for i, c in enumerate(from_yaml.checks)
+    ]
+    assert {r: x.fields for r, x in from_json.records.items()} == {
+        r: x.fields for r, x in from_yaml.records.items()
+    }

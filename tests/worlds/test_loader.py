@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - the JSON scene is written on the lines its line numbers refer to
 import math
 
 import pytest
@@ -15,10 +16,27 @@ def problems_of(text, file="s.yaml"):
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("a: yes", "yes"), ("a: no", "no"), ("a: on", "on"), ("a: off", "off"), ("a: Yes", "Yes"), ("a: y", "y"),
-        ("a: true", True), ("a: false", False), ("a: True", True), ("a: ~", None), ("a: null", None),
-        ("a: 12", 12), ("a: 012", 12), ("a: 0x1F", 31), ("a: 0o17", 15), ("a: 1.5", 1.5), ("a: 1_000", 1000),
-        ("a: '1'", "1"), ("a: 2026-03-02T09:00:00Z", "2026-03-02T09:00:00Z"), ("a: 5m", "5m"), ("a: -10m", "-10m"),
+        ("a: yes", "yes"),
+        ("a: no", "no"),
+        ("a: on", "on"),
+        ("a: off", "off"),
+        ("a: Yes", "Yes"),
+        ("a: y", "y"),
+        ("a: true", True),
+        ("a: false", False),
+        ("a: True", True),
+        ("a: ~", None),
+        ("a: null", None),
+        ("a: 12", 12),
+        ("a: 012", 12),
+        ("a: 0x1F", 31),
+        ("a: 0o17", 15),
+        ("a: 1.5", 1.5),
+        ("a: 1_000", 1000),
+        ("a: '1'", "1"),
+        ("a: 2026-03-02T09:00:00Z", "2026-03-02T09:00:00Z"),
+        ("a: 5m", "5m"),
+        ("a: -10m", "-10m"),
     ],
 )
 def test_yaml_1_2_scalars(text, expected):
@@ -52,8 +70,14 @@ def test_malformed_json_is_one_problem_on_its_line():
 
 
 def test_json_goes_through_the_same_loader_with_lines():
-    loaded = load_tree('{\n  "scene": "x",\n  "checks": [\n    {"id": "a",\n     "state": {"slack.message": {"channel": "$c"}}}\n  ]\n}', "s.json")
-    assert loaded.data == {"scene": "x", "checks": [{"id": "a", "state": {"slack.message": {"channel": "$c"}}}]}
+    loaded = load_tree(
+        '{\n  "scene": "x",\n  "checks": [\n    {"id": "a",\n     "state": {"slack.message": {"channel": "$c"}}}\n  ]\n}',
+        "s.json",
+    )
+    assert loaded.data == {
+        "scene": "x",
+        "checks": [{"id": "a", "state": {"slack.message": {"channel": "$c"}}}],
+    }
     assert loaded.line("scene") == 2
     assert loaded.line("checks[0]") == 4
     assert loaded.line("checks[0].state.slack.message.channel") == 5
@@ -74,10 +98,20 @@ checks:
 
 @pytest.mark.parametrize(
     "path, line",
-    [("scene", 1), ("checks", 2), ("checks[0]", 3), ("checks[0].trace.called", 4), ("checks[1].id", 5),
-     ("checks[1].state.slack.message", 7), ("checks[1].state.slack.message.channel", 8),
-     ("checks[1].state.slack.message.from", 9), ("checks[1].state.slack.message.text_contains", 7),
-     ("checks[5]", 2), ("", 1), ("nowhere", 1)],
+    [
+        ("scene", 1),
+        ("checks", 2),
+        ("checks[0]", 3),
+        ("checks[0].trace.called", 4),
+        ("checks[1].id", 5),
+        ("checks[1].state.slack.message", 7),
+        ("checks[1].state.slack.message.channel", 8),
+        ("checks[1].state.slack.message.from", 9),
+        ("checks[1].state.slack.message.text_contains", 7),
+        ("checks[5]", 2),
+        ("", 1),
+        ("nowhere", 1),
+    ],
 )
 def test_line_lookup_by_field_path(path, line):
     assert load_tree(YAML).line(path) == line

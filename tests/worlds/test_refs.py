@@ -38,13 +38,31 @@ def test_resolves(ns, value, accepts, bare, ref):
     "value, accepts, bare, message",
     [
         ("$slak_support", ("slack.channel",), False, "unknown ref $slak_support"),
-        ("$message.slack_support", ("slack.channel",), False,
-         "$message.slack_support names a channel, not a message"),
-        ("$chanel.slack_support", ("slack.channel",), False, "unknown kind 'chanel' in $chanel.slack_support"),
-        ("$github_issue_13", ("github.pull",), False, "$github_issue_13 is a GitHub issue; expected a GitHub pull"),
+        (
+            "$message.slack_support",
+            ("slack.channel",),
+            False,
+            "$message.slack_support names a channel, not a message",
+        ),
+        (
+            "$chanel.slack_support",
+            ("slack.channel",),
+            False,
+            "unknown kind 'chanel' in $chanel.slack_support",
+        ),
+        (
+            "$github_issue_13",
+            ("github.pull",),
+            False,
+            "$github_issue_13 is a GitHub issue; expected a GitHub pull",
+        ),
         ("$gh_ben", ("slack.user",), False, "$gh_ben is a GitHub user; expected a Slack user"),
-        ("$slack_question", ("slack.channel", "github.issue"), False,
-         "$slack_question is a Slack message; expected a Slack channel or a GitHub issue"),
+        (
+            "$slack_question",
+            ("slack.channel", "github.issue"),
+            False,
+            "$slack_question is a Slack message; expected a Slack channel or a GitHub issue",
+        ),
         ("slack_support", ("slack.channel",), False, "must be a ref: write $slack_support"),
         ("slack_support", ("slack.channel",), True, "must be a ref: write $slack_support"),
         ("nobody", ("person",), True, "unknown ref nobody"),
@@ -63,18 +81,23 @@ def test_one_namespace_duplicates_return_the_first(ns):
     assert first.path == "world.slack.channels.slack_support"
 
 
-@pytest.mark.parametrize("value, expected", [("laura.workspace", ("laura", "workspace")),
-                                             ("$laura.workspace", ("laura", "workspace"))])
+@pytest.mark.parametrize(
+    "value, expected",
+    [("laura.workspace", ("laura", "workspace")), ("$laura.workspace", ("laura", "workspace"))],
+)
 def test_facts(ns, value, expected):
     assert ns.fact(value) == expected
 
 
-@pytest.mark.parametrize("value, message", [
-    ("laura.nope", "unknown fact laura.nope: laura has no fact 'nope'"),
-    ("ben.workspace", "unknown person 'ben' in ben.workspace"),
-    ("workspace", "must be a fact written <person>.<id>"),
-    ("$slack_bot.workspace", "unknown person 'slack_bot'"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("laura.nope", "unknown fact laura.nope: laura has no fact 'nope'"),
+        ("ben.workspace", "unknown person 'ben' in ben.workspace"),
+        ("workspace", "must be a fact written <person>.<id>"),
+        ("$slack_bot.workspace", "unknown person 'slack_bot'"),
+    ],
+)
 def test_bad_facts(ns, value, message):
     with pytest.raises(RefError) as info:
         ns.fact(value)

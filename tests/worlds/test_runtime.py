@@ -32,8 +32,9 @@ def test_iso_and_slack_ts():
     assert clock.slack_ts() == "1772442001.000003"
 
 
-@pytest.mark.parametrize("text, expected", [("2026-03-02T09:00:00Z", START),
-                                            ("2026-03-02T10:00:00+01:00", START)])
+@pytest.mark.parametrize(
+    "text, expected", [("2026-03-02T09:00:00Z", START), ("2026-03-02T10:00:00+01:00", START)]
+)
 def test_clock_start(text, expected):
     assert parse_start(text) == expected
 
@@ -68,10 +69,19 @@ def test_a_call_worked(kw, worked):
 def test_trace_entries_are_numbered_and_never_store_credentials():
     creds = {"slack": {"token": "xoxb-1-2-secret"}, "datadog": {"api_key": "k" * 32, "app_key": "a" * 40}}
     trace = Trace(secret_values(creds))
-    first = _call(trace, request={"token": "xoxb-1-2-secret", "channel": "C1", "text": "my xoxb-1-2-secret"},
-                  response={"ok": True}, slack_ok=True)
-    second = _call(trace, tool="datadog", method="GET", path="/api/v1/monitor",
-                   query={"api_key": ["k" * 32], "application_key": ["a" * 40], "page": ["1"]})
+    first = _call(
+        trace,
+        request={"token": "xoxb-1-2-secret", "channel": "C1", "text": "my xoxb-1-2-secret"},
+        response={"ok": True},
+        slack_ok=True,
+    )
+    second = _call(
+        trace,
+        tool="datadog",
+        method="GET",
+        path="/api/v1/monitor",
+        query={"api_key": ["k" * 32], "application_key": ["a" * 40], "page": ["1"]},
+    )
     assert [e.seq for e in trace] == [1, 2]
     assert first.method == "POST"
     assert first.request == {"channel": "C1", "text": "my [redacted]"}
@@ -90,8 +100,22 @@ def test_bodies_are_cut_at_10_kb_and_marked():
     assert big.request_truncated and big.response_truncated
     assert len(big.request.encode()) == BODY_LIMIT and len(big.response.encode()) <= BODY_LIMIT
     assert set(big.to_dict()) == {
-        "seq", "at", "tool", "method", "path", "query", "status", "request", "response", "request_truncated",
-        "response_truncated", "coverage_gap", "slack_ok", "graphql_errors_only", "worked"}
+        "seq",
+        "at",
+        "tool",
+        "method",
+        "path",
+        "query",
+        "status",
+        "request",
+        "response",
+        "request_truncated",
+        "response_truncated",
+        "coverage_gap",
+        "slack_ok",
+        "graphql_errors_only",
+        "worked",
+    }
 
 
 def test_events_are_numbered_with_simulated_time_in_order():
@@ -100,7 +124,12 @@ def test_events_are_numbered_with_simulated_time_in_order():
     log.add("revealed", START, fact="laura.workspace")
     log.add("decided", START + timedelta(seconds=1), person="mike")
     assert [(e.n, e.type) for e in log] == [(1, "message"), (2, "revealed"), (3, "decided")]
-    assert log.to_list()[1] == {"n": 2, "at": "2026-03-02T09:00:00Z", "type": "revealed", "fact": "laura.workspace"}
+    assert log.to_list()[1] == {
+        "n": 2,
+        "at": "2026-03-02T09:00:00Z",
+        "type": "revealed",
+        "fact": "laura.workspace",
+    }
     with pytest.raises(ValueError, match="before the last event"):
         log.add("message", START)
     with pytest.raises(ValueError, match="unknown event type"):

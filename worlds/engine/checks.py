@@ -12,11 +12,27 @@ from typing import Any
 from .problems import join_path
 from .schema import Field, StateCheck, UnknownTool, Validator, all_tools, get_tool, json_type
 
-__all__ = ["CHECK_KINDS", "Check", "MILESTONE_KINDS", "validate_check", "validate_state", "validate_milestone"]
+__all__ = [
+    "CHECK_KINDS",
+    "Check",
+    "MILESTONE_KINDS",
+    "validate_check",
+    "validate_state",
+    "validate_milestone",
+]
 
 PROCESS_KINDS = ("revealed", "knows", "told", "decided", "message", "never", "before", "within")
 CHECK_KINDS = ("state", "trace", "judge", *PROCESS_KINDS)
-MILESTONE_KINDS = ("called", "message", "decided", "knows", "told", "revealed", "issue_labeled", "fault_resolved")
+MILESTONE_KINDS = (
+    "called",
+    "message",
+    "decided",
+    "knows",
+    "told",
+    "revealed",
+    "issue_labeled",
+    "fault_resolved",
+)
 PATTERN = re.compile(r"\*|(\*|[A-Za-z]+) (\*|/\S*)")
 _USERS = ("slack.user", "github.user", "person")
 
@@ -76,8 +92,12 @@ def validate_state(raw: Any, path: str, v: Validator) -> dict[str, Any] | None:
     names = [k for k in raw if "." in k or k == "fault_resolved"]
     if len(names) != 1:
         known = ", ".join(_state_names())
-        v.add(path, f"name exactly one state check ({known})" if not names else
-              f"one state check per check, not {', '.join(names)}")
+        v.add(
+            path,
+            f"name exactly one state check ({known})"
+            if not names
+            else f"one state check per check, not {', '.join(names)}",
+        )
         return None
     name = names[0]
     shape = _state_shape(name)
@@ -92,7 +112,10 @@ def validate_state(raw: Any, path: str, v: Validator) -> dict[str, Any] | None:
     elif isinstance(inner, list) and shape.positional:
         if len(inner) != len(shape.positional):
             v.add(sel_path, f"must be [{', '.join(shape.positional)}]")
-        given = {k: (val, join_path(sel_path, i)) for i, (k, val) in enumerate(zip(shape.positional, inner))}
+        given = {
+            k: (val, join_path(sel_path, i))
+            for i, (k, val) in enumerate(zip(shape.positional, inner, strict=False))
+        }
     elif shape.scalar and not isinstance(inner, (dict, list)):
         given = {shape.scalar: (inner, sel_path)}
     else:
@@ -125,7 +148,7 @@ def validate_milestone(raw: Any, path: str, v: Validator) -> dict[str, Any] | No
     if not isinstance(raw, dict) or len(raw) != 1:
         v.add(path, f"a milestone is an object with one of {', '.join(MILESTONE_KINDS)}")
         return None
-    (kind, value), = raw.items()
+    ((kind, value),) = raw.items()
     sub = join_path(path, kind)
     if kind == "called":
         return {"called": _pattern(value, sub, v)}
@@ -134,8 +157,16 @@ def validate_milestone(raw: Any, path: str, v: Validator) -> dict[str, Any] | No
     if kind in ("decided", "knows", "told", "revealed"):
         return {kind: _KIND_VALIDATORS[kind](value, sub, v)}
     if kind == "issue_labeled":
-        return {kind: v.obj({"repo": Field("ref", required=True, kinds=("github.repo",)),
-                             "labels": Field("strs", required=True, nonempty=True)}, value, sub)}
+        return {
+            kind: v.obj(
+                {
+                    "repo": Field("ref", required=True, kinds=("github.repo",)),
+                    "labels": Field("strs", required=True, nonempty=True),
+                },
+                value,
+                sub,
+            )
+        }
     if kind == "fault_resolved":
         return {kind: v.ref(value, sub, ("fault",))}
     v.add(sub, f"unknown milestone; one of {', '.join(MILESTONE_KINDS)}")
@@ -164,16 +195,21 @@ def _pattern(value: Any, path: str, v: Validator) -> str | None:
 
 
 def _trace(raw: Any, path: str, v: Validator) -> dict[str, Any] | None:
-    spec = v.obj({"called": Field("any"), "not_called": Field("any"), "status": Field("choice", choices=("any",))},
-                 raw, path)
+    spec = v.obj(
+        {"called": Field("any"), "not_called": Field("any"), "status": Field("choice", choices=("any",))},
+        raw,
+        path,
+    )
     if spec is None:
         return None
     for key in ("called", "not_called"):
         if key in spec:
             patterns = v.value(Field("str_or_strs"), spec[key], join_path(path, key)) or []
             single = isinstance(spec[key], str)
-            spec[key] = [_pattern(p, join_path(path, key) if single else join_path(join_path(path, key), i), v)
-                         for i, p in enumerate(patterns)]
+            spec[key] = [
+                _pattern(p, join_path(path, key) if single else join_path(join_path(path, key), i), v)
+                for i, p in enumerate(patterns)
+            ]
     if "called" not in spec and "not_called" not in spec:
         v.add(path, "give called, not_called or both")
     if "status" in spec and "called" not in spec:
@@ -186,7 +222,9 @@ def _judge(raw: Any, path: str, v: Validator) -> str | None:
 
 
 def _revealed(raw: Any, path: str, v: Validator) -> list | None:
-    return v.value(Field("facts", nonempty=True), raw, path) if raw is not None else v.add(path, "is required")
+    return (
+        v.value(Field("facts", nonempty=True), raw, path) if raw is not None else v.add(path, "is required")
+    )
 
 
 def _knows(raw: Any, path: str, v: Validator) -> dict[str, Any] | None:
@@ -207,17 +245,28 @@ def _decided(raw: Any, path: str, v: Validator) -> dict[str, Any] | None:
     if person is not None:
         options = v.ns.decisions.get(person, {})
         if decision not in options:
-            v.add(join_path(path, 1), f"unknown decision {decision!r}: {person} has {', '.join(options) or 'none'}")
+            v.add(
+                join_path(path, 1),
+                f"unknown decision {decision!r}: {person} has {', '.join(options) or 'none'}",
+            )
         elif option is not None and option not in options[decision]:
-            v.add(join_path(path, 2), f"{option!r} is not an option of {person}.{decision}: "
-                  f"{', '.join(map(str, options[decision]))}")
+            v.add(
+                join_path(path, 2),
+                f"{option!r} is not an option of {person}.{decision}: "
+                f"{', '.join(map(str, options[decision]))}",
+            )
     return {"person": person, "decision": decision, "option": option}
 
 
 def _selector(raw: Any, path: str, v: Validator, *, count: bool = False) -> dict[str, Any] | None:
     fields = {**SELECTOR, "count_gte": Field("int", minimum=1, maximum=10_000)} if count else SELECTOR
     spec = v.obj(fields, raw, path)
-    if spec is not None and not set(spec) - {"count_gte"} and isinstance(raw, dict) and not raw.keys() - {"count_gte"}:
+    if (
+        spec is not None
+        and not set(spec) - {"count_gte"}
+        and isinstance(raw, dict)
+        and not raw.keys() - {"count_gte"}
+    ):
         v.add(path, f"give at least one of {', '.join(SELECTOR)}")
     return spec
 
@@ -230,8 +279,11 @@ def _before(raw: Any, path: str, v: Validator) -> list | None:
 
 
 def _within(raw: Any, path: str, v: Validator) -> dict[str, Any] | None:
-    spec = v.obj({"event": Field("any", required=True), "of": Field("any"), "limit": Field("duration", required=True)},
-                 raw, path)
+    spec = v.obj(
+        {"event": Field("any", required=True), "of": Field("any"), "limit": Field("duration", required=True)},
+        raw,
+        path,
+    )
     if spec is None:
         return None
     if "event" in spec:

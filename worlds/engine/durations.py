@@ -11,7 +11,9 @@ from datetime import timedelta
 
 __all__ = ["DurationError", "format_duration", "parse_duration", "to_ms"]
 
-_PATTERN = re.compile(r"(?P<sign>[+-])?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+)s)?(?:(?P<ms>\d+)ms)?")
+_PATTERN = re.compile(
+    r"(?P<sign>[+-])?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+)s)?(?:(?P<ms>\d+)ms)?"
+)
 
 
 class DurationError(ValueError):

@@ -14,11 +14,23 @@ from .clock import iso
 
 __all__ = ["EVENT_TYPES", "Event", "EventLog"]
 
-EVENT_TYPES = frozenset({
-    "call", "message", "message_edited", "message_deleted", "learned", "revealed", "decided",
-    "fault_started", "fault_resolved", "incident_changed", "monitor_changed", "issue_labeled",
-    "trial_ended",
-})
+EVENT_TYPES = frozenset(
+    {
+        "call",
+        "message",
+        "message_edited",
+        "message_deleted",
+        "learned",
+        "revealed",
+        "decided",
+        "fault_started",
+        "fault_resolved",
+        "incident_changed",
+        "monitor_changed",
+        "issue_labeled",
+        "trial_ended",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .problems import Problems, SceneInvalid, join_path
+from .problems import Problems, join_path
 
 __all__ = ["Loaded", "load_tree"]
 

@@ -15,8 +15,25 @@ __all__ = ["KINDS", "Namespace", "RefError", "Target"]
 
 # The record kinds a ref may name (``$kind.name``), as the reference lists them.
 KINDS = frozenset(
-    "user channel message repo commit pull issue fault monitor service escalation_policy schedule "
-    "incident dashboard event log person".split()
+    [
+        "user",
+        "channel",
+        "message",
+        "repo",
+        "commit",
+        "pull",
+        "issue",
+        "fault",
+        "monitor",
+        "service",
+        "escalation_policy",
+        "schedule",
+        "incident",
+        "dashboard",
+        "event",
+        "log",
+        "person",
+    ]
 )
 
 
@@ -54,7 +71,13 @@ def describe(kinds: tuple[str, ...]) -> str:
     return " or ".join(words)
 
 
-_TOOL_NAMES = {"slack": "Slack", "github": "GitHub", "datadog": "Datadog", "pagerduty": "PagerDuty", "okta": "Okta"}
+_TOOL_NAMES = {
+    "slack": "Slack",
+    "github": "GitHub",
+    "datadog": "Datadog",
+    "pagerduty": "PagerDuty",
+    "okta": "Okta",
+}
 
 
 class Namespace:
@@ -85,7 +108,9 @@ class Namespace:
             if "." in name:
                 asserted, _, name = name.partition(".")
                 if asserted not in KINDS:
-                    raise RefError(f"unknown kind {asserted!r} in {value}; kinds are {', '.join(sorted(KINDS))}")
+                    raise RefError(
+                        f"unknown kind {asserted!r} in {value}; kinds are {', '.join(sorted(KINDS))}"
+                    )
         elif bare_person:
             name, asserted = value, None
         else:
@@ -94,7 +119,9 @@ class Namespace:
         if target is None:
             raise RefError(f"unknown ref {value}")
         if asserted is not None and asserted != target.kind:
-            raise RefError(f"{value} names {_article(target.kind)} {target.kind}, not {_article(asserted)} {asserted}")
+            raise RefError(
+                f"{value} names {_article(target.kind)} {target.kind}, not {_article(asserted)} {asserted}"
+            )
         if not any(a in (target.qualified, target.kind) for a in accepts):
             raise RefError(f"{value} is {describe((target.qualified,))}; expected {describe(accepts)}")
         if not value.startswith("$") and target.kind != "person":

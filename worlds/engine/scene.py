@@ -41,23 +41,51 @@ MAX_RECORDS_PER_TOOL = 200
 OTHER_TOOLS_KEY = "tools"
 
 TOP = {
-    "scene": Field("str", required=True), "description": Field("str"), "task": Field("str", required=True),
-    "clock": Field("any"), "trials": Field("int", minimum=1, maximum=MAX_TRIALS),
-    "pass_rate": Field("number", minimum=0, maximum=100), "min_valid": Field("int", minimum=1, maximum=MAX_TRIALS),
-    "world": Field("any"), "people": Field("any"), "world_rules": Field("any"), "checks": Field("any"),
-    "pass": Field("strs"), "judge": Field("object", schema={"model": Field("str", nonempty=True)}),
+    "scene": Field("str", required=True),
+    "description": Field("str"),
+    "task": Field("str", required=True),
+    "clock": Field("any"),
+    "trials": Field("int", minimum=1, maximum=MAX_TRIALS),
+    "pass_rate": Field("number", minimum=0, maximum=100),
+    "min_valid": Field("int", minimum=1, maximum=MAX_TRIALS),
+    "world": Field("any"),
+    "people": Field("any"),
+    "world_rules": Field("any"),
+    "checks": Field("any"),
+    "pass": Field("strs"),
+    "judge": Field("object", schema={"model": Field("str", nonempty=True)}),
 }
 CLOCK = {"start": Field("str"), "per_call": Field("duration")}
 FACT = {"says": Field("str", required=True), "asked_by": Field("strs"), "match": Field("strs")}
-DECISION = {"options": Field("strs", required=True, nonempty=True), "choose": Field("str", required=True),
-            "after": Field("facts"), "asked_by": Field("strs"), "says": Field("str")}
-PERSON = {"slack": Field("ref", kinds=("slack.user",)), "github": Field("ref", kinds=("github.user",)),
-          "listens": Field("refs", kinds=("slack.channel",)), "facts": Field("any"), "decisions": Field("any"),
-          "reply_after": Field("duration"), "voice": Field("choice", choices=("llm",)), "persona": Field("str")}
-FAULT = {"id": Field("str", required=True), "at": Field("duration"), "effects": Field("any"),
-         "resolved_when": Field("any"), "on_resolve": Field("any")}
-ANSWER = {"status": Field("int", minimum=100, maximum=599), "body": Field("any"),
-          "headers": Field("map", item=Field("str"))}
+DECISION = {
+    "options": Field("strs", required=True, nonempty=True),
+    "choose": Field("str", required=True),
+    "after": Field("facts"),
+    "asked_by": Field("strs"),
+    "says": Field("str"),
+}
+PERSON = {
+    "slack": Field("ref", kinds=("slack.user",)),
+    "github": Field("ref", kinds=("github.user",)),
+    "listens": Field("refs", kinds=("slack.channel",)),
+    "facts": Field("any"),
+    "decisions": Field("any"),
+    "reply_after": Field("duration"),
+    "voice": Field("choice", choices=("llm",)),
+    "persona": Field("str"),
+}
+FAULT = {
+    "id": Field("str", required=True),
+    "at": Field("duration"),
+    "effects": Field("any"),
+    "resolved_when": Field("any"),
+    "on_resolve": Field("any"),
+}
+ANSWER = {
+    "status": Field("int", minimum=100, maximum=599),
+    "body": Field("any"),
+    "headers": Field("map", item=Field("str")),
+}
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
 
 
@@ -166,12 +194,15 @@ class _Build:
     def declare(self, ref: str, kind: str, tool: str, path: str) -> None:
         earlier = self.ns.declare(ref, kind, tool, path)
         if earlier is not None:
-            self.add(path, f"duplicate ref {ref} (first declared on line {self.loaded.line(earlier.path)}, "
-                           f"{earlier.path})")
+            self.add(
+                path,
+                f"duplicate ref {ref} (first declared on line {self.loaded.line(earlier.path)}, "
+                f"{earlier.path})",
+            )
 
     def declare_all(self, data: dict[str, Any]) -> None:
         world = data.get("world")
-        for tool_name, collections in (world.items() if isinstance(world, dict) else ()):
+        for tool_name, collections in world.items() if isinstance(world, dict) else ():
             if tool_name == OTHER_TOOLS_KEY or not isinstance(collections, dict):
                 continue
             try:
@@ -183,14 +214,17 @@ class _Build:
                 if rk is not None and isinstance(records, dict):
                     self._declare_records(tool, rk.kind, rk.fields, records, f"world.{tool_name}.{coll}")
         people = data.get("people")
-        for ref, person in (people.items() if isinstance(people, dict) else ()):
+        for ref, person in people.items() if isinstance(people, dict) else ():
             self.declare(ref, "person", "", join_path("people", ref))
             person = person if isinstance(person, dict) else {}
             facts, decisions = person.get("facts"), person.get("decisions")
             self.ns.facts[ref] = set(facts) if isinstance(facts, dict) else set()
             self.ns.decisions[ref] = {
-                d: list(spec.get("options") or []) if isinstance(spec, dict) and isinstance(spec.get("options"), list)
-                else [] for d, spec in (decisions.items() if isinstance(decisions, dict) else ())}
+                d: list(spec.get("options") or [])
+                if isinstance(spec, dict) and isinstance(spec.get("options"), list)
+                else []
+                for d, spec in (decisions.items() if isinstance(decisions, dict) else ())
+            }
         rules = data.get("world_rules")
         faults = rules.get("faults") if isinstance(rules, dict) else None
         for i, fault in enumerate(faults if isinstance(faults, list) else ()):
@@ -211,7 +245,9 @@ class _Build:
     def scene(self) -> Scene:
         data = self.loaded.data
         if not isinstance(data, dict):
-            self.add("", f"a scene must be an object (scene, task, world, checks, ...), not {json_type(data)}")
+            self.add(
+                "", f"a scene must be an object (scene, task, world, checks, ...), not {json_type(data)}"
+            )
             self.problems.raise_if_any()
         self.declare_all(data)
         top = self.v.obj(TOP, data, "") or {}
@@ -227,11 +263,23 @@ class _Build:
         required = self.required(top.get("pass"), data.get("pass"), checks)
         self.problems.raise_if_any()
         return Scene(
-            name=name, task=top["task"], description=top.get("description") or "", start=start,
-            per_call=per_call, trials=top.get("trials") or 1, pass_rate=float(top.get("pass_rate", 100)),
-            min_valid=top.get("min_valid") or 1, judge_model=(top.get("judge") or {}).get("model"),
-            records=records, world=world, other_tools=others, people=people, faults=faults, checks=checks,
-            required=required, file=self.loaded.file,
+            name=name,
+            task=top["task"],
+            description=top.get("description") or "",
+            start=start,
+            per_call=per_call,
+            trials=top.get("trials") or 1,
+            pass_rate=float(top.get("pass_rate", 100)),
+            min_valid=top.get("min_valid") or 1,
+            judge_model=(top.get("judge") or {}).get("model"),
+            records=records,
+            world=world,
+            other_tools=others,
+            people=people,
+            faults=faults,
+            checks=checks,
+            required=required,
+            file=self.loaded.file,
         )
 
     def clock(self, raw: Any) -> tuple[datetime, timedelta]:
@@ -295,20 +343,28 @@ class _Build:
         if count > MAX_RECORDS_PER_TOOL:
             self.add(path, f"at most {MAX_RECORDS_PER_TOOL} records per tool, not {count}")
         if tool.has_bot and isinstance(collections.get("users"), dict) and collections["users"]:
-            bots = [r for r, u in collections["users"].items() if isinstance(u, dict) and u.get("bot") is True]
+            bots = [
+                r for r, u in collections["users"].items() if isinstance(u, dict) and u.get("bot") is True
+            ]
             if len(bots) != 1:
                 found = f"found {len(bots)} ({', '.join(bots)})" if bots else "found none"
-                self.add(join_path(path, "users"),
-                         f"exactly one user must have bot: true (the agent's own account); {found}")
+                self.add(
+                    join_path(path, "users"),
+                    f"exactly one user must have bot: true (the agent's own account); {found}",
+                )
         return out
 
     @staticmethod
     def _nested_count(rk: RecordKind, raw: Any) -> int:
         if not isinstance(raw, dict):
             return 0
-        return sum(len(raw[k]) for k, f in rk.fields.items() if f.type == "records" and isinstance(raw.get(k), dict))
+        return sum(
+            len(raw[k]) for k, f in rk.fields.items() if f.type == "records" and isinstance(raw.get(k), dict)
+        )
 
-    def record(self, tool: Tool, rk: RecordKind, ref: str, raw: Any, path: str, records: dict) -> Record | None:
+    def record(
+        self, tool: Tool, rk: RecordKind, ref: str, raw: Any, path: str, records: dict
+    ) -> Record | None:
         fields = self.v.obj(rk.fields, raw, path, what=f"a {tool.name} {rk.kind}")
         if fields is None:
             return None
@@ -319,7 +375,9 @@ class _Build:
                 for sub_ref, sub in fields[key].items():
                     if isinstance(sub, dict):
                         sub_path = join_path(join_path(path, key), sub_ref)
-                        records[sub_ref] = Record(sub_ref, tool.name, spec.record, sub, self.loaded.line(sub_path))
+                        records[sub_ref] = Record(
+                            sub_ref, tool.name, spec.record, sub, self.loaded.line(sub_path)
+                        )
         record = Record(ref, tool.name, rk.kind, fields, self.loaded.line(path))
         records[ref] = record
         return record
@@ -339,13 +397,21 @@ class _Build:
                 continue
             except UnknownTool:
                 pass
-            spec = self.v.obj({"answers": Field("map", item=Field("object", schema=ANSWER))}, spec if spec is not None
-                              else {}, tpath) or {}
+            spec = (
+                self.v.obj(
+                    {"answers": Field("map", item=Field("object", schema=ANSWER))},
+                    spec if spec is not None else {},
+                    tpath,
+                )
+                or {}
+            )
             answers = spec.get("answers") or {}
             for pattern in answers:
                 if not re.fullmatch(r"(\*|[A-Za-z]+) (\*|/\S*)", pattern):
-                    self.add(join_path(join_path(tpath, "answers"), pattern),
-                             'an answer key is "<METHOD> <PATH>", e.g. "GET /crm/customers/*"')
+                    self.add(
+                        join_path(join_path(tpath, "answers"), pattern),
+                        'an answer key is "<METHOD> <PATH>", e.g. "GET /crm/customers/*"',
+                    )
             out[name] = OtherTool(name, {k: dict(v or {}) for k, v in answers.items()})
         return out
 
@@ -367,8 +433,12 @@ class _Build:
             for fid, fraw in self._map(fields.get("facts"), join_path(path, "facts")).items():
                 f = self.v.obj(FACT, fraw, join_path(join_path(path, "facts"), fid), what="a fact")
                 if f is not None and f.get("says") is not None:
-                    facts[fid] = Fact(fid, f["says"], tuple(x for x in f.get("asked_by") or () if x),
-                                      tuple(x for x in f.get("match") or () if x))
+                    facts[fid] = Fact(
+                        fid,
+                        f["says"],
+                        tuple(x for x in f.get("asked_by") or () if x),
+                        tuple(x for x in f.get("match") or () if x),
+                    )
             decisions = {}
             for did, draw in self._map(fields.get("decisions"), join_path(path, "decisions")).items():
                 dpath = join_path(join_path(path, "decisions"), did)
@@ -376,11 +446,29 @@ class _Build:
                 if d is None or not d.get("options") or d.get("choose") is None:
                     continue
                 if d["choose"] not in d["options"]:
-                    self.add(join_path(dpath, "choose"), f"{d['choose']!r} is not one of options ({', '.join(map(str, d['options']))})")
-                decisions[did] = Decision(did, tuple(d["options"]), d["choose"], tuple(a for a in d.get("after") or () if a),
-                                          tuple(d.get("asked_by") or ()), d.get("says") or "")
-            out[ref] = Person(ref, fields.get("slack"), fields.get("github"), tuple(x for x in fields.get("listens") or () if x),
-                              facts, decisions, fields.get("reply_after"), fields.get("voice"), fields.get("persona") or "")
+                    self.add(
+                        join_path(dpath, "choose"),
+                        f"{d['choose']!r} is not one of options ({', '.join(map(str, d['options']))})",
+                    )
+                decisions[did] = Decision(
+                    did,
+                    tuple(d["options"]),
+                    d["choose"],
+                    tuple(a for a in d.get("after") or () if a),
+                    tuple(d.get("asked_by") or ()),
+                    d.get("says") or "",
+                )
+            out[ref] = Person(
+                ref,
+                fields.get("slack"),
+                fields.get("github"),
+                tuple(x for x in fields.get("listens") or () if x),
+                facts,
+                decisions,
+                fields.get("reply_after"),
+                fields.get("voice"),
+                fields.get("persona") or "",
+            )
         return out
 
     def _map(self, value: Any, path: str) -> dict:
@@ -418,8 +506,12 @@ class _Build:
 
     def predicate(self, raw: Any, path: str) -> dict[str, Any] | None:
         """Any state check object, or a milestone."""
-        if isinstance(raw, dict) and len(raw) == 1 and next(iter(raw)) in ("called", "message", "decided", "knows",
-                                                                           "told", "revealed", "issue_labeled"):
+        if (
+            isinstance(raw, dict)
+            and len(raw) == 1
+            and next(iter(raw))
+            in ("called", "message", "decided", "knows", "told", "revealed", "issue_labeled")
+        ):
             return validate_milestone(raw, path, self.v)
         return validate_state(raw, path, self.v)
 
@@ -462,7 +554,10 @@ class _Build:
             if check is None:
                 continue
             if check.id in seen:
-                self.add(join_path(path, "id"), f"duplicate check id {check.id!r} (first at checks[{seen[check.id]}])")
+                self.add(
+                    join_path(path, "id"),
+                    f"duplicate check id {check.id!r} (first at checks[{seen[check.id]}])",
+                )
                 continue
             seen[check.id] = i
             out.append(Check(check.id, check.kind, check.spec, self.loaded.line(path)))

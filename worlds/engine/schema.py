@@ -34,8 +34,29 @@ __all__ = [
 ]
 
 TYPES = frozenset(
-    "str bool int number choice duration signed_duration ref refs strs str_or_strs text_or_null object "
-    "objects records map ref_map person fact facts any".split()
+    [
+        "str",
+        "bool",
+        "int",
+        "number",
+        "choice",
+        "duration",
+        "signed_duration",
+        "ref",
+        "refs",
+        "strs",
+        "str_or_strs",
+        "text_or_null",
+        "object",
+        "objects",
+        "records",
+        "map",
+        "ref_map",
+        "person",
+        "fact",
+        "facts",
+        "any",
+    ]
 )
 
 
@@ -160,7 +181,9 @@ class Validator:
     def add(self, path: str, message: str) -> None:
         self.problems.add(path, message)
 
-    def obj(self, schema: Mapping[str, Field], value: Any, path: str, *, what: str = "") -> dict[str, Any] | None:
+    def obj(
+        self, schema: Mapping[str, Field], value: Any, path: str, *, what: str = ""
+    ) -> dict[str, Any] | None:
         """A closed object: unknown fields and missing required ones are problems."""
         if not isinstance(value, dict):
             self.add(path, f"must be an object, not {json_type(value)}")
@@ -169,7 +192,9 @@ class Validator:
         for key, item in value.items():
             if key not in schema:
                 allowed = ", ".join(schema) or "none"
-                self.add(join_path(path, key), f"unknown field{' for ' + what if what else ''}; allowed: {allowed}")
+                self.add(
+                    join_path(path, key), f"unknown field{' for ' + what if what else ''}; allowed: {allowed}"
+                )
                 continue
             out[key] = self.value(schema[key], item, join_path(path, key))
         for key, spec in schema.items():
@@ -201,14 +226,25 @@ class Validator:
         if t == "text_or_null":
             return value if isinstance(value, str) else self._bad(path, "must be text (or null to delete)")
         if t == "bool":
-            return value if isinstance(value, bool) else self._bad(path, f"must be true or false, not {value!r}")
+            return (
+                value if isinstance(value, bool) else self._bad(path, f"must be true or false, not {value!r}")
+            )
         if t in ("int", "number"):
             if isinstance(value, float) and t == "int" and value.is_integer():
                 value = int(value)
-            ok = (isinstance(value, int) or (t == "number" and isinstance(value, float) and math.isfinite(value)))
+            ok = isinstance(value, int) or (
+                t == "number" and isinstance(value, float) and math.isfinite(value)
+            )
             if isinstance(value, bool) or not ok:
-                return self._bad(path, f"must be a {'whole ' if t == 'int' else ''}number, not {json_type(value)}")
-            if spec.minimum is not None and value < spec.minimum or spec.maximum is not None and value > spec.maximum:
+                return self._bad(
+                    path, f"must be a {'whole ' if t == 'int' else ''}number, not {json_type(value)}"
+                )
+            if (
+                spec.minimum is not None
+                and value < spec.minimum
+                or spec.maximum is not None
+                and value > spec.maximum
+            ):
                 return self._bad(path, f"must be between {spec.minimum:g} and {spec.maximum:g}, not {value}")
             return value
         if t == "choice":
@@ -232,10 +268,18 @@ class Validator:
                 return self._bad(path, f"must be a list, not {json_type(value)}")
             if spec.nonempty and not value:
                 return self._bad(path, "must not be empty")
-            inner = {"refs": Field("ref", kinds=spec.kinds), "strs": Field("str"), "facts": Field("fact"),
-                     "objects": Field("object", schema=spec.schema)}[t]
-            return [self.value(inner, v, join_path(path, i)) if v is not None else self._bad(join_path(path, i),
-                    "must not be null") for i, v in enumerate(value)]
+            inner = {
+                "refs": Field("ref", kinds=spec.kinds),
+                "strs": Field("str"),
+                "facts": Field("fact"),
+                "objects": Field("object", schema=spec.schema),
+            }[t]
+            return [
+                self.value(inner, v, join_path(path, i))
+                if v is not None
+                else self._bad(join_path(path, i), "must not be null")
+                for i, v in enumerate(value)
+            ]
         if t == "str_or_strs":
             if isinstance(value, str):
                 return [value]
@@ -246,8 +290,12 @@ class Validator:
             if not isinstance(value, dict):
                 return self._bad(path, f"must be an object, not {json_type(value)}")
             item = spec.item if t == "map" else Field("object", schema=spec.schema)
-            return {k: self.value(item, v, join_path(path, k)) if v is not None or item.type == "text_or_null"
-                    else self._bad(join_path(path, k), "must not be null") for k, v in value.items()}
+            return {
+                k: self.value(item, v, join_path(path, k))
+                if v is not None or item.type == "text_or_null"
+                else self._bad(join_path(path, k), "must not be null")
+                for k, v in value.items()
+            }
         if t == "ref_map":
             if not isinstance(value, dict):
                 return self._bad(path, f"must be an object, not {json_type(value)}")

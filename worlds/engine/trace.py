@@ -17,7 +17,9 @@ __all__ = ["BODY_LIMIT", "Trace", "TraceEntry", "scrub_body", "scrub_query"]
 
 BODY_LIMIT = 10 * 1024
 # Query and body fields that carry credentials (Slack's token, Datadog's keys), casefolded.
-SECRET_FIELDS = frozenset({"token", "api_key", "application_key", "app_key", "dd-api-key", "dd-application-key"})
+SECRET_FIELDS = frozenset(
+    {"token", "api_key", "application_key", "app_key", "dd-api-key", "dd-application-key"}
+)
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,12 @@ class TraceEntry:
     @property
     def worked(self) -> bool:
         """Below 400, not a coverage gap, no Slack ``ok: false``, not a GraphQL answer of only errors."""
-        return (self.status < 400 and not self.coverage_gap and self.slack_ok is not False
-                and not self.graphql_errors_only)
+        return (
+            self.status < 400
+            and not self.coverage_gap
+            and self.slack_ok is not False
+            and not self.graphql_errors_only
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -66,7 +72,9 @@ def cut(body: Any, secrets: tuple[str, ...] = ()) -> tuple[Any, bool]:
     its first 10 KB of text. Any known secret value left in the text is replaced by ``[redacted]``."""
     if body is None:
         return None, False
-    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, sort_keys=False, default=str)
+    text = (
+        body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, sort_keys=False, default=str)
+    )
     redacted = text
     for secret in secrets:
         if secret:
@@ -88,16 +96,38 @@ class Trace:
         self.entries: list[TraceEntry] = []
         self.secrets = tuple(secrets)
 
-    def record(self, *, at: datetime, tool: str, method: str, path: str, query: dict[str, list[str]] | None = None,
-               status: int, request: Any = None, response: Any = None, coverage_gap: bool = False,
-               slack_ok: bool | None = None, graphql_errors_only: bool = False) -> TraceEntry:
+    def record(
+        self,
+        *,
+        at: datetime,
+        tool: str,
+        method: str,
+        path: str,
+        query: dict[str, list[str]] | None = None,
+        status: int,
+        request: Any = None,
+        response: Any = None,
+        coverage_gap: bool = False,
+        slack_ok: bool | None = None,
+        graphql_errors_only: bool = False,
+    ) -> TraceEntry:
         req, req_cut = cut(scrub_body(request), self.secrets)
         resp, resp_cut = cut(response, self.secrets)
         entry = TraceEntry(
-            seq=len(self.entries) + 1, at=at, tool=tool, method=method.upper(), path=path,
-            query=scrub_query(query or {}), status=status, request=req, response=resp,
-            request_truncated=req_cut, response_truncated=resp_cut, coverage_gap=coverage_gap,
-            slack_ok=slack_ok if tool == "slack" else None, graphql_errors_only=graphql_errors_only,
+            seq=len(self.entries) + 1,
+            at=at,
+            tool=tool,
+            method=method.upper(),
+            path=path,
+            query=scrub_query(query or {}),
+            status=status,
+            request=req,
+            response=resp,
+            request_truncated=req_cut,
+            response_truncated=resp_cut,
+            coverage_gap=coverage_gap,
+            slack_ok=slack_ok if tool == "slack" else None,
+            graphql_errors_only=graphql_errors_only,
         )
         self.entries.append(entry)
         return entry

@@ -6,10 +6,23 @@ from typing import Any
 
 from ..schema import Field, RecordKind, StateCheck, Tool, Validator, register
 
-STATUSES = ("STAGED", "PROVISIONED", "ACTIVE", "RECOVERY", "PASSWORD_EXPIRED", "LOCKED_OUT", "SUSPENDED",
-            "DEPROVISIONED")
-USER = {"login": Field("str", required=True, nonempty=True), "email": Field("str"), "first_name": Field("str"),
-        "last_name": Field("str"), "status": Field("choice", choices=STATUSES)}
+STATUSES = (
+    "STAGED",
+    "PROVISIONED",
+    "ACTIVE",
+    "RECOVERY",
+    "PASSWORD_EXPIRED",
+    "LOCKED_OUT",
+    "SUSPENDED",
+    "DEPROVISIONED",
+)
+USER = {
+    "login": Field("str", required=True, nonempty=True),
+    "email": Field("str"),
+    "first_name": Field("str"),
+    "last_name": Field("str"),
+    "status": Field("choice", choices=STATUSES),
+}
 
 
 def _user_check(c: dict[str, Any], path: str, v: Validator) -> None:
@@ -25,8 +38,17 @@ def _user_check(c: dict[str, Any], path: str, v: Validator) -> None:
         v.add(f"{path}.status_in", f"unknown status {bad[0]!r}; one of {', '.join(STATUSES)}")
 
 
-CHECKS = {"user": StateCheck({"user": Field("str", required=True), "status": Field("choice", choices=STATUSES),
-                              "status_in": Field("strs", nonempty=True), "exists": Field("bool")},
-                             scalar="user", cleaner=_user_check)}
+CHECKS = {
+    "user": StateCheck(
+        {
+            "user": Field("str", required=True),
+            "status": Field("choice", choices=STATUSES),
+            "status_in": Field("strs", nonempty=True),
+            "exists": Field("bool"),
+        },
+        scalar="user",
+        cleaner=_user_check,
+    )
+}
 
 TOOL = register(Tool(name="okta", records=(RecordKind("user", "users", USER),), state_checks=CHECKS))
