@@ -218,6 +218,21 @@ def test_check_problems(checks, expected):
     assert problems(BASE + "  " + checks + "\n") == [f"scene.yaml:{LINE}: {expected}"]
 
 
+@pytest.mark.parametrize(
+    "checks",
+    [
+        "- { id: a, state: { datadog.monitor: { monitor: $mon, is: OK }, is: OK } }",
+        "- { id: a, state: { datadog.monitor: $mon, is: OK } }",
+        "- { id: a, state: { github.file_at: { repo: $github_orders, revision: $c_base, path: x }, equals: y } }",
+        "- { id: a, knows: [$person.laura, laura.workspace] }",
+        "- { id: a, message: { in: $issue_13, from: $gh_bot, text_contains: [a, b] } }",
+        "- { id: a, within: { event: { fault_resolved: $down }, of: { called: '*' }, limit: 1m30s } }",
+    ],
+)
+def test_valid_check_shapes(checks):
+    load_scene(BASE + "  " + checks + "\n")
+
+
 def test_pass_ids_and_duplicate_check_ids():
     text = BASE + "  - { id: a, judge: x }\n  - { id: a, judge: y }\npass: [a, b]\n"
     assert problems(text) == [

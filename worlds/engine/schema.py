@@ -108,12 +108,13 @@ class StateCheck:
 
 @dataclass(frozen=True, eq=False)
 class Tool:
-    """A simulated tool.
+    """A simulated tool, declared by one module in ``worlds/engine/tools/``.
 
-    ``records``: its record kinds; ``state_checks``: check name (after ``<tool>.``) → shape;
-    ``has_bot``: its users must hold exactly one ``bot: true`` (the agent's own account);
-    ``credential``: the names of the credential fields it hands the agent (see credentials.py).
-    Later the HTTP simulators add ``build`` (scene records → tool state) and ``routes``.
+    ``records``: its record kinds (``world.<tool>.<collection>``); ``state_checks``: check name after
+    ``<tool>.`` → shape; ``has_bot``: its users must hold exactly one ``bot: true`` (the agent's own
+    account); ``effects``: the fault effects it applies (``<tool>.<effect>`` → fields). The HTTP
+    simulators will add their handlers here the same way (a ``build`` from scene records to the tool's
+    state and a ``routes`` table of method + path pattern → handler), so the engine never names a tool.
     """
 
     name: str

@@ -1,1 +1,0 @@
-"""evalconsole worlds: scenes played in simulated tools. The pure engine is worlds.engine."""
