@@ -1,0 +1,142 @@
+"""The trace: every HTTP call the agent made to the world's tools, numbered from 1 (``seq``).
+
+Entries are exactly WORLDS.md "The trace". Bodies are cut at 10 KB and marked truncated; credentials
+(Slack ``token`` fields, Datadog keys in queries, every ``Authorization`` header) are never stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .clock import iso
+
+__all__ = ["BODY_LIMIT", "Trace", "TraceEntry", "scrub_body", "scrub_query"]
+
+BODY_LIMIT = 10 * 1024
+# Query and body fields that carry credentials (Slack's token, Datadog's keys), casefolded.
+SECRET_FIELDS = frozenset(
+    {"token", "api_key", "application_key", "app_key", "dd-api-key", "dd-application-key"}
+)
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    seq: int
+    at: datetime
+    tool: str
+    method: str
+    path: str
+    query: dict[str, list[str]] = field(default_factory=dict)
+    status: int = 200
+    request: Any = None
+    response: Any = None
+    request_truncated: bool = False
+    response_truncated: bool = False
+    coverage_gap: bool = False
+    slack_ok: bool | None = None
+    graphql_errors_only: bool = False
+
+    @property
+    def worked(self) -> bool:
+        """Below 400, not a coverage gap, no Slack ``ok: false``, not a GraphQL answer of only errors."""
+        return (
+            self.status < 400
+            and not self.coverage_gap
+            and self.slack_ok is not False
+            and not self.graphql_errors_only
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["at"] = iso(self.at)
+        data["worked"] = self.worked
+        return data
+
+
+def scrub_query(query: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {k: list(v) for k, v in query.items() if k.casefold() not in SECRET_FIELDS}
+
+
+def scrub_body(body: Any) -> Any:
+    """Drop credential fields from a parsed body (top level of an object, as Slack sends ``token``)."""
+    if isinstance(body, dict):
+        return {k: v for k, v in body.items() if not (isinstance(k, str) and k.casefold() in SECRET_FIELDS)}
+    return body
+
+
+def cut(body: Any, secrets: tuple[str, ...] = ()) -> tuple[Any, bool]:
+    """The body to store and whether it was truncated. A body over 10 KB (as JSON, UTF-8) is stored as
+    its first 10 KB of text. Any known secret value left in the text is replaced by ``[redacted]``."""
+    if body is None:
+        return None, False
+    text = (
+        body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, sort_keys=False, default=str)
+    )
+    redacted = text
+    for secret in secrets:
+        if secret:
+            redacted = redacted.replace(secret, "[redacted]")
+    if redacted != text:
+        body = redacted if isinstance(body, str) else json.loads(redacted)
+        text = redacted
+    raw = text.encode()
+    if len(raw) <= BODY_LIMIT:
+        return body, False
+    return raw[:BODY_LIMIT].decode("utf-8", errors="ignore"), True
+
+
+class Trace:
+    """The world's trace. ``record`` numbers the entry and strips credentials; ``secrets`` are the
+    world's credential values, never stored even where an agent puts them in a body."""
+
+    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
+        self.entries: list[TraceEntry] = []
+        self.secrets = tuple(secrets)
+
+    def record(
+        self,
+        *,
+        at: datetime,
+        tool: str,
+        method: str,
+        path: str,
+        query: dict[str, list[str]] | None = None,
+        status: int,
+        request: Any = None,
+        response: Any = None,
+        coverage_gap: bool = False,
+        slack_ok: bool | None = None,
+        graphql_errors_only: bool = False,
+    ) -> TraceEntry:
+        req, req_cut = cut(scrub_body(request), self.secrets)
+        resp, resp_cut = cut(response, self.secrets)
+        entry = TraceEntry(
+            seq=len(self.entries) + 1,
+            at=at,
+            tool=tool,
+            method=method.upper(),
+            path=path,
+            query=scrub_query(query or {}),
+            status=status,
+            request=req,
+            response=resp,
+            request_truncated=req_cut,
+            response_truncated=resp_cut,
+            coverage_gap=coverage_gap,
+            slack_ok=slack_ok if tool == "slack" else None,
+            graphql_errors_only=graphql_errors_only,
+        )
+        self.entries.append(entry)
+        return entry
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [e.to_dict() for e in self.entries]
