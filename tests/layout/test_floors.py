@@ -16,11 +16,12 @@ FLOORS = [
     "teams",  # teams, memberships, roles and the permission rule, API tokens, judge budgets
     "agents",  # agents and workforces, their protocols, URL policy, the demo agent
     "checks",  # the check library, tests, check kinds, the judge client
+    "worlds",  # scenes and the simulated tools they are played in (engine/ is pure)
     "runs",  # runs, samples, results, the worker
     "monitors",  # live tasks, monitors, one-off evaluations, retention
     "evalconsole",  # the roof: settings, URLs, the API router, the CLI and commands
 ]
-PURE = ["checks/kinds", "runs/outcomes.py"]
+PURE = ["checks/kinds", "runs/outcomes.py", "worlds/engine"]
 NOT_DJANGO_FREE = ("django", "rest_framework", "django_filters", "django_htmx", "django_q", "drf_spectacular")
 
 
