@@ -58,19 +58,19 @@ def other_team(db):
     return factories.team("Globex")
 
 
-@pytest.fixture
-def admin_user(team):
-    return factories.member_of(team, "admin", "ada")
+def _in_team(role: str, username: str):
+    """A fixture: a new user `username` with `role` in `team`."""
+
+    def person(team):
+        return factories.member_of(team, role, username)
+
+    person.__doc__ = f"{username}: {role} of `team`."
+    return pytest.fixture(person)
 
 
-@pytest.fixture
-def member(team):
-    return factories.member_of(team, "member", "alice")
-
-
-@pytest.fixture
-def viewer(team):
-    return factories.member_of(team, "viewer", "victor")
+admin_user = _in_team("admin", "ada")
+member = _in_team("member", "alice")
+viewer = _in_team("viewer", "victor")
 
 
 @pytest.fixture

@@ -57,12 +57,6 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -161,37 +155,27 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from agents.services import create_agent
-    from checks.services import create_check
+    from bench.common import LOOKUP_ORDER_CALLED, admin_and_agent, create_checks, free_port
     from monitors import services as monitoring
     from monitors.models import Task
     from runs.models import CheckResult
-    from teams.services import add_member, create_team, get_or_create_user, issue_token
+    from teams.services import issue_token
 
     vendor = connection.vendor
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     print(f"database: {vendor} ({env['DATABASE_URL'].split('@')[-1]}); work dir {work}", flush=True)
     call_command("migrate", verbosity=0, interactive=False)
     suffix = str(int(time.time()))
-    team = create_team(name=f"Bench {suffix}")
-    user, _ = get_or_create_user(username=f"bench-{suffix}")
-    add_member(team=team, user=user, role="admin")
-    agent = create_agent(team=team, by=user, name="Order desk", endpoint_url="http://127.0.0.1:9/agent")
-    checks = [
-        create_check(
-            agent=agent, by=user, name="Gives tracking", kind="text_includes", config={"text": "TRK"}
-        ),
-        create_check(
-            agent=agent,
-            by=user,
-            name="Looks up the order",
-            kind="tool_usage",
-            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
-        ),
-        create_check(
-            agent=agent, by=user, name="Reads the order", kind="trace", config={"called": ["GET /orders/*"]}
-        ),
-    ]
+    user, agent = admin_and_agent(team=f"Bench {suffix}", username=f"bench-{suffix}", agent="Order desk")
+    checks = create_checks(
+        agent,
+        user,
+        [
+            ("Gives tracking", "text_includes", {"text": "TRK"}),
+            ("Looks up the order", "tool_usage", LOOKUP_ORDER_CALLED),
+            ("Reads the order", "trace", {"called": ["GET /orders/*"]}),
+        ],
+    )
     monitor = monitoring.create_monitor(
         agent=agent, by=user, name="Live 10 %", checks=[c.pk for c in checks], sample_rate=args.rate
     )
@@ -341,14 +325,10 @@ def main() -> None:
             if args.worker_during_ingest:
                 # Evaluations ran alongside ingestion: rate over the whole span, and the lag after it.
                 busy = end - ingest_started
-                figures.update(
-                    {
-                        "worker_seconds_busy": round(busy, 2),
-                        "lag_after_ingest_s": round(end - ingest_ended, 2),
-                        "evaluations_per_s": round(expected / busy),
-                        "evaluated_tasks_per_s": round(sampled / busy),
-                    }
-                )
+                spans = {
+                    "worker_seconds_busy": round(busy, 2),
+                    "lag_after_ingest_s": round(end - ingest_ended, 2),
+                }
                 print(
                     f"worker (during ingestion): {expected} evaluations ({sampled} tasks x "
                     f"{len(checks)} checks) "
@@ -358,14 +338,10 @@ def main() -> None:
                 )
             else:
                 busy = end - (first_at or worker_started)
-                figures.update(
-                    {
-                        "worker_seconds_from_start": round(end - worker_started, 2),
-                        "worker_seconds_busy": round(busy, 2),
-                        "evaluations_per_s": round(expected / busy),
-                        "evaluated_tasks_per_s": round(sampled / busy),
-                    }
-                )
+                spans = {
+                    "worker_seconds_from_start": round(end - worker_started, 2),
+                    "worker_seconds_busy": round(busy, 2),
+                }
                 print(
                     f"worker: {expected} evaluations ({sampled} tasks x {len(checks)} checks) in "
                     f"{busy:.1f} s from "
@@ -373,6 +349,13 @@ def main() -> None:
                     f"{expected / busy:,.0f} evaluations/s ({sampled / busy:,.0f} tasks/s)",
                     flush=True,
                 )
+            figures.update(
+                {
+                    **spans,
+                    "evaluations_per_s": round(expected / busy),
+                    "evaluated_tasks_per_s": round(sampled / busy),
+                }
+            )
             failures = Task.objects.filter(agent=agent, has_failures=True).count()
             figures["tasks_with_failures"] = failures
             print(f"tasks marked has_failures: {failures}", flush=True)

@@ -78,14 +78,6 @@ class Proc:
         self.fh.close()
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def http_json(url: str, method: str = "GET") -> dict:
     req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
     with urllib.request.urlopen(req, timeout=10) as r:
@@ -151,37 +143,28 @@ def main() -> None:
     from django.db import connection
 
     from agents.models import Agent
-    from agents.services import create_agent
-    from checks.services import create_check, create_test, create_test_set
+    from bench.common import LOOKUP_ORDER_CALLED, admin_and_agent, create_checks, free_port
+    from checks.services import create_test, create_test_set
     from runs import services
     from runs.models import Run
-    from teams.services import add_member, create_team, get_or_create_user
 
     engine = "PostgreSQL" if connection.vendor == "postgresql" else "SQLite"
-    user, _ = get_or_create_user(username="bench")
-    team = create_team(name="Bench")
-    add_member(team=team, user=user, role="admin")
-    agent = create_agent(
-        team=team,
-        by=user,
-        name="Fake",
-        endpoint_url="http://127.0.0.1:9/agent",
+    user, agent = admin_and_agent(
+        team="Bench",
+        username="bench",
+        agent="Fake",
         max_concurrency=a.max_concurrency,
         timeout_s=30.0,
         retries=2,
     )
-    checks = [
-        create_check(
-            agent=agent, by=user, name="Mentions EC-1042", kind="text_includes", config={"text": "EC-1042"}
-        ),
-        create_check(
-            agent=agent,
-            by=user,
-            name="Looked up the order",
-            kind="tool_usage",
-            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
-        ),
-    ]
+    checks = create_checks(
+        agent,
+        user,
+        [
+            ("Mentions EC-1042", "text_includes", {"text": "EC-1042"}),
+            ("Looked up the order", "tool_usage", LOOKUP_ORDER_CALLED),
+        ],
+    )
     old_limit = settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN
     test = create_test(
         test_set=create_test_set(agent=agent, by=user, name="Bench"),

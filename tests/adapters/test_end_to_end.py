@@ -17,9 +17,9 @@ import pytest
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
 from runs import services
-from runs.models import Run, Sample
+from runs.models import Sample
 from tests.adapters.examples import ADAPTERS, ExampleServer
-from tests.support.workers import wait_for
+from tests.support.workers import run_finished
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -85,32 +85,32 @@ def _test_of(agent, by, scenarios: list[str], checks: dict) -> object:
                        samples_per_scenario=1)
 
 
-def _finished(run_id: int, timeout: float = 20.0) -> Run:
-    def done():
-        run = Run.objects.get(pk=run_id)
-        return run if run.status in ("completed", "cancelled") else None
-
-    return wait_for(done, timeout=timeout, message=lambda: f"run {run_id} to finish: "
-                    f"{list(Sample.objects.filter(run_id=run_id).values_list('status', 'error'))}")
-
-
-def _results(sample: Sample) -> dict[str, object]:
-    return {r.check_version.name: r for r in sample.results.select_related("check_version")}
-
-
 def _tool_call_fields(sample: Sample) -> list[dict]:
     return [{k: call.get(k) for k in ("name", "status", "input")} for call in sample.tool_calls]
+
+
+def _order_desk_run(adapter, example_server, team, admin_user, member, scenarios: list[str]):
+    """The adapter's example registered as an agent, the order checks on ``scenarios``, run by the worker."""
+    agent = _register(team, admin_user, example_server(adapter), f"Order desk ({adapter})")
+    test = _test_of(agent, member, scenarios, _order_checks(agent, member))
+    return run_finished(services.launch_run(test=test, by=member).pk)
+
+
+def _results(sample: Sample, looked_up: str, called: str) -> dict[str, object]:
+    """The sample's results by check name, asserting the three outcomes (the lookup check's is ``looked_up``,
+    the others pass) and how the lookup check's explanation ends (``called``)."""
+    results = {r.check_version.name: r for r in sample.results.select_related("check_version")}
+    assert {name: r.outcome for name, r in results.items()} == {
+        "Looked up EC-1042": looked_up, "No refund": "pass", "Mentions the order": "pass"}
+    assert results["Looked up EC-1042"].explanation == (
+        f'Expected lookup_order with orderId equal to "EC-1042" to be called at least 1 time, {called}.')
+    return results
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
 def test_a_test_with_tool_usage_checks_passes_end_to_end(adapter, example_server, qcluster, team, admin_user,
                                                          member):
-    server = example_server(adapter)
-    agent = _register(team, admin_user, server, f"Order desk ({adapter})")
-    checks = _order_checks(agent, member)
-    test = _test_of(agent, member, ORDER_SCENARIOS, checks)
-
-    run = _finished(services.launch_run(test=test, by=member).pk)
+    run = _order_desk_run(adapter, example_server, team, admin_user, member, ORDER_SCENARIOS)
 
     assert (run.status, run.result, run.done_samples, run.total_samples) == ("completed", "pass", 2, 2)
     samples = list(run.samples.order_by("scenario_index"))
@@ -119,13 +119,8 @@ def test_a_test_with_tool_usage_checks_passes_end_to_end(adapter, example_server
         assert (sample.outcome, sample.error, sample.output) == ("pass", "", ANSWER)
         assert _tool_call_fields(sample) == [LOOKUP]
         assert sample.tool_calls[0]["output"] == {"found": True, "orderId": "EC-1042", "status": "shipped"}
-        results = _results(sample)
-        assert {name: r.outcome for name, r in results.items()} == {
-            "Looked up EC-1042": "pass", "No refund": "pass", "Mentions the order": "pass"}
-        looked_up = results["Looked up EC-1042"]
-        assert looked_up.explanation == ('Expected lookup_order with orderId equal to "EC-1042" to be called '
-                                         "at least 1 time, and it was called 1 time.")
-        assert looked_up.evidence == [0]  # the index of the call in the sample's tool calls
+        results = _results(sample, "pass", "and it was called 1 time")
+        assert results["Looked up EC-1042"].evidence == [0]  # the call's index in the sample's tool calls
         assert results["No refund"].explanation == (
             "Expected issue_refund to be called at most 0 times, and it was called 0 times.")
         assert all(r.required for r in results.values())
@@ -136,23 +131,13 @@ def test_a_turn_without_tools_fails_the_lookup_check_determinately(adapter, exam
                                                                    admin_user, member):
     """No order id: the agent calls no tool and reports ``toolCalls: []``, so "at least 1" FAILS (not
     indeterminate), even though the answer mentions EC-1042 (a text check alone would pass)."""
-    server = example_server(adapter)
-    agent = _register(team, admin_user, server, f"Order desk ({adapter})")
-    checks = _order_checks(agent, member)
-    test = _test_of(agent, member, ["Hello there"], checks)
-
-    run = _finished(services.launch_run(test=test, by=member).pk)
+    run = _order_desk_run(adapter, example_server, team, admin_user, member, ["Hello there"])
 
     assert (run.status, run.result) == ("completed", "fail")
     sample = run.samples.get()
     assert (sample.outcome, sample.error, sample.output) == ("fail", "", NO_ORDER_ANSWER)
     assert sample.tool_calls == []  # reported, and empty: determinate evidence of no calls
-    results = _results(sample)
-    assert {name: r.outcome for name, r in results.items()} == {
-        "Looked up EC-1042": "fail", "No refund": "pass", "Mentions the order": "pass"}
-    looked_up = results["Looked up EC-1042"]
-    assert looked_up.explanation == ('Expected lookup_order with orderId equal to "EC-1042" to be called '
-                                     "at least 1 time, but it was called 0 times.")
+    looked_up = _results(sample, "fail", "but it was called 0 times")["Looked up EC-1042"]
     assert looked_up.evidence == []
     assert looked_up.details == {"count": 0, "calls_of_tool": 0}
 
@@ -169,7 +154,7 @@ def test_the_agents_shared_secret_is_sent_and_a_wrong_one_is_refused(adapter, ex
         test = _test_of(agent, member, ORDER_SCENARIOS[:1], _order_checks(agent, member))
         runs[which] = services.launch_run(test=test, by=member).pk
 
-    finished = {which: _finished(pk) for which, pk in runs.items()}
+    finished = {which: run_finished(pk) for which, pk in runs.items()}
 
     assert (finished["right"].status, finished["right"].result) == ("completed", "pass")
     right = finished["right"].samples.get()

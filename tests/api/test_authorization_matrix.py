@@ -33,39 +33,37 @@ def write(*, viewer: int = 403, member: int, admin: int, outsider: int) -> dict[
     return {**ANON, "viewer": viewer, "member": member, "admin": admin, "outsider": outsider, "readonly": 403}
 
 
+def collection(resource: str, *, members_edit: bool = True) -> dict[str, dict[str, int]]:
+    """The six rows of a resource the router registers in full: list, create, read, replace, edit, archive.
+
+    Members create and edit (or, with ``members_edit=False``, only admins do); only admins archive. The
+    outsider lists (an empty page), cannot create (the Acme parent "does not exist" for them: 400) and
+    gets 404 for an Acme object.
+    """
+    create, edit = (201, 200) if members_edit else (403, 403)
+    return {
+        f"GET /api/v1/{resource}/": read(),
+        f"POST /api/v1/{resource}/": write(member=create, admin=201, outsider=400),
+        f"GET /api/v1/{resource}/{{id}}/": read(outsider=404),
+        f"PUT /api/v1/{resource}/{{id}}/": write(member=edit, admin=200, outsider=404),
+        f"PATCH /api/v1/{resource}/{{id}}/": write(member=edit, admin=200, outsider=404),
+        f"DELETE /api/v1/{resource}/{{id}}/": write(member=403, admin=204, outsider=404),
+    }
+
+
 # "METHOD /path/{id}/" → persona → status. {id} is an Acme object of that resource.
 EXPECTED: dict[str, dict[str, int]] = {
     "GET /api/v1/": read(),
     # agents: admins manage them; members may ping.
-    "GET /api/v1/agents/": read(),
-    "POST /api/v1/agents/": write(member=403, admin=201, outsider=400),  # outsider: "Team 1 does not exist"
-    "GET /api/v1/agents/{id}/": read(outsider=404),
-    "PUT /api/v1/agents/{id}/": write(member=403, admin=200, outsider=404),
-    "PATCH /api/v1/agents/{id}/": write(member=403, admin=200, outsider=404),
-    "DELETE /api/v1/agents/{id}/": write(member=403, admin=204, outsider=404),
+    **collection("agents", members_edit=False),  # outsider's create: "Team 1 does not exist"
     "POST /api/v1/agents/{id}/ping/": write(member=200, admin=200, outsider=404),
     # checks: members build them; admins archive them.
-    "GET /api/v1/checks/": read(),
-    "POST /api/v1/checks/": write(member=201, admin=201, outsider=400),  # "Agent 1 does not exist"
-    "GET /api/v1/checks/{id}/": read(outsider=404),
-    "PUT /api/v1/checks/{id}/": write(member=200, admin=200, outsider=404),
-    "PATCH /api/v1/checks/{id}/": write(member=200, admin=200, outsider=404),
-    "DELETE /api/v1/checks/{id}/": write(member=403, admin=204, outsider=404),
+    **collection("checks"),  # outsider's create: "Agent 1 does not exist"
     "GET /api/v1/checks/{id}/versions/": read(outsider=404),
     # test sets and tests: members build them and launch runs; admins archive them.
-    "GET /api/v1/test-sets/": read(),
-    "POST /api/v1/test-sets/": write(member=201, admin=201, outsider=400),
-    "GET /api/v1/test-sets/{id}/": read(outsider=404),
-    "PUT /api/v1/test-sets/{id}/": write(member=200, admin=200, outsider=404),
-    "PATCH /api/v1/test-sets/{id}/": write(member=200, admin=200, outsider=404),
-    "DELETE /api/v1/test-sets/{id}/": write(member=403, admin=204, outsider=404),
+    **collection("test-sets"),
     "POST /api/v1/test-sets/{id}/runs/": write(member=202, admin=202, outsider=404),
-    "GET /api/v1/tests/": read(),
-    "POST /api/v1/tests/": write(member=201, admin=201, outsider=400),
-    "GET /api/v1/tests/{id}/": read(outsider=404),
-    "PUT /api/v1/tests/{id}/": write(member=200, admin=200, outsider=404),
-    "PATCH /api/v1/tests/{id}/": write(member=200, admin=200, outsider=404),
-    "DELETE /api/v1/tests/{id}/": write(member=403, admin=204, outsider=404),
+    **collection("tests"),
     # runs
     "GET /api/v1/runs/": read(),
     "POST /api/v1/runs/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
@@ -88,12 +86,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "POST /api/v1/agents/{agent_id}/tasks/": write(member=201, admin=201, outsider=404),
     "GET /api/v1/tasks/": read(),
     "GET /api/v1/tasks/{id}/": read(outsider=404),
-    "GET /api/v1/monitors/": read(),
-    "POST /api/v1/monitors/": write(member=201, admin=201, outsider=400),
-    "GET /api/v1/monitors/{id}/": read(outsider=404),
-    "PUT /api/v1/monitors/{id}/": write(member=200, admin=200, outsider=404),
-    "PATCH /api/v1/monitors/{id}/": write(member=200, admin=200, outsider=404),
-    "DELETE /api/v1/monitors/{id}/": write(member=403, admin=204, outsider=404),
+    **collection("monitors"),
     "GET /api/v1/monitors/{id}/results/": read(outsider=404),
     "GET /api/v1/evaluations/": read(),
     "POST /api/v1/evaluations/": write(member=202, admin=202, outsider=400),

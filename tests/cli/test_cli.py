@@ -5,9 +5,6 @@ servers that misbehave (unreachable, HTML, slow) for its own errors. Exit codes:
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import threading
 import xml.etree.ElementTree as ET
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,26 +12,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from evalconsole import cli
+from tests.support.cli import run_cli
+from tests.support.raw_server import free_port
 
 
-def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The installed console script's code, as CI runs it (a separate process)."""
-    import os
-
-    base = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "evalconsole.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**base, **(env or {})},
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _json(status: int, document) -> tuple[int, dict, bytes]:
+    """A JSON answer for `_Server`."""
+    return status, {"Content-Type": "application/json"}, json.dumps(document).encode()
 
 
 class _Server:
@@ -119,16 +103,17 @@ def test_unreachable_server_exits_3():
     )
 
 
-def test_a_server_that_is_not_the_console_exits_3():
-    with _Server(lambda method, path: (200, {"Content-Type": "text/html"}, b"<html>hello</html>")) as server:
+@pytest.mark.parametrize(
+    "status,body,message",
+    [
+        pytest.param(200, b"<html>hello</html>", "did not answer JSON", id="not-the-console"),
+        pytest.param(500, b"boom", "HTTP 500", id="server-error-names-the-status"),
+    ],
+)
+def test_a_server_that_is_not_the_console_or_fails_exits_3(status, body, message):
+    with _Server(lambda method, path: (status, {"Content-Type": "text/html"}, body)) as server:
         result = run_cli("run", "--test", "1", "--url", server.url, "--token", "ect_a_b")
-    assert result.returncode == 3 and "did not answer JSON" in result.stderr
-
-
-def test_server_errors_exit_3_and_name_the_status():
-    with _Server(lambda method, path: (500, {"Content-Type": "text/html"}, b"boom")) as server:
-        result = run_cli("run", "--test", "1", "--url", server.url, "--token", "ect_a_b")
-    assert result.returncode == 3 and "HTTP 500" in result.stderr
+    assert result.returncode == 3 and message in result.stderr
 
 
 def test_wait_times_out_with_exit_3():
@@ -143,11 +128,7 @@ def test_wait_times_out_with_exit_3():
     }
 
     def answer(method, path):
-        return (
-            (202 if method == "POST" else 200),
-            {"Content-Type": "application/json"},
-            json.dumps(running).encode(),
-        )
+        return _json(202 if method == "POST" else 200, running)
 
     with _Server(answer) as server:
         result = run_cli(
@@ -188,15 +169,11 @@ def test_polling_survives_a_passing_outage():
 
     def answer(method, path):
         if method == "POST":
-            return (
-                202,
-                {"Content-Type": "application/json"},
-                json.dumps({**done, "status": "queued"}).encode(),
-            )
+            return _json(202, {**done, "status": "queued"})
         calls["n"] += 1
         if calls["n"] == 1:
             return 503, {"Retry-After": "0"}, b""
-        return 200, {"Content-Type": "application/json"}, json.dumps(done).encode()
+        return _json(200, done)
 
     with _Server(answer) as server:
         result = run_cli(
@@ -209,11 +186,7 @@ def test_launch_without_wait_prints_the_runs_and_sends_additional_checks():
     queued = {"id": 5, "name": "Set test", "status": "queued", "scenarios": [], "checks": []}
 
     def answer(method, path):
-        return (
-            202,
-            {"Content-Type": "application/json"},
-            json.dumps({"runs": [queued, {**queued, "id": 6}]}).encode(),
-        )
+        return _json(202, {"runs": [queued, {**queued, "id": 6}]})
 
     with _Server(answer) as server:
         result = run_cli(

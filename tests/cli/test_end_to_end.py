@@ -7,14 +7,13 @@ and JUnit files that parse.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import httpx
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.workers import qcluster, qcluster_factory  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.worker
@@ -46,21 +45,17 @@ def console(live_server, admin_user):
         yield client
 
 
-def _created(response: httpx.Response) -> dict:
+def create(console, path: str, **fields) -> dict:
+    """POST `fields` to the API collection at `path`; the created object."""
+    response = console.post(path, json=fields)
     assert response.status_code in (201, 202), response.text
     return response.json()
 
 
 def cli(console, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
-    env.update(EVALCONSOLE_URL=console.console_url, EVALCONSOLE_TOKEN=console.token)
-    return subprocess.run(
-        [sys.executable, "-m", "evalconsole.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+    """`evalconsole run *args` against the live console, with its URL and token from the environment."""
+    env = {"EVALCONSOLE_URL": console.console_url, "EVALCONSOLE_TOKEN": console.token}
+    return run_cli("run", *args, env=env, timeout=180)
 
 
 def junit(path) -> ET.Element:
@@ -70,76 +65,44 @@ def junit(path) -> ET.Element:
 
 
 def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path):  # noqa: F811
-    agent = _created(
-        console.post(
-            "/agents/", json={"name": "Demo shop bot", "endpoint_url": demo_agent.url, "timeout_s": 10}
-        )
+    agent = create(console, "/agents/", name="Demo shop bot", endpoint_url=demo_agent.url, timeout_s=10)
+
+    def check(name: str, kind: str, config: dict) -> dict:
+        return create(console, "/checks/", agent=agent["id"], name=name, kind=kind, config=config)
+
+    shipped = check("Says it shipped", "text_includes", {"text": "has shipped"})
+    looked_up = check(
+        "Looks up the order",
+        "tool_usage",
+        {
+            "tool": "lookup_order",
+            "mode": "exactly",
+            "count": 1,
+            "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}],
+        },
     )
-    shipped = _created(
-        console.post(
-            "/checks/",
-            json={
-                "agent": agent["id"],
-                "name": "Says it shipped",
-                "kind": "text_includes",
-                "config": {"text": "has shipped"},
-            },
-        )
-    )
-    looked_up = _created(
-        console.post(
-            "/checks/",
-            json={
-                "agent": agent["id"],
-                "name": "Looks up the order",
-                "kind": "tool_usage",
-                "config": {
-                    "tool": "lookup_order",
-                    "mode": "exactly",
-                    "count": 1,
-                    "inputs": [{"field": "orderId", "op": "equals", "value": "EC-1042"}],
-                },
-            },
-        )
-    )
-    refunded = _created(
-        console.post(
-            "/checks/",
-            json={
-                "agent": agent["id"],
-                "name": "Promises a refund",
-                "kind": "text_includes",
-                "config": {"text": "refund issued"},
-            },
-        )
-    )
-    test_set = _created(console.post("/test-sets/", json={"agent": agent["id"], "name": "Order desk"}))
+    refunded = check("Promises a refund", "text_includes", {"text": "refund issued"})
+    test_set = create(console, "/test-sets/", agent=agent["id"], name="Order desk")
     scenarios = [
         {"name": "Where is EC-1042", "input": "Where is my order EC-1042?"},
         {"name": "Status, politely", "messages": [{"role": "user", "content": "Hi! Status of EC-1042?"}]},
     ]
-    passing = _created(
-        console.post(
-            "/tests/",
-            json={
-                "test_set": test_set["id"],
-                "name": "Order status",
-                "scenarios": scenarios,
-                "samples_per_scenario": 2,
-                "checks": [{"check": shipped["id"]}, {"check": looked_up["id"]}],
-            },
-        )
+    passing = create(
+        console,
+        "/tests/",
+        test_set=test_set["id"],
+        name="Order status",
+        scenarios=scenarios,
+        samples_per_scenario=2,
+        checks=[{"check": shipped["id"]}, {"check": looked_up["id"]}],
     )
-    failing = _created(
-        console.post(
-            "/tests/",
-            json={
-                "test_set": test_set["id"],
-                "name": "Refund promise",
-                "scenarios": scenarios[:1],
-                "checks": [{"check": refunded["id"]}, {"check": shipped["id"], "required": False}],
-            },
-        )
+    failing = create(
+        console,
+        "/tests/",
+        test_set=test_set["id"],
+        name="Refund promise",
+        scenarios=scenarios[:1],
+        checks=[{"check": refunded["id"]}, {"check": shipped["id"], "required": False}],
     )
 
     # The failing test: exit 1, JUnit with the explanation of the failed check.
@@ -206,24 +169,8 @@ def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path): 
 
 
 def test_the_cli_reports_a_bad_token_and_an_unknown_test(console, live_server):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EVALCONSOLE_")}
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evalconsole.cli",
-            "run",
-            "--test",
-            "1",
-            "--url",
-            live_server.url,
-            "--token",
-            "ect_0123456789ab_nope",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
+    bad = run_cli(
+        "run", "--test", "1", "--url", live_server.url, "--token", "ect_0123456789ab_nope", timeout=60
     )
     assert bad.returncode == 3 and "refused the token (HTTP 401)" in bad.stderr
     missing = cli(console, "--test", "999999")

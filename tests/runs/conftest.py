@@ -11,16 +11,8 @@ from tests.support.workers import pytest_runtest_makereport, qcluster, qcluster_
 @pytest.fixture
 def live_agent(team, admin_user, fake):
     """An evalconsole-protocol agent at the fake server (short timeout, one retry)."""
-    from agents.services import create_agent
-
-    return create_agent(
-        team=team,
-        by=admin_user,
-        name="Fake bot",
-        endpoint_url=fake.url,
-        timeout_s=5.0,
-        retries=1,
-        max_concurrency=10,
+    return factories.agent(
+        team, admin_user, name="Fake bot", endpoint_url=fake.url, timeout_s=5.0, retries=1, max_concurrency=10
     )
 
 

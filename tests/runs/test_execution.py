@@ -8,11 +8,11 @@ import pytest
 from django.core.management import call_command
 
 from agents.models import Agent
-from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
 from runs import queue, services
 from runs.execution import drain
 from runs.models import Run, Sample
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -75,20 +75,11 @@ def test_a_429_retried_inside_the_call_still_shrinks_the_window(make_test, membe
 
 
 def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
-    agent = create_agent(
-        team=team, by=admin_user, name="Metadata", endpoint_url="http://127.0.0.1:9/latest/", retries=2
-    )
+    agent = factories.agent(team, admin_user, name="Metadata", endpoint_url="http://127.0.0.1:9/latest/", retries=2)
     # Saving refuses this URL now; one stored before that (or a name resolving there) is refused here.
     Agent.objects.filter(pk=agent.pk).update(endpoint_url="http://169.254.169.254/latest/")
-    check = create_check(agent=agent, by=member, name="c", kind="text_includes", config={"text": "x"})
-    test = create_test(
-        test_set=create_test_set(agent=agent, by=member, name="s"),
-        by=member,
-        name="t",
-        scenarios=["hello"],
-        checks=[{"check": check.pk}],
-    )
-    run = _run(test, member)
+    check = factories.check(agent, member, config={"text": "x"})
+    run = _run(factories.test(agent, member, scenarios=["hello"], checks=[check]), member)
     sample = run.samples.get()
     assert sample.outcome == "error"
     assert sample.error.startswith("refused: 169.254.169.254 is a link-local address")
@@ -96,31 +87,18 @@ def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
 
 
 def test_openai_chat_agent(member, team, admin_user, fake):
-    agent = create_agent(
-        team=team,
-        by=admin_user,
+    agent = factories.agent(
+        team,
+        admin_user,
         name="OpenAI-ish",
         endpoint_url=fake.openai_url,
         protocol="openai-chat",
         model_name="m1",
     )
-    checks = [
-        create_check(
-            agent=agent,
-            by=member,
-            name="called",
-            kind="tool_usage",
-            config={"tool": "lookup_order", "mode": "at_least", "count": 1},
-        ),
-    ]
-    test = create_test(
-        test_set=create_test_set(agent=agent, by=member, name="s"),
-        by=member,
-        name="t",
-        scenarios=[ORDER],
-        checks=[{"check": c.pk} for c in checks],
+    called = factories.check(
+        agent, member, kind="tool_usage", config={"tool": "lookup_order", "mode": "at_least", "count": 1}
     )
-    run = _run(test, member)
+    run = _run(factories.test(agent, member, scenarios=[ORDER], checks=[called]), member)
     sample = run.samples.get()
     assert (sample.outcome, run.result) == ("pass", "pass")
     assert sample.request == {"model": "m1", "messages": [{"role": "user", "content": ORDER}]}

@@ -7,7 +7,6 @@ talks to a real loopback agent (tests/support/fake_agent.py) told per scenario h
 from __future__ import annotations
 
 import io
-import socket
 import time
 from collections import Counter
 
@@ -16,29 +15,15 @@ from django.core.management import call_command
 from django.db.models import Count
 from django.utils import timezone
 
-from agents.services import create_agent
 from runs import services
 from runs.models import CheckResult, Run, Sample
-from tests.support.workers import wait_for
+from tests import factories
+from tests.support.raw_server import free_port
+from tests.support.workers import run_finished, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 ORDER = "Where is my order EC-1042?"
-
-
-def _finished(run_id: int, timeout: float = 20.0) -> Run:
-    def done():
-        run = Run.objects.get(pk=run_id)
-        return run if run.status in ("completed", "cancelled") else None
-
-    return wait_for(
-        done,
-        timeout=timeout,
-        message=lambda: (
-            f"run {run_id} to finish: "
-            f"{list(Sample.objects.filter(run_id=run_id).values_list('status', 'error'))}"
-        ),
-    )
 
 
 def _scenario(name: str, **fake) -> dict:
@@ -58,7 +43,7 @@ def test_ten_sample_run_completes_with_the_right_result(qcluster, make_test, mem
     test = make_test(scenarios=[ORDER, "Hello there"], samples=5, rate=100)
     started = time.monotonic()
     run = services.launch_run(test=test, by=member)
-    run = _finished(run.pk)
+    run = run_finished(run.pk)
     elapsed = time.monotonic() - started
     assert (run.status, run.result, run.done_samples, run.total_samples) == ("completed", "fail", 10, 10)
     assert [(s["passed"], s["failed"]) for s in run.summary["scenarios"]] == [(5, 0), (0, 5)]
@@ -97,7 +82,7 @@ def test_agent_faults_give_the_designed_outcomes_with_reasons(
         _scenario("missing output", body='{"result": 1}'),
     ]
     run = services.launch_run(test=make_test(scenarios=scenarios), by=member)
-    run = _finished(run.pk, timeout=30)
+    run = run_finished(run.pk, timeout=30)
     samples = {s.scenario_index: s for s in run.samples.all()}
     outcome = {i: (s.outcome, s.error) for i, s in samples.items()}
     assert outcome[0][0] == "error" and "timed out after 1.0 s (2 attempts)" in outcome[0][1]
@@ -120,33 +105,18 @@ def test_agent_faults_give_the_designed_outcomes_with_reasons(
     assert (run.status, run.result) == ("completed", "indeterminate")
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_connection_refused_is_an_error_sample(qcluster, member, team, admin_user):
-    from checks.services import create_check, create_test, create_test_set
-
-    agent = create_agent(
-        team=team,
-        by=admin_user,
+    agent = factories.agent(
+        team,
+        admin_user,
         name="Gone",
-        endpoint_url=f"http://127.0.0.1:{_closed_port()}/",
+        endpoint_url=f"http://127.0.0.1:{free_port()}/",
         timeout_s=2.0,
         retries=1,
     )
-    check = create_check(agent=agent, by=member, name="c", kind="text_includes", config={"text": "x"})
-    test = create_test(
-        test_set=create_test_set(agent=agent, by=member, name="s"),
-        by=member,
-        name="t",
-        scenarios=["hello"],
-        checks=[{"check": check.pk, "required": True}],
-        samples_per_scenario=2,
-    )
-    run = _finished(services.launch_run(test=test, by=member).pk)
+    check = factories.check(agent, member, config={"text": "x"})
+    test = factories.test(agent, member, scenarios=["hello"], checks=[check], samples=2)
+    run = run_finished(services.launch_run(test=test, by=member).pk)
     assert (run.status, run.result) == ("completed", "error")  # every sample errored
     for sample in run.samples.all():
         assert sample.outcome == "error" and sample.error == "connection refused (2 attempts)"
@@ -194,7 +164,7 @@ def test_sigkilled_worker_loses_nothing_and_repeats_nothing(
     out = io.StringIO()
     call_command("recover_runs", stdout=out)
     assert "re-queued" in out.getvalue() and "enqueued a drain task" in out.getvalue()
-    run = _finished(run.pk, timeout=30)
+    run = run_finished(run.pk, timeout=30)
 
     assert (run.status, run.result, run.done_samples) == ("completed", "pass", 10)
     _one_result_per_sample_and_check(run)
@@ -220,7 +190,7 @@ def test_two_worker_processes_share_a_run_without_running_a_sample_twice(
     with transaction.atomic():
         run = services.launch_run(test=test, by=member)
         transaction.on_commit(services.enqueue_drain)  # a second drain task: one per worker process
-    run = _finished(run.pk, timeout=30)
+    run = run_finished(run.pk, timeout=30)
     assert (run.status, run.result, run.done_samples) == ("completed", "pass", 10)
     _one_result_per_sample_and_check(run)
     assert set(Sample.objects.filter(run=run).values_list("executions", flat=True)) == {1}
@@ -233,7 +203,7 @@ def test_two_worker_processes_share_a_run_without_running_a_sample_twice(
     assert stats["max_in_flight"] <= 4  # the agent's cap held across the two processes
 
 
-def test_cancel_stops_agent_calls_and_keeps_what_finished(qcluster, make_test, member, fake, live_agent):
+def test_cancel_stops_agent_calls_and_keeps_whatrun_finished(qcluster, make_test, member, fake, live_agent):
     live_agent.max_concurrency = 2
     live_agent.save()
     test = make_test(scenarios=[_scenario(f"s{i}", delay_ms=800) for i in range(5)], samples=2)

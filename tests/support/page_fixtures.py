@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests import factories
+
 
 @pytest.fixture
 def live_agent(team, admin_user, fake):
-    from agents.services import create_agent
-
-    return create_agent(
-        team=team,
-        by=admin_user,
+    """An agent at the fake server, never retried, with a secret header no page may show."""
+    return factories.agent(
+        team,
+        admin_user,
         name="Fake bot",
         endpoint_url=fake.url,
         timeout_s=5.0,
@@ -26,19 +27,17 @@ def live_agent(team, admin_user, fake):
 
 @pytest.fixture
 def order_test(live_agent, member, order_checks):
-    from checks.services import create_test, create_test_set
-
-    test_set = create_test_set(agent=live_agent, by=member, name="Orders")
-    return create_test(
-        test_set=test_set,
-        by=member,
+    return factories.test(
+        live_agent,
+        member,
+        test_set=factories.test_set(live_agent, member, name="Orders"),
         name="Order status",
         scenarios=[
             {"name": "Known order", "input": "Where is my order EC-1042?"},
             {"name": "No order id", "input": "Where is my parcel?"},
         ],
-        checks=[{"check": c.pk, "required": True} for c in order_checks],
-        samples_per_scenario=2,
+        checks=order_checks,
+        samples=2,
     )
 
 

@@ -40,7 +40,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 READY_TEXT = "running"  # django-q2 logs "Q Cluster <name> running." at INFO level
 
-__all__ = ["QclusterProcess", "database_url", "qcluster", "qcluster_factory", "start_qcluster", "wait_for"]
+__all__ = [
+    "QclusterProcess",
+    "database_url",
+    "qcluster",
+    "qcluster_factory",
+    "run_finished",
+    "start_qcluster",
+    "wait_for",
+]
 
 
 def database_url(alias: str = "default") -> str:
@@ -181,6 +189,24 @@ def wait_for(
             text = message() if callable(message) else message
             raise AssertionError(f"timed out after {timeout} s waiting for {text}")
         time.sleep(interval)
+
+
+def run_finished(run_id: int, timeout: float = 20.0):
+    """The Run once a worker has completed or cancelled it; on a timeout the error lists its samples."""
+    from runs.models import Run, Sample
+
+    def done():
+        run = Run.objects.get(pk=run_id)
+        return run if run.status in ("completed", "cancelled") else None
+
+    return wait_for(
+        done,
+        timeout=timeout,
+        message=lambda: (
+            f"run {run_id} to finish: "
+            f"{list(Sample.objects.filter(run_id=run_id).values_list('status', 'error'))}"
+        ),
+    )
 
 
 @pytest.fixture
