@@ -358,9 +358,15 @@ def _latency(samples: list[dict]) -> dict | None:
 
 def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     stats = (run.summary or {}).get("checks", {})
+    names = [s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(run.test_version.scenarios)]
     rows = []
     for rc in run_checks:
         counts = stats.get(str(rc.check_version_id), {})
+        # Flaky = both outcomes on one scenario. Summaries saved before that rule have no
+        # flaky_scenarios; their "flaky" mixed scenarios, so it is not shown.
+        flaky_on = [
+            names[i] for i in counts.get("flaky_scenarios") or () if isinstance(i, int) and i < len(names)
+        ]
         rows.append(
             {
                 "run_check": rc,
@@ -370,7 +376,8 @@ def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
                 "errored": counts.get("errored", 0),
                 "indeterminate": counts.get("indeterminate", 0),
                 "pass_rate": counts.get("pass_rate"),
-                "flaky": counts.get("flaky", False),
+                "flaky": bool(flaky_on),
+                "flaky_on": flaky_on,
             }
         )
     return rows

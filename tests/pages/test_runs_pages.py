@@ -162,6 +162,24 @@ def test_flaky_scenarios_and_per_check_rates(login, member, order_test):
     assert "75 %" in rates
 
 
+def test_a_check_failing_one_scenario_and_passing_another_is_not_flaky(login, member, order_test):
+    # Known order: both samples fail; No order id: both pass. Each scenario is consistent.
+    run = finish(services.launch_run(test=order_test, by=member), ["fail", "fail", "pass", "pass"])
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    assert '<span class="v">0</span><span class="k">flaky scenarios</span>' in html
+    rates = html.split('id="check-rates"')[1].split("</table>")[0]
+    assert "50 %" in rates and "flaky" not in rates
+    assert "flaky" not in html.split('id="scenario-table"')[1].split("</table>")[0]
+
+
+def test_a_check_with_both_outcomes_on_one_scenario_is_flaky_there(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "pass", "pass"])
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    rates = html.split('id="check-rates"')[1].split("</table>")[0]
+    tag = '<span class="tag warn" title="Both passed and failed on Known order">flaky</span>'
+    assert rates.count(tag) == 2
+
+
 def test_judge_details_render_in_a_collapsible_block(login, member, order_test):
     judge = {
         "model": "gpt-test",
