@@ -194,10 +194,17 @@ def _scenarios(run: Run) -> list[dict]:
 
 
 def _progress_context(request: HttpRequest, run: Run) -> dict:
+    first_error = ""
+    if run.result == Outcome.ERROR:  # say why, next to the result (one query, finished runs only)
+        first_error = (
+            Sample.objects.filter(run=run, outcome=Outcome.ERROR).exclude(error="")
+            .order_by("scenario_index", "sample_index").values_list("error", flat=True).first()
+        ) or ""
     return {
         "run": run,
         "scenarios": _scenarios(run),
         "percent": run.progress_percent,
+        "first_error": first_error,
         **page_flags(request.user, run.agent.team),
     }
 
@@ -287,11 +294,27 @@ def _messages(sample: Sample, scenario: dict) -> list[dict]:
     return rows
 
 
+def _wording(expected: str, actual: str, explanation: str) -> tuple[bool, bool]:
+    """(show the Expected/Actual pair, show the explanation): the same words are never shown twice.
+
+    The kinds' sentence ("Expected <expected>, but <actual>.") already holds the pair, so it is shown
+    alone; a judge's reason is already part of its actual ("the judge answered pass: <reason>"), so the
+    pair is shown alone."""
+    explanation = explanation.strip()
+    if not explanation:
+        return bool(expected or actual), False
+    if not (expected or actual) or (expected and expected in explanation):
+        return False, True
+    reason = explanation.partition(": ")[2] or explanation  # "Pass by 2/3 judge votes: <reason>"
+    return True, not (explanation in actual or reason in actual)
+
+
 def _result_view(result: CheckResult, run_check: RunCheck | None) -> dict:
     details = result.details if isinstance(result.details, dict) else {}
     judge = details.get("judge") if isinstance(details.get("judge"), dict) else None
     other = {k: v for k, v in details.items() if k != "judge"}
     version = result.check_version
+    show_pair, show_explanation = _wording(result.expected, result.actual, result.explanation)
     return {
         "name": version.name,
         "number": version.number,
@@ -303,6 +326,8 @@ def _result_view(result: CheckResult, run_check: RunCheck | None) -> dict:
         "expected": result.expected,
         "actual": result.actual,
         "explanation": result.explanation,
+        "show_pair": show_pair,
+        "show_explanation": show_explanation,
         "evidence": [e for e in (result.evidence or []) if isinstance(e, int | str)],
         "judge": [(k, _pretty(v)) for k, v in judge.items()] if judge else None,
         "details": _pretty(other) if other else "",

@@ -180,6 +180,43 @@ def test_a_check_with_both_outcomes_on_one_scenario_is_flaky_there(login, member
     assert rates.count(tag) == 2
 
 
+def _cards(html: str) -> list[str]:
+    return [part.split("</table>")[0] for part in html.split('class="card check-result"')[1:]]
+
+
+def test_a_check_card_says_expected_and_actual_once(login, member, order_test, run_now):
+    run = run_now(order_test)  # the real kinds: "Expected <expected>, but <actual>."
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    cards = _cards(html)
+    assert cards and all('class="explanation"' in card for card in cards)
+    assert all('class="expected"' not in card and 'class="actual"' not in card for card in cards)
+    assert "Expected the output to include" in html
+
+
+def test_a_judge_card_shows_the_pair_without_repeating_the_reason(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    CheckResult.objects.filter(sample__run=run).update(
+        expected="the judge to answer pass for the rubric 'polite'",
+        actual="the judge answered pass: The reply is polite.",
+        explanation="The reply is polite.",
+    )
+    cards = _cards(login(member).get(run.get_absolute_url()).content.decode())
+    assert cards and all(card.count("The reply is polite.") == 1 for card in cards)
+    assert all('class="expected"' in card and 'class="explanation"' not in card for card in cards)
+
+
+def test_a_run_whose_agent_failed_labels_its_status_and_result(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["error"] * 4)
+    assert (run.status, run.result) == ("completed", "error")
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    progress = html.split('id="run-progress"')[1].split('id="scenario-table"')[0]
+    assert 'Status <span class="badge completed" id="run-status">Completed</span>' in progress
+    assert 'Result <span class="badge big error" id="run-result"' in progress
+    assert "every sample finished" in progress
+    assert "every sample errored, so no check could run" in progress
+    assert "agent unreachable" in progress  # the first sample's error says why
+
+
 def test_judge_details_render_in_a_collapsible_block(login, member, order_test):
     judge = {
         "model": "gpt-test",
