@@ -18,6 +18,8 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds
+from checks.judge import judge_configured
+from checks.kinds.ai_judge import SKIPPED_NO_KEY
 from checks.models import Check, Test, TestCheck, TestSet
 from checks.services import version_diff
 from core.errors import DomainError, PermissionDenied
@@ -30,6 +32,7 @@ from teams.views import forbidden
 
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
+JUDGE_KIND = "ai_judge"
 
 
 # ---------------------------------------------------------------- launcher
@@ -62,11 +65,16 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         return redirect("checks:testset-list")
     if not page_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot launch runs.")
-    attached = set(
+    attached_rows = list(
         TestCheck.objects.filter(test_version__in=[t.current_version_id for t in tests]).values_list(
-            "library_check_id", flat=True
+            "library_check_id", "library_check__kind", "library_check__name"
         )
     )
+    attached = {pk for pk, _kind, _name in attached_rows}
+    judge_ready = judge_configured()
+    # Without a judge key every AI judge check is skipped: indeterminate on every sample.
+    judges = {name for _pk, kind, name in attached_rows if kind == JUDGE_KIND}
+    skipped_judges = [] if judge_ready else sorted(judges)
     library = list(
         Check.objects.filter(agent=agent, archived_at__isnull=True)
         .exclude(pk__in=attached)
@@ -76,6 +84,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     labels = dict(kinds.kind_choices())
     for check in library:
         check.kind_label = labels.get(check.kind, check.kind)
+        check.judge_skipped = check.kind == JUDGE_KIND and not judge_ready
     form = LaunchForm(request.POST or None, library=library)
     if request.method == "POST" and form.is_valid():
         try:
@@ -111,6 +120,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         "selected": {int(x) for x in selected if x.isdigit()},
         "advisory": {int(x) for x in advisory if x.isdigit()},
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
+        "skipped_judges": skipped_judges,
     }
     return render(request, "runs/run_launch.html", context)
 
@@ -408,6 +418,21 @@ def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     return rows
 
 
+def _judge_note(run_checks: list[RunCheck], samples: list[dict]) -> dict | None:
+    """Why the run's AI judge checks are (or will be) indeterminate: no judge key. None: nothing to say."""
+    names = [rc.check_version.name for rc in run_checks if rc.check_version.kind == JUDGE_KIND]
+    if not names:
+        return None
+    skipped = sum(
+        any(r["kind"] == JUDGE_KIND and r["actual"] == SKIPPED_NO_KEY for r in row["results"])
+        for row in samples
+    )
+    configured = judge_configured()
+    if configured and not skipped:
+        return None
+    return {"names": names, "skipped": skipped, "configured": configured}
+
+
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
@@ -433,6 +458,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "latency": _latency(samples),
         "check_rates": _check_rates(run, run_checks),
         "flaky": [s for s in _scenarios(run) if s["flaky"]],
+        "judge_note": _judge_note(run_checks, samples),
     }
     if fragment == "run-samples":
         return render(request, "runs/run_detail.html#run-samples", context)

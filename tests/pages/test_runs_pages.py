@@ -327,3 +327,61 @@ def test_unfinished_scenarios_say_waiting_then_cancelled(login, member, order_te
     html = client.get(run.get_absolute_url()).content.decode()
     assert '<span class="muted small">cancelled</span>' in html
     assert '<span class="muted small">running</span>' not in html
+
+
+# ---------------------------------------------------------------- no judge key (issue 14: 5)
+
+NO_KEY = "No judge key is configured"
+
+
+@pytest.fixture
+def judged_test(live_agent, member, order_test):
+    judge = create_check(agent=live_agent, by=member, name="Polite", kind="ai_judge",
+                         config={"prompt": "The reply is polite."})
+    from checks.services import edit_test
+
+    attached = order_test.current_version.attached_checks.all()
+    checks = [{"check": c.library_check_id, "required": True} for c in attached]
+    return edit_test(test=order_test, by=member, checks=[*checks, {"check": judge.pk, "required": True}])
+
+
+def test_launcher_warns_that_judge_checks_will_be_skipped_without_a_key(login, member, judged_test, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    html = login(member).get(reverse("runs:run-launch"), {"test": judged_test.pk}).content.decode()
+    warning = html.split('id="judge-warning"')[1].split("</div>")[0]
+    assert NO_KEY in warning and "Polite" in warning and "indeterminate" in warning
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
+    html = login(member).get(reverse("runs:run-launch"), {"test": judged_test.pk}).content.decode()
+    assert NO_KEY not in html
+
+
+def test_launcher_marks_additional_judge_checks_without_a_key(
+    login, member, order_test, live_agent, settings
+):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    create_check(agent=live_agent, by=member, name="Polite", kind="ai_judge", config={"prompt": "polite"})
+    html = login(member).get(reverse("runs:run-launch"), {"test": order_test.pk}).content.decode()
+    assert "id=\"judge-warning\"" not in html  # none of the test's own checks needs the judge
+    assert "skipped: no judge key" in html.split("Additional checks")[1]
+
+
+def test_run_page_says_judge_checks_were_skipped_without_a_key(login, member, judged_test, run_now, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    run = run_now(judged_test)
+    assert run.status == "completed"
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    note = html.split('id="judge-note"')[1].split("</div>")[0]
+    assert NO_KEY in note and "Polite" in note
+    assert "skipped on 4 of 4 samples" in note
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"  # set since: the skipped results still say why
+    note = login(member).get(run.get_absolute_url()).content.decode().split('id="judge-note"')[1]
+    assert "no judge key was configured when they ran" in note.split("</div>")[0]
+
+
+def test_run_page_warns_before_judge_checks_run_without_a_key(login, member, judged_test, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    run = services.launch_run(test=judged_test, by=member)  # stays queued: on_commit never fires here
+    note = login(member).get(run.get_absolute_url()).content.decode().split('id="judge-note"')[1]
+    assert NO_KEY in note.split("</div>")[0] and "will be skipped" in note.split("</div>")[0]
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
+    assert 'id="judge-note"' not in login(member).get(run.get_absolute_url()).content.decode()
