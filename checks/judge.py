@@ -203,6 +203,11 @@ def _shared_client() -> OpenAIJudge | None:
         return client
 
 
+def judge_configured() -> bool:
+    """Whether a judge key is set. Without one every ai_judge check is skipped (indeterminate)."""
+    return bool(settings.EVALCONSOLE_JUDGE_API_KEY)
+
+
 def judge_for_team(team_id: int | None):
     """The judge client for checks of ``team_id``: None without an API key (checks are skipped).
 

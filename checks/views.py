@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from agents.models import Agent
 from checks import kinds, services
 from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, int_or_text
+from checks.judge import judge_configured
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
@@ -23,6 +24,7 @@ from teams.access import page_flags
 from teams.views import forbidden
 
 PAGE_SIZE = 50
+JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
 USED_FILTERS = {"in_tests": "In tests", "in_monitors": "In dashboard", "unused": "Unused"}
 
 
@@ -126,6 +128,7 @@ def _check_form_context(request, *, agent, form, config_form, check=None) -> dic
         "kind": kind_obj,
         "kinds": kinds.all_kinds(),
         "tab": "checks",
+        "judge_missing": kind_obj.name == JUDGE_KIND and not judge_configured(),
     }
 
 

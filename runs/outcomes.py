@@ -169,6 +169,8 @@ class CheckSummary:
     failed: int = 0
     errored: int = 0
     indeterminate: int = 0
+    # scenario index -> outcomes this check had there (flakiness is judged per scenario)
+    seen: dict[int, set[Outcome]] = field(default_factory=dict, repr=False)
 
     @property
     def determinate(self) -> int:
@@ -179,8 +181,15 @@ class CheckSummary:
         return None if not self.determinate else round(100 * self.passed / self.determinate, 2)
 
     @property
+    def flaky_scenarios(self) -> list[int]:
+        """Scenarios on which this check both passed and failed. Passing on one scenario and failing
+        on another is consistent behaviour, not flakiness."""
+        both = {Outcome.PASS, Outcome.FAIL}
+        return sorted(index for index, outcomes in self.seen.items() if both <= outcomes)
+
+    @property
     def flaky(self) -> bool:
-        return self.passed > 0 and self.failed > 0
+        return bool(self.flaky_scenarios)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -191,6 +200,7 @@ class CheckSummary:
             "determinate": self.determinate,
             "pass_rate": self.pass_rate,
             "flaky": self.flaky,
+            "flaky_scenarios": self.flaky_scenarios,
         }
 
 
@@ -265,8 +275,10 @@ def summarise_run(samples: Iterable[SampleRecord], scenarios: Sequence[ScenarioS
             check = checks.get(check_id)
             if check is None:
                 check = checks[check_id] = CheckSummary(check_id)
-            counter = _COUNTER[_outcome(outcome)]
+            checked = _outcome(outcome)
+            counter = _COUNTER[checked]
             setattr(check, counter, getattr(check, counter) + 1)
+            check.seen.setdefault(index, set()).add(checked)
     total = sum(s.total for s in summaries)
     done = total - sum(s.pending for s in summaries)
     return RunSummary(

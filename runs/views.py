@@ -16,7 +16,9 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds
+from checks.judge import judge_configured
 from checks.kinds import Outcome
+from checks.kinds.ai_judge import SKIPPED_NO_KEY
 from checks.models import Check, Test, TestCheck, TestSet
 from core.errors import DomainError, PermissionDenied
 from core.htmx import HTMX_STOP_POLLING, target_fragment
@@ -29,6 +31,7 @@ from teams.views import forbidden
 
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
+JUDGE_KIND = "ai_judge"
 
 
 # ---------------------------------------------------------------- launcher
@@ -61,11 +64,16 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         return redirect("checks:testset-list")
     if not page_flags(request.user, agent.team)["can_edit"]:
         return forbidden(request, "Viewers cannot launch runs.")
-    attached = set(
+    attached_rows = list(
         TestCheck.objects.filter(test_version__in=[t.current_version_id for t in tests]).values_list(
-            "library_check_id", flat=True
+            "library_check_id", "library_check__kind", "library_check__name"
         )
     )
+    attached = {pk for pk, _kind, _name in attached_rows}
+    judge_ready = judge_configured()
+    # Without a judge key every AI judge check is skipped: indeterminate on every sample.
+    judges = {name for _pk, kind, name in attached_rows if kind == JUDGE_KIND}
+    skipped_judges = [] if judge_ready else sorted(judges)
     library = list(
         Check.objects.filter(agent=agent, archived_at__isnull=True)
         .exclude(pk__in=attached)
@@ -75,6 +83,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     labels = dict(kinds.kind_choices())
     for check in library:
         check.kind_label = labels.get(check.kind, check.kind)
+        check.judge_skipped = check.kind == JUDGE_KIND and not judge_ready
     form = LaunchForm(request.POST or None, library=library)
     if request.method == "POST" and form.is_valid():
         try:
@@ -110,6 +119,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         "selected": {int(x) for x in selected if x.isdigit()},
         "advisory": {int(x) for x in advisory if x.isdigit()},
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
+        "skipped_judges": skipped_judges,
     }
     return render(request, "runs/run_launch.html", context)
 
@@ -164,10 +174,17 @@ def _run_for(request: HttpRequest, pk: int) -> Run:
 
 
 def _progress_context(request: HttpRequest, run: Run) -> dict:
+    first_error = ""
+    if run.result == Outcome.ERROR:  # say why, next to the result (one query, finished runs only)
+        first_error = (
+            Sample.objects.filter(run=run, outcome=Outcome.ERROR).exclude(error="")
+            .order_by("scenario_index", "sample_index").values_list("error", flat=True).first()
+        ) or ""
     return {
         "run": run,
         "scenarios": scenario_rows(run),
         "percent": run.progress_percent,
+        "first_error": first_error,
         **page_flags(request.user, run.agent.team),
     }
 
@@ -249,11 +266,27 @@ def _messages(sample: Sample, scenario: dict) -> list[dict]:
     return rows
 
 
+def _wording(expected: str, actual: str, explanation: str) -> tuple[bool, bool]:
+    """(show the Expected/Actual pair, show the explanation): the same words are never shown twice.
+
+    The kinds' sentence ("Expected <expected>, but <actual>.") already holds the pair, so it is shown
+    alone; a judge's reason is already part of its actual ("the judge answered pass: <reason>"), so the
+    pair is shown alone."""
+    explanation = explanation.strip()
+    if not explanation:
+        return bool(expected or actual), False
+    if not (expected or actual) or (expected and expected in explanation):
+        return False, True
+    reason = explanation.partition(": ")[2] or explanation  # "Pass by 2/3 judge votes: <reason>"
+    return True, not (explanation in actual or reason in actual)
+
+
 def _result_view(result: CheckResult, run_check: RunCheck | None) -> dict:
     details = result.details if isinstance(result.details, dict) else {}
     judge = details.get("judge") if isinstance(details.get("judge"), dict) else None
     other = {k: v for k, v in details.items() if k != "judge"}
     version = result.check_version
+    show_pair, show_explanation = _wording(result.expected, result.actual, result.explanation)
     return {
         "name": version.name,
         "number": version.number,
@@ -265,6 +298,8 @@ def _result_view(result: CheckResult, run_check: RunCheck | None) -> dict:
         "expected": result.expected,
         "actual": result.actual,
         "explanation": result.explanation,
+        "show_pair": show_pair,
+        "show_explanation": show_explanation,
         "evidence": [e for e in (result.evidence or []) if isinstance(e, int | str)],
         "judge": [(k, pretty(v)) for k, v in judge.items()] if judge else None,
         "details": pretty(other) if other else "",
@@ -320,9 +355,15 @@ def _latency(samples: list[dict]) -> dict | None:
 
 def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     stats = (run.summary or {}).get("checks", {})
+    names = [s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(run.test_version.scenarios)]
     rows = []
     for rc in run_checks:
         counts = stats.get(str(rc.check_version_id), {})
+        # Flaky = both outcomes on one scenario. Summaries saved before that rule have no
+        # flaky_scenarios; their "flaky" mixed scenarios, so it is not shown.
+        flaky_on = [
+            names[i] for i in counts.get("flaky_scenarios") or () if isinstance(i, int) and i < len(names)
+        ]
         rows.append(
             {
                 "run_check": rc,
@@ -332,10 +373,26 @@ def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
                 "errored": counts.get("errored", 0),
                 "indeterminate": counts.get("indeterminate", 0),
                 "pass_rate": counts.get("pass_rate"),
-                "flaky": counts.get("flaky", False),
+                "flaky": bool(flaky_on),
+                "flaky_on": flaky_on,
             }
         )
     return rows
+
+
+def _judge_note(run_checks: list[RunCheck], samples: list[dict]) -> dict | None:
+    """Why the run's AI judge checks are (or will be) indeterminate: no judge key. None: nothing to say."""
+    names = [rc.check_version.name for rc in run_checks if rc.check_version.kind == JUDGE_KIND]
+    if not names:
+        return None
+    skipped = sum(
+        any(r["kind"] == JUDGE_KIND and r["actual"] == SKIPPED_NO_KEY for r in row["results"])
+        for row in samples
+    )
+    configured = judge_configured()
+    if configured and not skipped:
+        return None
+    return {"names": names, "skipped": skipped, "configured": configured}
 
 
 @login_required
@@ -362,6 +419,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run_checks": run_checks,
         "latency": _latency(samples),
         "check_rates": _check_rates(run, run_checks),
+        "flaky": [s for s in _scenarios(run) if s["flaky"]],
+        "judge_note": _judge_note(run_checks, samples),
         "flaky": [s for s in scenario_rows(run) if s["flaky"]],
     }
     if fragment == "run-samples":

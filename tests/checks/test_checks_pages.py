@@ -322,3 +322,17 @@ def test_a_config_number_over_its_bound_is_an_inline_error(login, member, agent)
     assert response.status_code == 200
     assert "must be at most 1,000" in response.content.decode()
     assert not Check.objects.exists()
+
+
+def test_check_form_warns_when_no_judge_key_is_configured(login, member, agent, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    client = login(member)
+    url = reverse("checks:check-create", args=[agent.pk])
+    html = client.get(url, {"kind": "ai_judge"}).content.decode()
+    assert "No judge key is configured" in html and "EVALCONSOLE_JUDGE_API_KEY" in html
+    # Switching the kind swaps only the config fields: the warning comes with them.
+    fragment = client.get(url, {"kind": "ai_judge"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="config-fields")
+    assert "No judge key is configured" in fragment.content.decode()
+    assert "No judge key is configured" not in client.get(url, {"kind": "text_includes"}).content.decode()
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
+    assert "No judge key is configured" not in client.get(url, {"kind": "ai_judge"}).content.decode()

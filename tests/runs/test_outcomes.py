@@ -179,8 +179,24 @@ def test_check_ids_become_json_keys():
             "determinate": 1,
             "pass_rate": 100.0,
             "flaky": False,
+            "flaky_scenarios": [],
         }
     }
+
+
+def test_a_check_is_flaky_only_with_both_outcomes_on_one_scenario():
+    # Fails 3/3 on scenario 0 and passes 3/3 on scenario 1: consistent on each, so not flaky.
+    records = [SampleRecord(0, F, {"c": F})] * 3 + [SampleRecord(1, P, {"c": P})] * 3
+    summary = summarise_run(records, [spec(), spec()])
+    assert not any(s.flaky for s in summary.scenarios)
+    check = summary.checks["c"]
+    assert (check.passed, check.failed) == (3, 3)
+    assert not check.flaky and check.flaky_scenarios == []
+    assert summary.as_dict()["checks"]["c"]["flaky"] is False
+    # Both outcomes on scenario 1 (and an errored sample, which counts neither way): flaky there.
+    records += [SampleRecord(1, F, {"c": F}), SampleRecord(0, E, {"c": E})]
+    check = summarise_run(records, [spec(), spec()]).checks["c"]
+    assert check.flaky and check.flaky_scenarios == [1]
 
 
 def test_bad_scenario_index_is_a_value_error():

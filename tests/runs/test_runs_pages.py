@@ -163,6 +163,61 @@ def test_flaky_scenarios_and_per_check_rates(login, member, order_test):
     assert "75 %" in rates
 
 
+def test_a_check_failing_one_scenario_and_passing_another_is_not_flaky(login, member, order_test):
+    # Known order: both samples fail; No order id: both pass. Each scenario is consistent.
+    run = finish(services.launch_run(test=order_test, by=member), ["fail", "fail", "pass", "pass"])
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    assert '<span class="v">0</span><span class="k">flaky scenarios</span>' in html
+    rates = html.split('id="check-rates"')[1].split("</table>")[0]
+    assert "50 %" in rates and "flaky" not in rates
+    assert "flaky" not in html.split('id="scenario-table"')[1].split("</table>")[0]
+
+
+def test_a_check_with_both_outcomes_on_one_scenario_is_flaky_there(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "pass", "pass"])
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    rates = html.split('id="check-rates"')[1].split("</table>")[0]
+    tag = '<span class="tag warn" title="Both passed and failed on Known order">flaky</span>'
+    assert rates.count(tag) == 2
+
+
+def _cards(html: str) -> list[str]:
+    return [part.split("</table>")[0] for part in html.split('class="card check-result"')[1:]]
+
+
+def test_a_check_card_says_expected_and_actual_once(login, member, order_test, run_now):
+    run = run_now(order_test)  # the real kinds: "Expected <expected>, but <actual>."
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    cards = _cards(html)
+    assert cards and all('class="explanation"' in card for card in cards)
+    assert all('class="expected"' not in card and 'class="actual"' not in card for card in cards)
+    assert "Expected the output to include" in html
+
+
+def test_a_judge_card_shows_the_pair_without_repeating_the_reason(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    CheckResult.objects.filter(sample__run=run).update(
+        expected="the judge to answer pass for the rubric 'polite'",
+        actual="the judge answered pass: The reply is polite.",
+        explanation="The reply is polite.",
+    )
+    cards = _cards(login(member).get(run.get_absolute_url()).content.decode())
+    assert cards and all(card.count("The reply is polite.") == 1 for card in cards)
+    assert all('class="expected"' in card and 'class="explanation"' not in card for card in cards)
+
+
+def test_a_run_whose_agent_failed_labels_its_status_and_result(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["error"] * 4)
+    assert (run.status, run.result) == ("completed", "error")
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    progress = html.split('id="run-progress"')[1].split('id="scenario-table"')[0]
+    assert 'Status <span class="badge completed" id="run-status">Completed</span>' in progress
+    assert 'Result <span class="badge big error" id="run-result"' in progress
+    assert "every sample finished" in progress
+    assert "every sample errored, so no check could run" in progress
+    assert "agent unreachable" in progress  # the first sample's error says why
+
+
 def test_judge_details_render_in_a_collapsible_block(login, member, order_test):
     judge = {
         "model": "gpt-test",
@@ -273,3 +328,61 @@ def test_unfinished_scenarios_say_waiting_then_cancelled(login, member, order_te
     html = client.get(run.get_absolute_url()).content.decode()
     assert '<span class="muted small">cancelled</span>' in html
     assert '<span class="muted small">running</span>' not in html
+
+
+# ---------------------------------------------------------------- no judge key (issue 14: 5)
+
+NO_KEY = "No judge key is configured"
+
+
+@pytest.fixture
+def judged_test(live_agent, member, order_test):
+    judge = create_check(agent=live_agent, by=member, name="Polite", kind="ai_judge",
+                         config={"prompt": "The reply is polite."})
+    from checks.services import edit_test
+
+    attached = order_test.current_version.attached_checks.all()
+    checks = [{"check": c.library_check_id, "required": True} for c in attached]
+    return edit_test(test=order_test, by=member, checks=[*checks, {"check": judge.pk, "required": True}])
+
+
+def test_launcher_warns_that_judge_checks_will_be_skipped_without_a_key(login, member, judged_test, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    html = login(member).get(reverse("runs:run-launch"), {"test": judged_test.pk}).content.decode()
+    warning = html.split('id="judge-warning"')[1].split("</div>")[0]
+    assert NO_KEY in warning and "Polite" in warning and "indeterminate" in warning
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
+    html = login(member).get(reverse("runs:run-launch"), {"test": judged_test.pk}).content.decode()
+    assert NO_KEY not in html
+
+
+def test_launcher_marks_additional_judge_checks_without_a_key(
+    login, member, order_test, live_agent, settings
+):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    create_check(agent=live_agent, by=member, name="Polite", kind="ai_judge", config={"prompt": "polite"})
+    html = login(member).get(reverse("runs:run-launch"), {"test": order_test.pk}).content.decode()
+    assert "id=\"judge-warning\"" not in html  # none of the test's own checks needs the judge
+    assert "skipped: no judge key" in html.split("Additional checks")[1]
+
+
+def test_run_page_says_judge_checks_were_skipped_without_a_key(login, member, judged_test, run_now, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    run = run_now(judged_test)
+    assert run.status == "completed"
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    note = html.split('id="judge-note"')[1].split("</div>")[0]
+    assert NO_KEY in note and "Polite" in note
+    assert "skipped on 4 of 4 samples" in note
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"  # set since: the skipped results still say why
+    note = login(member).get(run.get_absolute_url()).content.decode().split('id="judge-note"')[1]
+    assert "no judge key was configured when they ran" in note.split("</div>")[0]
+
+
+def test_run_page_warns_before_judge_checks_run_without_a_key(login, member, judged_test, settings):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    run = services.launch_run(test=judged_test, by=member)  # stays queued: on_commit never fires here
+    note = login(member).get(run.get_absolute_url()).content.decode().split('id="judge-note"')[1]
+    assert NO_KEY in note.split("</div>")[0] and "will be skipped" in note.split("</div>")[0]
+    settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
+    assert 'id="judge-note"' not in login(member).get(run.get_absolute_url()).content.decode()
