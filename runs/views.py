@@ -28,6 +28,8 @@ from teams.views import forbidden
 
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
+FAILURES = (Outcome.FAIL, Outcome.ERROR)  # the run page's "failures only" filter
+TRUE, FALSE = ("1", "true", "on", "yes"), ("", "0", "false", "off", "no")
 
 
 # ---------------------------------------------------------------- launcher
@@ -337,6 +339,16 @@ def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     return rows
 
 
+def _failures_only(request: HttpRequest) -> tuple[bool, str]:
+    """`?failures=1` shows failed and errored samples only; a value that is not a boolean says so."""
+    raw = request.GET.get("failures", "")
+    if raw.lower() in TRUE:
+        return True, ""
+    if raw.lower() in FALSE:
+        return False, ""
+    return False, f"failures={raw[:20]!r} is not a boolean (use 1 or 0): showing every sample."
+
+
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
@@ -355,9 +367,16 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return response
     run_checks = list(RunCheck.objects.filter(run=run).select_related("check_version").order_by("position"))
     samples = _samples(run, run_checks)
+    failures_only, filter_error = _failures_only(request)
+    failed = [row for row in samples if row["done"] and row["sample"].outcome in FAILURES]
     context = {
         **_progress_context(request, run),
-        "samples": samples,
+        # Latency and counts stay over every sample; the filter narrows the list only.
+        "samples": failed if failures_only else samples,
+        "all_samples": len(samples),
+        "failure_count": len(failed),
+        "failures_only": failures_only,
+        "filter_error": filter_error,
         "run_checks": run_checks,
         "latency": _latency(samples),
         "check_rates": _check_rates(run, run_checks),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -272,3 +274,44 @@ def test_unfinished_scenarios_say_waiting_then_cancelled(login, member, order_te
     html = client.get(run.get_absolute_url()).content.decode()
     assert '<span class="muted small">cancelled</span>' in html
     assert '<span class="muted small">running</span>' not in html
+
+
+def _sample_outcomes(html: str) -> list[str]:
+    return re.findall(r'<details class="sample[^"]*" id="sample-\d+" data-outcome="(\w+)"', html)
+
+
+def test_failures_only_filter_shows_failed_and_errored_samples(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "error", "pass"])
+    client = login(member)
+    url = run.get_absolute_url()
+    page = client.get(url).content.decode()
+    assert sorted(_sample_outcomes(page)) == ["error", "fail", "pass", "pass"]
+    assert f'href="{url}?failures=1"' in page and 'id="active-filter"' not in page
+    filtered = client.get(url, {"failures": "1"}).content.decode()
+    assert sorted(_sample_outcomes(filtered)) == ["error", "fail"]
+    assert 'aria-current="true" data-filter="failures"' in filtered
+    active = filtered.split('id="active-filter">')[1].split("</p>")[0]
+    assert "failed and errored samples only, 2 of 4" in active and f'href="{url}"' in active  # a way back
+    assert '<span class="v" id="latency-median">250 ms</span>' in filtered  # stats still cover every sample
+    # The HTMX toggle swaps only the samples region.
+    fragment = client.get(url, {"failures": "1"}, HTTP_HX_TARGET="run-samples", **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="run-samples"') and "<html" not in fragment
+    assert sorted(_sample_outcomes(fragment)) == ["error", "fail"]
+
+
+def test_failures_only_filter_says_when_nothing_failed_and_rejects_non_booleans(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    client = login(member)
+    html = client.get(run.get_absolute_url(), {"failures": "true"}).content.decode()
+    assert _sample_outcomes(html) == [] and "No sample failed or errored." in html
+    bad = client.get(run.get_absolute_url(), {"failures": "maybe"})
+    assert bad.status_code == 200
+    assert "failures=&#x27;maybe&#x27; is not a boolean" in bad.content.decode()
+    assert len(_sample_outcomes(bad.content.decode())) == 4
+
+
+def test_failures_only_filter_is_kept_while_the_samples_refresh(login, member, order_test):
+    run = services.launch_run(test=order_test, by=member)  # stays queued: the samples region polls
+    html = login(member).get(run.get_absolute_url(), {"failures": "1"}).content.decode()
+    assert f'<div id="run-samples" hx-get="{run.get_absolute_url()}?failures=1"' in html
+    assert "No sample failed or errored so far." in html
