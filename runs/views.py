@@ -17,10 +17,10 @@ from django.views.decorators.http import require_POST
 from agents.models import Agent
 from checks import kinds
 from checks.models import Check, Test, TestCheck, TestSet
-from core.errors import DomainError, PermissionDenied
-from core.htmx import HTMX_STOP_POLLING, target_fragment
+from core.errors import DomainError, PermissionDenied, ValidationFailed
+from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from runs import services
-from runs.compare import compare_runs, pretty, scenario_rows
+from runs.compare import compare_runs, pretty, sample_diff, scenario_diff, scenario_rows
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Outcome, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -349,10 +349,24 @@ def _failures_only(request: HttpRequest) -> tuple[bool, str]:
     return False, f"failures={raw[:20]!r} is not a boolean (use 1 or 0): showing every sample."
 
 
+def _diff_context(request: HttpRequest, run: Run) -> dict:
+    """`?diff_a=<sample id>&diff_b=<sample id>`: the line diff of two samples' outputs, or why not."""
+    if "diff_a" not in request.GET and "diff_b" not in request.GET:
+        return {"diff": None, "diff_error": ""}
+    try:
+        diff = sample_diff(run, request.GET.get("diff_a"), request.GET.get("diff_b"))
+    except ValidationFailed as exc:
+        return {"diff": None, "diff_error": " ".join(exc.errors.values())}
+    return {"diff": diff, "diff_error": ""}
+
+
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
-    fragment = target_fragment(request, ["run-progress", "run-samples"])
+    fragment = target_fragment(request, ["run-progress", "run-samples", "sample-diff"])
+    if fragment == "sample-diff":
+        context = {"run": run, **_diff_context(request, run)}
+        return render(request, "runs/run_detail.html#sample-diff", context)
     if fragment == "run-progress":
         # Polled about every second while the run is active; 286 tells htmx to stop polling.
         response = render(
@@ -384,6 +398,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     if fragment == "run-samples":
         return render(request, "runs/run_detail.html#run-samples", context)
+    context.update(_diff_context(request, run), diff_choices=samples)
     context["compare_with"] = (
         Run.objects.filter(test=run.test)
         .exclude(pk=run.pk)
@@ -433,6 +448,11 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             status=400,
         )
     comparison = compare_runs(run_a, run_b)
+    picked = {key: request.GET.get(key, "") for key in ("scenario", "sample_a", "sample_b")}
+    try:
+        diff, diff_error = scenario_diff(comparison, **picked), ""
+    except ValidationFailed as exc:
+        diff, diff_error = None, " ".join(exc.errors.values())
     context = {
         "a": comparison.a,
         "b": comparison.b,
@@ -440,5 +460,10 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         "scenarios": comparison.scenarios,
         "versions": comparison.versions,
         "changed": comparison.changed,
+        "comparison": comparison,
+        "picked": picked,
+        "diff": diff,
+        "diff_error": diff_error,
     }
-    return render(request, "runs/run_compare.html", context)
+    fragment = target_fragment(request, ["output-diff"])
+    return page_or_fragment(request, "runs/run_compare.html", fragment, context)

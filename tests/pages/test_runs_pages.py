@@ -315,3 +315,96 @@ def test_failures_only_filter_is_kept_while_the_samples_refresh(login, member, o
     html = login(member).get(run.get_absolute_url(), {"failures": "1"}).content.decode()
     assert f'<div id="run-samples" hx-get="{run.get_absolute_url()}?failures=1"' in html
     assert "No sample failed or errored so far." in html
+
+
+def _outputs(run: Run, *texts: str) -> list[Sample]:
+    samples = list(run.samples.order_by("scenario_index", "sample_index"))
+    for sample, text in zip(samples, texts, strict=False):
+        Sample.objects.filter(pk=sample.pk).update(output=text)
+    return samples
+
+
+def _diff_rows(html: str) -> list[tuple[str, str]]:
+    table = html.split('class="outputdiff"')[1].split("</table>")[0]
+    return re.findall(r'<tr class="diff-(\w+)">.*?<td class="text">(.*?)</td></tr>', table)
+
+
+def test_run_page_diffs_the_outputs_of_two_samples(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "pass", "fail"])
+    first, second, *_ = _outputs(
+        run, "Order EC-1042\nis in transit.\n<b>Friday</b>", "Which order?\nis in transit."
+    )
+    client = login(member)
+    url = run.get_absolute_url()
+    page = client.get(url).content.decode()
+    assert 'id="diff-picker"' in page and 'name="diff_a"' in page and 'class="outputdiff"' not in page
+    html = client.get(url, {"diff_a": first.pk, "diff_b": second.pk}).content.decode()
+    assert _diff_rows(html) == [
+        ("removed", "Order EC-1042"),
+        ("added", "Which order?"),
+        ("same", "is in transit."),
+        ("removed", "&lt;b&gt;Friday&lt;/b&gt;"),  # escaped, never markup
+    ]
+    assert "2 lines removed, 1 added" in html
+    assert f'<option value="{second.pk}" selected>' in html  # the picks are kept
+    fragment = client.get(
+        url, {"diff_a": first.pk, "diff_b": second.pk}, HTTP_HX_TARGET="sample-diff", **HTMX
+    )
+    body = fragment.content.decode()
+    assert fragment.status_code == 200 and body.lstrip().startswith('<div id="sample-diff"')
+    assert len(_diff_rows(body)) == 4 and "<html" not in body
+    same = client.get(url, {"diff_a": first.pk, "diff_b": first.pk}).content.decode()
+    assert "The two outputs are identical." in same
+
+
+def test_sample_diff_refuses_samples_of_another_run_and_bad_ids(login, member, outsider, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    other = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    mine, theirs = run.samples.first(), other.samples.first()
+    client = login(member)
+    for params in (
+        {"diff_a": mine.pk, "diff_b": theirs.pk},
+        {"diff_a": "x", "diff_b": "9" * 40},
+        {"diff_a": ""},
+    ):
+        for extra in ({}, {"HTTP_HX_TARGET": "sample-diff", **HTMX}):
+            response = client.get(run.get_absolute_url(), params, **extra)
+            html = response.content.decode()
+            assert response.status_code == 200 and 'role="alert">Pick two samples' in html, params
+            assert "outputdiff" not in html
+    assert (
+        login(outsider).get(run.get_absolute_url(), {"diff_a": mine.pk, "diff_b": mine.pk}).status_code == 404
+    )
+
+
+def test_compare_page_diffs_a_scenario_across_the_two_runs(login, member, order_test):
+    before = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    after = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "fail", "fail"])
+    _outputs(before, "Found EC-1042.\nIn transit.", "b1", "Which order?", "b3")
+    _outputs(after, "Found EC-1042.\nDelivered.", "a1", "Which <order>?", "a3")
+    client = login(member)
+    url = reverse("runs:run-compare")
+    html = client.get(
+        url, {"a": after.pk, "b": before.pk}
+    ).content.decode()  # default: first scenario, 1 vs 1
+    assert _diff_rows(html) == [
+        ("same", "Found EC-1042."),
+        ("removed", "In transit."),
+        ("added", "Delivered."),
+    ]
+    assert f"run #{before.pk} · Known order · sample 1 (pass)" in html  # the older run is "before"
+    picked = {"a": after.pk, "b": before.pk, "scenario": 1, "sample_a": 1, "sample_b": 1}
+    html = client.get(url, picked).content.decode()
+    assert _diff_rows(html) == [("removed", "Which order?"), ("added", "Which &lt;order&gt;?")]
+    assert '<option value="1" selected>No order id</option>' in html
+    second = client.get(url, {**picked, "sample_a": 2, "sample_b": 2}, HTTP_HX_TARGET="output-diff", **HTMX)
+    assert second.content.decode().lstrip().startswith('<div id="output-diff"')
+    assert _diff_rows(second.content.decode()) == [("removed", "b3"), ("added", "a3")]
+    for bad, message in (
+        ({"scenario": 7}, "Pick a scenario of these runs."),
+        ({"scenario": "x"}, "Pick a scenario of these runs."),
+        ({"sample_b": 3}, f"Run #{after.pk} has no sample 3 of No order id."),
+        ({"sample_a": "-1"}, f"Run #{before.pk} has no sample ? of No order id."),
+    ):
+        response = client.get(url, {**picked, **bad})
+        assert response.status_code == 200 and message in response.content.decode(), bad
