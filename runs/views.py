@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
+from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,6 +20,7 @@ from checks import kinds
 from checks.models import Check, Test, TestCheck, TestSet
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
+from core.listing import parse_search, parse_sort
 from runs import services
 from runs.compare import compare_runs, pretty, sample_diff, scenario_diff, scenario_rows
 from runs.forms import LaunchForm, RunFilterForm
@@ -30,6 +32,15 @@ PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
 FAILURES = (Outcome.FAIL, Outcome.ERROR)  # the run page's "failures only" filter
 TRUE, FALSE = ("1", "true", "on", "yes"), ("", "0", "false", "off", "no")
+# The runs list's sortable columns (?sort=agent, ?sort=-launched, ...); the primary key breaks ties.
+RUN_COLUMNS = {
+    "run": (),
+    "agent": (Lower("agent__name"),),
+    "test": (Lower("test__name"),),
+    "status": ("status",),
+    "result": ("result",),
+    "launched": ("created_at",),
+}
 
 
 # ---------------------------------------------------------------- launcher
@@ -129,11 +140,14 @@ def run_list(request: HttpRequest) -> HttpResponse:
         .order_by("test_set__agent__name", "name", "pk")
     )
     form = RunFilterForm(request.GET or None, agents=agents, tests=tests)
+    sort = parse_sort(request.GET.get("sort"), RUN_COLUMNS, default="-launched")
+    search, search_error = parse_search(request.GET.get("q"))
     runs = (
         Run.objects.visible_to(request.user)
         .filter(agent__team=team)
+        .search(search)
         .select_related("agent", "test", "test_version", "launched_by")
-        .order_by("-created_at", "-id")
+        .order_by(*sort.order_by())
     )
     runs = form.filter(runs)
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -147,7 +161,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "query": query.urlencode(),
         "agent": agent,
         "tab": "runs",
-        "filtered": bool(query),
+        "filtered": any(v for k, v in request.GET.items() if k not in ("sort", "page")),
+        "search": search,
+        "search_error": search_error,
+        "sort": sort,
+        "sorts": sort.headers(request.GET),
     }
     return render(request, "runs/run_list.html", context)
 

@@ -408,3 +408,66 @@ def test_compare_page_diffs_a_scenario_across_the_two_runs(login, member, order_
     ):
         response = client.get(url, {**picked, **bad})
         assert response.status_code == 200 and message in response.content.decode(), bad
+
+
+def _run_order(html: str) -> list[int]:
+    return [int(pk) for pk in re.findall(r"<strong>#(\d+)</strong>", html)]
+
+
+def test_run_list_sorts_by_an_allowed_column_either_way(login, member, order_test):
+    greeting = create_test(test_set=order_test.test_set, by=member, name="Greeting", scenarios=["hi"])
+    first = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    queued = services.launch_run(test=greeting, by=member)
+    failed = finish(services.launch_run(test=order_test, by=member), ["fail"] * 4)
+    client = login(member)
+    url = reverse("runs:run-list")
+
+    def order(**params):
+        return _run_order(client.get(url, params).content.decode())
+
+    assert order() == [failed.pk, queued.pk, first.pk]  # newest first by default
+    assert order(sort="test") == [queued.pk, first.pk, failed.pk]  # ties by id, same direction
+    assert order(sort="-test") == [failed.pk, first.pk, queued.pk]
+    assert order(sort="result") == [queued.pk, failed.pk, first.pk]  # "" (not finished) < fail < pass
+    assert order(sort="launched") == [first.pk, queued.pk, failed.pk]
+    assert order(sort="-run") == [failed.pk, queued.pk, first.pk]
+    html = client.get(url, {"sort": "test", "result": "fail"}).content.decode()
+    assert _run_order(html) == [failed.pk]  # sorting keeps the filters
+    head = html.split("<thead>")[1].split("</thead>")[0]
+    assert 'aria-sort="ascending"><a class="sort" href="?result=fail&amp;sort=-test"' in head  # flips
+    assert 'aria-sort="none"><a class="sort" href="?result=fail&amp;sort=agent"' in head
+    assert '<input type="hidden" name="sort" value="test">' in html  # the filter form keeps the sort
+
+
+def test_run_list_ignores_a_sort_it_does_not_allow_and_says_so(login, member, order_test):
+    runs = [services.launch_run(test=order_test, by=member) for _ in range(2)]
+    client = login(member)
+    for bad in ("password", "-launched_by__password", "agent__team__name", "--id", "x" * 500):
+        response = client.get(reverse("runs:run-list"), {"sort": bad})
+        html = response.content.decode()
+        assert response.status_code == 200 and _run_order(html) == [runs[1].pk, runs[0].pk], bad
+        assert 'role="alert">Cannot sort by' in html and "sorted by -launched" in html
+
+
+def test_run_list_searches_by_test_or_agent_name_and_run_number(login, member, order_test):
+    greeting = create_test(test_set=order_test.test_set, by=member, name="Greeting", scenarios=["hi"])
+    order_run = services.launch_run(test=order_test, by=member)
+    greeting_run = services.launch_run(test=greeting, by=member)
+    client = login(member)
+    url = reverse("runs:run-list")
+
+    def found(q, **params):
+        return set(_run_order(client.get(url, {"q": q, **params}).content.decode()))
+
+    assert found("greet") == {greeting_run.pk}
+    assert found("ORDER STATUS") == {order_run.pk}
+    assert found("fake bot") == {order_run.pk, greeting_run.pk}  # the agent's name
+    assert found(f"#{order_run.pk}") == {order_run.pk}
+    assert found("greet", status="queued", sort="-agent") == {greeting_run.pk}
+    assert found("nothing like it") == set()
+    html = client.get(url, {"q": "greet"}).content.decode()
+    assert 'name="q" id="run-search" value="greet"' in html and "No runs match these filters." not in html
+    for bad, message in (("x" * 101, "at most 100 characters"), ("a\x00b", "NUL characters")):
+        response = client.get(url, {"q": bad})
+        assert response.status_code == 200 and message in response.content.decode()
+        assert set(_run_order(response.content.decode())) == {order_run.pk, greeting_run.pk}
