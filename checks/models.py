@@ -17,6 +17,10 @@ class CheckQuerySet(TeamScopedQuerySet):
     def active(self):
         return self.filter(archived_at__isnull=True)
 
+    def search(self, text: str):
+        """Checks whose name contains `text` (any case); all of them for ""."""
+        return self.filter(name__icontains=text) if text else self
+
     # "In tests" = attached to the current version of a test that is not archived.
     def _in_tests_q(self) -> models.Q:
         return models.Q(

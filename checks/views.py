@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F, OuterRef, Prefetch, Subquery
+from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -19,6 +20,7 @@ from checks.judge import judge_configured
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
+from core.listing import parse_search, parse_sort
 from core.views import apply_errors, count_related, count_subquery, reverse_model
 from teams.access import page_flags
 from teams.views import forbidden
@@ -26,6 +28,13 @@ from teams.views import forbidden
 PAGE_SIZE = 50
 JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
 USED_FILTERS = {"in_tests": "In tests", "in_monitors": "In dashboard", "unused": "Unused"}
+# The check list's sortable columns (within each kind group); the primary key breaks ties.
+CHECK_COLUMNS = {
+    "name": (Lower("name"),),
+    "version": ("version",),
+    "used": ("test_count", "monitor_count"),
+    "updated": ("updated_at",),
+}
 
 
 def _agent_for(request: HttpRequest, pk: int) -> Agent:
@@ -75,7 +84,9 @@ def check_index(request: HttpRequest) -> HttpResponse:
 @login_required
 def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
-    library = Check.objects.visible_to(request.user).filter(agent=agent).active()
+    search, search_error = parse_search(request.GET.get("q"))
+    sort = parse_sort(request.GET.get("sort"), CHECK_COLUMNS, default="name")
+    library = Check.objects.visible_to(request.user).filter(agent=agent).active().search(search)
     used = request.GET.get("used", "")
     if used not in USED_FILTERS:
         used = ""
@@ -92,7 +103,7 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
             ),
             monitor_count=count_related(Check, "monitors", active=True),
         )
-        .order_by("kind", "name", "pk")
+        .order_by(*sort.order_by("kind"))  # grouped by kind, sorted within each group
     )
     page = Paginator(checks, PAGE_SIZE).get_page(request.GET.get("page"))
     labels = _kind_labels()
@@ -100,9 +111,19 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     for check in rows:
         check.kind_label = labels.get(check.kind, check.kind)
         check.summary = config_summary(check.current_version.config if check.current_version else {})
-    filters = [("", "All", counts["all"])] + [
-        (key, label, counts[key]) for key, label in USED_FILTERS.items()
-    ]
+    keep = request.GET.copy()  # the filter links keep the search and the sort
+    for name in ("used", "page"):
+        keep.pop(name, None)
+    filters = []
+    for key, label in [("", "All"), *USED_FILTERS.items()]:
+        if key:
+            keep["used"] = key
+        else:
+            keep.pop("used", None)
+        rest = keep.urlencode()
+        filters.append((key, label, counts[key or "all"], f"?{rest}" if rest else ""))
+    query = request.GET.copy()
+    query.pop("page", None)
     context = {
         "agent": agent,
         "tab": "checks",
@@ -110,7 +131,11 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "checks": rows,
         "filters": filters,
         "used": used,
-        "query": f"used={used}" if used else "",
+        "query": query.urlencode(),
+        "search": search,
+        "search_error": search_error,
+        "sort": sort,
+        "sorts": sort.headers(request.GET),
         **page_flags(request.user, agent.team),
     }
     return page_or_fragment(

@@ -6,33 +6,51 @@ pass rate per scenario (matched by name, else by position), the check versions t
 runs' frozen check versions and check results (four queries) and writes nothing; picking and
 authorising the runs is the view's job. ``scenario_rows`` (a run's per-scenario counts, from the
 summary the workers keep current) and ``pretty`` are shared with the run page.
+
+Output diffs: ``line_diff`` is a line diff (difflib) of two texts, bounded in size; ``sample_diff``
+diffs two samples of one run (the run page) and ``scenario_diff`` one sample of a scenario in each
+of the two compared runs (the compare page). Both raise ``ValidationFailed`` for a pick that is not
+there, with a message to show.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q
+
 from checks.kinds import Outcome
 from checks.models import CheckVersion
 from checks.services import version_diff
-from runs.models import CheckResult, Run, RunCheck
+from core.errors import ValidationFailed
+from runs.models import CheckResult, Run, RunCheck, Sample
 
 __all__ = [
     "ChangedOutcome",
     "Comparison",
+    "DiffLine",
     "FieldChange",
+    "OutputDiff",
     "ScenarioRow",
     "VersionRow",
     "compare_runs",
     "counts_text",
+    "line_diff",
     "match_scenarios",
     "pretty",
+    "sample_diff",
+    "scenario_diff",
     "scenario_rows",
 ]
+
+# An agent's output may be megabytes; difflib is quadratic, so a diff reads this much of each side.
+DIFF_MAX_LINES = 1000
+DIFF_MAX_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -81,6 +99,152 @@ class Comparison:
     scenarios: tuple[ScenarioRow, ...]
     versions: tuple[VersionRow, ...]
     changed: tuple[ChangedOutcome, ...]
+
+    @property
+    def shared(self) -> tuple[tuple[int, ScenarioRow], ...]:
+        """(index, row) of the scenarios both runs have: the ones whose outputs can be diffed."""
+        return tuple((i, row) for i, row in enumerate(self.scenarios) if row.a and row.b)
+
+    @property
+    def numbers_a(self) -> range:
+        """Sample numbers (1-based) a scenario has in run a."""
+        return range(1, self.a.test_version.samples_per_scenario + 1)
+
+    @property
+    def numbers_b(self) -> range:
+        return range(1, self.b.test_version.samples_per_scenario + 1)
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a line diff: ``op`` is "same", "removed" (only in a) or "added" (only in b)."""
+
+    op: str
+    a_line: int | None  # 1-based line numbers; None on the side the line is not in
+    b_line: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class OutputDiff:
+    """The outputs of two samples, line by line (``a`` is the "before" side)."""
+
+    a: Sample
+    b: Sample
+    a_label: str
+    b_label: str
+    lines: tuple[DiffLine, ...]
+    truncated: bool  # at least one output was longer than the diff reads
+    row: int | None = None  # on the compare page: the index of the scenario in Comparison.scenarios
+
+    @property
+    def added(self) -> int:
+        return sum(line.op == "added" for line in self.lines)
+
+    @property
+    def removed(self) -> int:
+        return sum(line.op == "removed" for line in self.lines)
+
+    @property
+    def identical(self) -> bool:
+        return not (self.added or self.removed)
+
+
+def _diff_lines(text: str) -> tuple[list[str], bool]:
+    lines = text[:DIFF_MAX_CHARS].splitlines()
+    return lines[:DIFF_MAX_LINES], len(text) > DIFF_MAX_CHARS or len(lines) > DIFF_MAX_LINES
+
+
+def line_diff(before: str, after: str) -> tuple[tuple[DiffLine, ...], bool]:
+    """Every line of both texts as same / removed / added, and whether either text was cut short."""
+    a, cut_a = _diff_lines(before or "")
+    b, cut_b = _diff_lines(after or "")
+    rows: list[DiffLine] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        if op == "equal":
+            rows += [DiffLine("same", i + 1, j1 + i - i1 + 1, a[i]) for i in range(i1, i2)]
+            continue
+        rows += [DiffLine("removed", i + 1, None, a[i]) for i in range(i1, i2)]  # replace: old lines first
+        rows += [DiffLine("added", None, j + 1, b[j]) for j in range(j1, j2)]
+    return tuple(rows), cut_a or cut_b
+
+
+def _sample_label(sample: Sample, scenarios: Sequence[dict], *, run: Run | None = None) -> str:
+    spec = scenarios[sample.scenario_index] if sample.scenario_index < len(scenarios) else {}
+    name = spec.get("name") or f"Scenario {sample.scenario_index + 1}"
+    where = f"run #{run.pk} · " if run is not None else ""
+    return f"{where}{name} · sample {sample.sample_index + 1} ({sample.outcome or sample.status})"
+
+
+def _output_diff(a: Sample, b: Sample, a_label: str, b_label: str, row: int | None = None) -> OutputDiff:
+    lines, truncated = line_diff(a.output, b.output)
+    return OutputDiff(a=a, b=b, a_label=a_label, b_label=b_label, lines=lines, truncated=truncated, row=row)
+
+
+def _pick(raw: str | None) -> int | None:
+    raw = (raw or "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 12 else None
+
+
+def sample_diff(run: Run, a_id: str | None, b_id: str | None) -> OutputDiff:
+    """The outputs of two samples of ``run`` (ids as the browser sent them), one query.
+
+    Raises ValidationFailed when either id is missing, not a number, or not a sample of this run.
+    """
+    a_pk, b_pk = _pick(a_id), _pick(b_id)
+    if a_pk is None or b_pk is None:
+        raise ValidationFailed("Pick two samples to compare their outputs.", field="diff")
+    found = {s.pk: s for s in Sample.objects.filter(run=run, pk__in={a_pk, b_pk})}
+    if a_pk not in found or b_pk not in found:
+        raise ValidationFailed("Pick two samples of this run.", field="diff")
+    scenarios = run.test_version.scenarios
+    a, b = found[a_pk], found[b_pk]
+    return _output_diff(a, b, _sample_label(a, scenarios), _sample_label(b, scenarios))
+
+
+def scenario_diff(
+    comparison: Comparison,
+    scenario: str | None = None,
+    sample_a: str | None = None,
+    sample_b: str | None = None,
+) -> OutputDiff | None:
+    """One sample of a scenario in each compared run, as the browser picked them: ``scenario`` indexes
+    ``comparison.scenarios`` (default: the first both runs have), ``sample_a`` / ``sample_b`` are
+    1-based sample numbers in runs a and b (default 1). None when no scenario is in both runs. One query.
+
+    Raises ValidationFailed for a scenario not in both runs or a sample number the run does not have.
+    """
+    if not comparison.shared:
+        return None
+    index = _pick(scenario) if scenario else comparison.shared[0][0]
+    number_a = _pick(sample_a) if sample_a else 1
+    number_b = _pick(sample_b) if sample_b else 1
+    if index is None or index >= len(comparison.scenarios):
+        raise ValidationFailed("Pick a scenario of these runs.", field="scenario")
+    row = comparison.scenarios[index]
+    if row.a_index is None or row.b_index is None:
+        raise ValidationFailed(f"{row.name} is not in both runs: there is nothing to diff.", field="scenario")
+    slots = {
+        comparison.a.pk: (row.a_index, (number_a or 0) - 1),
+        comparison.b.pk: (row.b_index, (number_b or 0) - 1),
+    }
+    query = Q()
+    for run_id, (scenario_index, sample_index) in slots.items():
+        query |= Q(run_id=run_id, scenario_index=scenario_index, sample_index=sample_index)
+    found = {s.run_id: s for s in Sample.objects.filter(query)}
+    a, b = found.get(comparison.a.pk), found.get(comparison.b.pk)
+    for side, run, sample, number in (("a", comparison.a, a, number_a), ("b", comparison.b, b, number_b)):
+        if sample is None:
+            raise ValidationFailed(
+                f"Run #{run.pk} has no sample {number or '?'} of {row.name}.", field=f"sample_{side}"
+            )
+    return _output_diff(
+        a,
+        b,
+        _sample_label(a, comparison.a.test_version.scenarios, run=comparison.a),
+        _sample_label(b, comparison.b.test_version.scenarios, run=comparison.b),
+        row=index,
+    )
 
 
 def pretty(value: Any) -> str:

@@ -19,6 +19,17 @@ class RunQuerySet(TeamScopedQuerySet):
     def active(self):
         return self.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING])
 
+    def search(self, text: str):
+        """Runs whose test, test version or agent name contains `text`; `#12` or `12` is also run 12."""
+        if not text:
+            return self
+        match = Q(test__name__icontains=text) | Q(test_version__name__icontains=text)
+        match |= Q(agent__name__icontains=text)
+        number = text.removeprefix("#")
+        if number.isascii() and number.isdigit() and len(number) < 19:
+            match |= Q(pk=int(number))
+        return self.filter(match)
+
 
 class Run(models.Model):
     class Status(models.TextChoices):

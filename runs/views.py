@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
+from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,10 +21,11 @@ from checks.judge import judge_configured
 from checks.kinds import Outcome
 from checks.kinds.ai_judge import SKIPPED_NO_KEY
 from checks.models import Check, Test, TestCheck, TestSet
-from core.errors import DomainError, PermissionDenied
-from core.htmx import HTMX_STOP_POLLING, target_fragment
+from core.errors import DomainError, PermissionDenied, ValidationFailed
+from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
+from core.listing import parse_search, parse_sort
 from runs import services
-from runs.compare import compare_runs, pretty, scenario_rows
+from runs.compare import compare_runs, pretty, sample_diff, scenario_diff, scenario_rows
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -32,6 +34,18 @@ from teams.views import forbidden
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
 JUDGE_KIND = "ai_judge"
+
+FAILURES = (Outcome.FAIL, Outcome.ERROR)  # the run page's "failures only" filter
+TRUE, FALSE = ("1", "true", "on", "yes"), ("", "0", "false", "off", "no")
+# The runs list's sortable columns (?sort=agent, ?sort=-launched, ...); the primary key breaks ties.
+RUN_COLUMNS = {
+    "run": (),
+    "agent": (Lower("agent__name"),),
+    "test": (Lower("test__name"),),
+    "status": ("status",),
+    "result": ("result",),
+    "launched": ("created_at",),
+}
 
 
 # ---------------------------------------------------------------- launcher
@@ -138,11 +152,14 @@ def run_list(request: HttpRequest) -> HttpResponse:
         .order_by("test_set__agent__name", "name", "pk")
     )
     form = RunFilterForm(request.GET or None, agents=agents, tests=tests)
+    sort = parse_sort(request.GET.get("sort"), RUN_COLUMNS, default="-launched")
+    search, search_error = parse_search(request.GET.get("q"))
     runs = (
         Run.objects.visible_to(request.user)
         .filter(agent__team=team)
+        .search(search)
         .select_related("agent", "test", "test_version", "launched_by")
-        .order_by("-created_at", "-id")
+        .order_by(*sort.order_by())
     )
     runs = form.filter(runs)
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -156,7 +173,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "query": query.urlencode(),
         "agent": agent,
         "tab": "runs",
-        "filtered": bool(query),
+        "filtered": any(v for k, v in request.GET.items() if k not in ("sort", "page")),
+        "search": search,
+        "search_error": search_error,
+        "sort": sort,
+        "sorts": sort.headers(request.GET),
     }
     return render(request, "runs/run_list.html", context)
 
@@ -394,11 +415,34 @@ def _judge_note(run_checks: list[RunCheck], samples: list[dict]) -> dict | None:
         return None
     return {"names": names, "skipped": skipped, "configured": configured}
 
+def _failures_only(request: HttpRequest) -> tuple[bool, str]:
+    """`?failures=1` shows failed and errored samples only; a value that is not a boolean says so."""
+    raw = request.GET.get("failures", "")
+    if raw.lower() in TRUE:
+        return True, ""
+    if raw.lower() in FALSE:
+        return False, ""
+    return False, f"failures={raw[:20]!r} is not a boolean (use 1 or 0): showing every sample."
+
+
+def _diff_context(request: HttpRequest, run: Run) -> dict:
+    """`?diff_a=<sample id>&diff_b=<sample id>`: the line diff of two samples' outputs, or why not."""
+    if "diff_a" not in request.GET and "diff_b" not in request.GET:
+        return {"diff": None, "diff_error": ""}
+    try:
+        diff = sample_diff(run, request.GET.get("diff_a"), request.GET.get("diff_b"))
+    except ValidationFailed as exc:
+        return {"diff": None, "diff_error": " ".join(exc.errors.values())}
+    return {"diff": diff, "diff_error": ""}
+
 
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
-    fragment = target_fragment(request, ["run-progress", "run-samples"])
+    fragment = target_fragment(request, ["run-progress", "run-samples", "sample-diff"])
+    if fragment == "sample-diff":
+        context = {"run": run, **_diff_context(request, run)}
+        return render(request, "runs/run_detail.html#sample-diff", context)
     if fragment == "run-progress":
         # Polled about every second while the run is active; 286 tells htmx to stop polling.
         response = render(
@@ -413,18 +457,25 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return response
     run_checks = list(RunCheck.objects.filter(run=run).select_related("check_version").order_by("position"))
     samples = _samples(run, run_checks)
+    failures_only, filter_error = _failures_only(request)
+    failed = [row for row in samples if row["done"] and row["sample"].outcome in FAILURES]
     context = {
         **_progress_context(request, run),
-        "samples": samples,
+        # Latency and counts stay over every sample; the filter narrows the list only.
+        "samples": failed if failures_only else samples,
+        "all_samples": len(samples),
+        "failure_count": len(failed),
+        "failures_only": failures_only,
+        "filter_error": filter_error,
         "run_checks": run_checks,
         "latency": _latency(samples),
         "check_rates": _check_rates(run, run_checks),
-        "flaky": [s for s in _scenarios(run) if s["flaky"]],
         "judge_note": _judge_note(run_checks, samples),
         "flaky": [s for s in scenario_rows(run) if s["flaky"]],
     }
     if fragment == "run-samples":
         return render(request, "runs/run_detail.html#run-samples", context)
+    context.update(_diff_context(request, run), diff_choices=samples)
     context["compare_with"] = (
         Run.objects.filter(test=run.test)
         .exclude(pk=run.pk)
@@ -474,6 +525,11 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             status=400,
         )
     comparison = compare_runs(run_a, run_b)
+    picked = {key: request.GET.get(key, "") for key in ("scenario", "sample_a", "sample_b")}
+    try:
+        diff, diff_error = scenario_diff(comparison, **picked), ""
+    except ValidationFailed as exc:
+        diff, diff_error = None, " ".join(exc.errors.values())
     context = {
         "a": comparison.a,
         "b": comparison.b,
@@ -481,5 +537,10 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         "scenarios": comparison.scenarios,
         "versions": comparison.versions,
         "changed": comparison.changed,
+        "comparison": comparison,
+        "picked": picked,
+        "diff": diff,
+        "diff_error": diff_error,
     }
-    return render(request, "runs/run_compare.html", context)
+    fragment = target_fragment(request, ["output-diff"])
+    return page_or_fragment(request, "runs/run_compare.html", fragment, context)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -336,3 +338,63 @@ def test_check_form_warns_when_no_judge_key_is_configured(login, member, agent, 
     assert "No judge key is configured" not in client.get(url, {"kind": "text_includes"}).content.decode()
     settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
     assert "No judge key is configured" not in client.get(url, {"kind": "ai_judge"}).content.decode()
+
+
+def _check_order(html: str) -> list[str]:
+    return re.findall(r'<tr class="check-row" data-check="([^"]+)">', html)
+
+
+def test_check_list_sorts_within_each_kind_and_searches_by_name(login, member, agent):
+    beta = create_check(agent=agent, by=member, name="Beta", kind="text_includes", config={"text": "b"})
+    create_check(agent=agent, by=member, name="alpha", kind="text_includes", config={"text": "a"})
+    create_check(agent=agent, by=member, name="Gamma", kind="text_includes", config={"text": "g"})
+    create_check(agent=agent, by=member, name="Fast", kind="latency", config={"max_ms": 100})
+    edit_check(check=beta, by=member, config={"text": "B"})  # version 2
+    create_test(
+        test_set=create_test_set(agent=agent, by=member, name="Set"),
+        by=member,
+        name="T",
+        scenarios=["hi"],
+        checks=[beta.pk],
+    )
+    client = login(member)
+    url = reverse("checks:check-list", args=[agent.pk])
+
+    def order(**params):
+        return _check_order(client.get(url, params).content.decode())
+
+    # Groups by kind stay (latency before text_includes); the sort applies inside each group.
+    assert order() == ["Fast", "alpha", "Beta", "Gamma"]  # by name, any case
+    assert order(sort="-name") == ["Fast", "Gamma", "Beta", "alpha"]
+    assert order(sort="-version") == ["Fast", "Beta", "Gamma", "alpha"]  # v2 first; ties newest first
+    assert order(sort="-used") == ["Fast", "Beta", "Gamma", "alpha"]
+    assert order(sort="updated") == ["Fast", "alpha", "Gamma", "Beta"]  # Beta was edited last
+    assert order(q="MMA") == ["Gamma"]
+    assert order(q="a", used="in_tests") == ["Beta"]
+    html = client.get(url, {"q": "Et", "sort": "-name"}).content.decode()
+    # The counts follow the search; the filter links and sort links keep it.
+    assert 'data-filter="all">All<span class="count">1</span>' in html
+    assert 'data-filter="in_tests">In tests<span class="count">1</span>' in html
+    assert 'href="/checks/agents/%d/?q=Et&amp;sort=-name&amp;used=unused"' % agent.pk in html
+    assert 'aria-sort="descending"><a class="sort" href="?q=Et&amp;sort=name"' in html
+    assert 'name="q" id="check-q" value="Et"' in html and "Clear search" in html
+    assert "No check named like “zzz”." in client.get(url, {"q": "zzz"}).content.decode()
+    fragment = client.get(url, {"q": "gam"}, HTTP_HX_TARGET="checks-panel", **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="checks-panel">') and _check_order(fragment) == ["Gamma"]
+
+
+def test_check_list_says_why_a_sort_or_search_was_refused(login, member, agent):
+    for name in ("One", "Two"):
+        create_check(agent=agent, by=member, name=name, kind="text_includes", config={"text": "x"})
+    client = login(member)
+    url = reverse("checks:check-list", args=[agent.pk])
+    for params, message in (
+        ({"sort": "created_by__password"}, "Cannot sort by &#x27;created_by__password&#x27;: sorted by name"),
+        ({"sort": "-"}, "Cannot sort by"),
+        ({"q": "x" * 101}, "Search for at most 100 characters"),
+        ({"q": "\x00"}, "The search cannot contain NUL characters."),
+    ):
+        response = client.get(url, params)
+        html = response.content.decode()
+        assert response.status_code == 200 and message in html, params
+        assert _check_order(html) == ["One", "Two"]

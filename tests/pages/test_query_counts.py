@@ -75,6 +75,18 @@ def test_check_list(measure, agent, member):
     measure(reverse("checks:check-list", args=[agent.pk]), add, 12, contains=["latency 5", "text_includes 5"])
 
 
+def test_check_list_sorted_and_searched(measure, agent, member):
+    _checks(agent, member, 1)
+
+    def add():
+        _checks(agent, member, N)
+        _checks(agent, member, N, kind="latency")
+
+    # the same 12 queries: the search narrows the library and its counts, the sort orders the page
+    url = f"{reverse('checks:check-list', args=[agent.pk])}?q=e&sort=-used&used=unused"
+    measure(url, add, 12, contains=["latency 5", "text_includes 5"])
+
+
 def test_testset_list(measure, agent, member):
     create_test(
         test_set=create_test_set(agent=agent, by=member, name="S0"), by=member, name="T", scenarios=["x"]
@@ -146,6 +158,17 @@ def test_run_list(measure, order_test, member):
     # session, user, current team, COUNT runs, runs page (+agent, test, version, launcher),
     # agents and tests for the filter selects, switcher teams
     measure(reverse("runs:run-list"), add, 8)
+
+
+def test_run_list_sorted_and_searched(measure, order_test, member):
+    services.launch_run(test=order_test, by=member)
+
+    def add():
+        for _ in range(N):
+            services.launch_run(test=order_test, by=member)
+
+    # the same 8 queries: sorting and searching change the runs query, never add one
+    measure(f"{reverse('runs:run-list')}?sort=-agent&q=order", add, 8)
 
 
 def test_run_detail_samples(measure, login, member, live_agent, order_checks, run_now):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runs.compare import counts_text, match_scenarios
+from runs.compare import DIFF_MAX_CHARS, DIFF_MAX_LINES, counts_text, line_diff, match_scenarios
 
 
 def _rows(*named: tuple[str, float | None]) -> list[dict]:
@@ -51,3 +51,27 @@ def test_a_position_whose_name_a_still_uses_is_not_paired():
 )
 def test_counts_text(counts, text):
     assert counts_text(counts) == text
+
+
+def _ops(before: str, after: str) -> list[tuple]:
+    lines, _ = line_diff(before, after)
+    return [(line.op, line.a_line, line.b_line, line.text) for line in lines]
+
+
+def test_line_diff_marks_removed_and_added_lines_with_their_numbers():
+    assert _ops("Order EC-1042\nis in transit.\nBye", "Which order?\nis in transit.\nBye\nPS") == [
+        ("removed", 1, None, "Order EC-1042"),
+        ("added", None, 1, "Which order?"),
+        ("same", 2, 2, "is in transit."),
+        ("same", 3, 3, "Bye"),
+        ("added", None, 4, "PS"),
+    ]
+    assert _ops("", "") == [] and _ops("same", "same") == [("same", 1, 1, "same")]
+    assert _ops("", "new") == [("added", None, 1, "new")]
+
+
+def test_line_diff_reads_a_bounded_part_of_huge_outputs():
+    lines, truncated = line_diff("x\n" * (DIFF_MAX_LINES + 5), "y" * (DIFF_MAX_CHARS * 3))
+    assert truncated and len(lines) == DIFF_MAX_LINES + 1
+    assert len(lines[-1].text) == DIFF_MAX_CHARS
+    assert line_diff("a", "b")[1] is False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -386,3 +388,200 @@ def test_run_page_warns_before_judge_checks_run_without_a_key(login, member, jud
     assert NO_KEY in note.split("</div>")[0] and "will be skipped" in note.split("</div>")[0]
     settings.EVALCONSOLE_JUDGE_API_KEY = "sk-set"
     assert 'id="judge-note"' not in login(member).get(run.get_absolute_url()).content.decode()
+
+
+def _sample_outcomes(html: str) -> list[str]:
+    return re.findall(r'<details class="sample[^"]*" id="sample-\d+" data-outcome="(\w+)"', html)
+
+
+def test_failures_only_filter_shows_failed_and_errored_samples(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "error", "pass"])
+    client = login(member)
+    url = run.get_absolute_url()
+    page = client.get(url).content.decode()
+    assert sorted(_sample_outcomes(page)) == ["error", "fail", "pass", "pass"]
+    assert f'href="{url}?failures=1"' in page and 'id="active-filter"' not in page
+    filtered = client.get(url, {"failures": "1"}).content.decode()
+    assert sorted(_sample_outcomes(filtered)) == ["error", "fail"]
+    assert 'aria-current="true" data-filter="failures"' in filtered
+    active = filtered.split('id="active-filter">')[1].split("</p>")[0]
+    assert "failed and errored samples only, 2 of 4" in active and f'href="{url}"' in active  # a way back
+    assert '<span class="v" id="latency-median">250 ms</span>' in filtered  # stats still cover every sample
+    # The HTMX toggle swaps only the samples region.
+    fragment = client.get(url, {"failures": "1"}, HTTP_HX_TARGET="run-samples", **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="run-samples"') and "<html" not in fragment
+    assert sorted(_sample_outcomes(fragment)) == ["error", "fail"]
+
+
+def test_failures_only_filter_says_when_nothing_failed_and_rejects_non_booleans(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    client = login(member)
+    html = client.get(run.get_absolute_url(), {"failures": "true"}).content.decode()
+    assert _sample_outcomes(html) == [] and "No sample failed or errored." in html
+    bad = client.get(run.get_absolute_url(), {"failures": "maybe"})
+    assert bad.status_code == 200
+    assert "failures=&#x27;maybe&#x27; is not a boolean" in bad.content.decode()
+    assert len(_sample_outcomes(bad.content.decode())) == 4
+
+
+def test_failures_only_filter_is_kept_while_the_samples_refresh(login, member, order_test):
+    run = services.launch_run(test=order_test, by=member)  # stays queued: the samples region polls
+    html = login(member).get(run.get_absolute_url(), {"failures": "1"}).content.decode()
+    assert f'<div id="run-samples" hx-get="{run.get_absolute_url()}?failures=1"' in html
+    assert "No sample failed or errored so far." in html
+
+
+def _outputs(run: Run, *texts: str) -> list[Sample]:
+    samples = list(run.samples.order_by("scenario_index", "sample_index"))
+    for sample, text in zip(samples, texts, strict=False):
+        Sample.objects.filter(pk=sample.pk).update(output=text)
+    return samples
+
+
+def _diff_rows(html: str) -> list[tuple[str, str]]:
+    table = html.split('class="outputdiff"')[1].split("</table>")[0]
+    return re.findall(r'<tr class="diff-(\w+)">.*?<td class="text">(.*?)</td></tr>', table)
+
+
+def test_run_page_diffs_the_outputs_of_two_samples(login, member, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "pass", "fail"])
+    first, second, *_ = _outputs(
+        run, "Order EC-1042\nis in transit.\n<b>Friday</b>", "Which order?\nis in transit."
+    )
+    client = login(member)
+    url = run.get_absolute_url()
+    page = client.get(url).content.decode()
+    assert 'id="diff-picker"' in page and 'name="diff_a"' in page and 'class="outputdiff"' not in page
+    html = client.get(url, {"diff_a": first.pk, "diff_b": second.pk}).content.decode()
+    assert _diff_rows(html) == [
+        ("removed", "Order EC-1042"),
+        ("added", "Which order?"),
+        ("same", "is in transit."),
+        ("removed", "&lt;b&gt;Friday&lt;/b&gt;"),  # escaped, never markup
+    ]
+    assert "2 lines removed, 1 added" in html
+    assert f'<option value="{second.pk}" selected>' in html  # the picks are kept
+    fragment = client.get(
+        url, {"diff_a": first.pk, "diff_b": second.pk}, HTTP_HX_TARGET="sample-diff", **HTMX
+    )
+    body = fragment.content.decode()
+    assert fragment.status_code == 200 and body.lstrip().startswith('<div id="sample-diff"')
+    assert len(_diff_rows(body)) == 4 and "<html" not in body
+    same = client.get(url, {"diff_a": first.pk, "diff_b": first.pk}).content.decode()
+    assert "The two outputs are identical." in same
+
+
+def test_sample_diff_refuses_samples_of_another_run_and_bad_ids(login, member, outsider, order_test):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    other = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    mine, theirs = run.samples.first(), other.samples.first()
+    client = login(member)
+    for params in (
+        {"diff_a": mine.pk, "diff_b": theirs.pk},
+        {"diff_a": "x", "diff_b": "9" * 40},
+        {"diff_a": ""},
+    ):
+        for extra in ({}, {"HTTP_HX_TARGET": "sample-diff", **HTMX}):
+            response = client.get(run.get_absolute_url(), params, **extra)
+            html = response.content.decode()
+            assert response.status_code == 200 and 'role="alert">Pick two samples' in html, params
+            assert "outputdiff" not in html
+    assert (
+        login(outsider).get(run.get_absolute_url(), {"diff_a": mine.pk, "diff_b": mine.pk}).status_code == 404
+    )
+
+
+def test_compare_page_diffs_a_scenario_across_the_two_runs(login, member, order_test):
+    before = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    after = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "fail", "fail"])
+    _outputs(before, "Found EC-1042.\nIn transit.", "b1", "Which order?", "b3")
+    _outputs(after, "Found EC-1042.\nDelivered.", "a1", "Which <order>?", "a3")
+    client = login(member)
+    url = reverse("runs:run-compare")
+    html = client.get(
+        url, {"a": after.pk, "b": before.pk}
+    ).content.decode()  # default: first scenario, 1 vs 1
+    assert _diff_rows(html) == [
+        ("same", "Found EC-1042."),
+        ("removed", "In transit."),
+        ("added", "Delivered."),
+    ]
+    assert f"run #{before.pk} · Known order · sample 1 (pass)" in html  # the older run is "before"
+    picked = {"a": after.pk, "b": before.pk, "scenario": 1, "sample_a": 1, "sample_b": 1}
+    html = client.get(url, picked).content.decode()
+    assert _diff_rows(html) == [("removed", "Which order?"), ("added", "Which &lt;order&gt;?")]
+    assert '<option value="1" selected>No order id</option>' in html
+    second = client.get(url, {**picked, "sample_a": 2, "sample_b": 2}, HTTP_HX_TARGET="output-diff", **HTMX)
+    assert second.content.decode().lstrip().startswith('<div id="output-diff"')
+    assert _diff_rows(second.content.decode()) == [("removed", "b3"), ("added", "a3")]
+    for bad, message in (
+        ({"scenario": 7}, "Pick a scenario of these runs."),
+        ({"scenario": "x"}, "Pick a scenario of these runs."),
+        ({"sample_b": 3}, f"Run #{after.pk} has no sample 3 of No order id."),
+        ({"sample_a": "-1"}, f"Run #{before.pk} has no sample ? of No order id."),
+    ):
+        response = client.get(url, {**picked, **bad})
+        assert response.status_code == 200 and message in response.content.decode(), bad
+
+
+def _run_order(html: str) -> list[int]:
+    return [int(pk) for pk in re.findall(r"<strong>#(\d+)</strong>", html)]
+
+
+def test_run_list_sorts_by_an_allowed_column_either_way(login, member, order_test):
+    greeting = create_test(test_set=order_test.test_set, by=member, name="Greeting", scenarios=["hi"])
+    first = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
+    queued = services.launch_run(test=greeting, by=member)
+    failed = finish(services.launch_run(test=order_test, by=member), ["fail"] * 4)
+    client = login(member)
+    url = reverse("runs:run-list")
+
+    def order(**params):
+        return _run_order(client.get(url, params).content.decode())
+
+    assert order() == [failed.pk, queued.pk, first.pk]  # newest first by default
+    assert order(sort="test") == [queued.pk, first.pk, failed.pk]  # ties by id, same direction
+    assert order(sort="-test") == [failed.pk, first.pk, queued.pk]
+    assert order(sort="result") == [queued.pk, failed.pk, first.pk]  # "" (not finished) < fail < pass
+    assert order(sort="launched") == [first.pk, queued.pk, failed.pk]
+    assert order(sort="-run") == [failed.pk, queued.pk, first.pk]
+    html = client.get(url, {"sort": "test", "result": "fail"}).content.decode()
+    assert _run_order(html) == [failed.pk]  # sorting keeps the filters
+    head = html.split("<thead>")[1].split("</thead>")[0]
+    assert 'aria-sort="ascending"><a class="sort" href="?result=fail&amp;sort=-test"' in head  # flips
+    assert 'aria-sort="none"><a class="sort" href="?result=fail&amp;sort=agent"' in head
+    assert '<input type="hidden" name="sort" value="test">' in html  # the filter form keeps the sort
+
+
+def test_run_list_ignores_a_sort_it_does_not_allow_and_says_so(login, member, order_test):
+    runs = [services.launch_run(test=order_test, by=member) for _ in range(2)]
+    client = login(member)
+    for bad in ("password", "-launched_by__password", "agent__team__name", "--id", "x" * 500):
+        response = client.get(reverse("runs:run-list"), {"sort": bad})
+        html = response.content.decode()
+        assert response.status_code == 200 and _run_order(html) == [runs[1].pk, runs[0].pk], bad
+        assert 'role="alert">Cannot sort by' in html and "sorted by -launched" in html
+
+
+def test_run_list_searches_by_test_or_agent_name_and_run_number(login, member, order_test):
+    greeting = create_test(test_set=order_test.test_set, by=member, name="Greeting", scenarios=["hi"])
+    order_run = services.launch_run(test=order_test, by=member)
+    greeting_run = services.launch_run(test=greeting, by=member)
+    client = login(member)
+    url = reverse("runs:run-list")
+
+    def found(q, **params):
+        return set(_run_order(client.get(url, {"q": q, **params}).content.decode()))
+
+    assert found("greet") == {greeting_run.pk}
+    assert found("ORDER STATUS") == {order_run.pk}
+    assert found("fake bot") == {order_run.pk, greeting_run.pk}  # the agent's name
+    assert found(f"#{order_run.pk}") == {order_run.pk}
+    assert found("greet", status="queued", sort="-agent") == {greeting_run.pk}
+    assert found("nothing like it") == set()
+    html = client.get(url, {"q": "greet"}).content.decode()
+    assert 'name="q" id="run-search" value="greet"' in html and "No runs match these filters." not in html
+    for bad, message in (("x" * 101, "at most 100 characters"), ("a\x00b", "NUL characters")):
+        response = client.get(url, {"q": bad})
+        assert response.status_code == 200 and message in response.content.decode()
+        assert set(_run_order(response.content.decode())) == {order_run.pk, greeting_run.pk}
