@@ -1,11 +1,21 @@
-"""Helpers the console's page views share: counting without multiplying joins, service errors on forms."""
+"""Helpers the console's page views share: counting without multiplying joins, service errors on forms,
+and the server-error page."""
 
 from __future__ import annotations
 
+import logging
+
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError
+from django.middleware.csrf import get_token
+from django.template import loader
+from django.views.decorators.csrf import requires_csrf_token
 
 from core.errors import DomainError
+
+log = logging.getLogger(__name__)
+BARE_500 = "<!doctype html><title>Server error</title><h1>Server error (500)</h1>"
 
 
 def count_subquery(model, link: str, *, outer: str = "pk", **filters) -> Coalesce:
@@ -39,3 +49,23 @@ def count_related(model, name: str, *, outer: str = "pk", **filters) -> Coalesce
     """A correlated COUNT of `model`'s reverse relation `name` (see count_subquery)."""
     relation = model._meta.get_field(name)
     return count_subquery(relation.related_model, relation.field.name, outer=outer, **filters)
+
+
+@requires_csrf_token
+def server_error(request: HttpRequest, template_name: str = "500.html") -> HttpResponse:
+    """handler500: the console's layout and navigation, rendered without a single query.
+
+    The database may be what failed, so no context processor runs (they read teams) and the user is
+    shown only if the request had already loaded it; anything going wrong here falls back to bare HTML.
+    """
+    try:
+        context = {
+            "request": request,
+            "user": getattr(request, "_cached_user", None),  # loaded earlier by this request, or None
+            "show_nav": True,
+            "csrf_token": get_token(request),
+        }
+        return HttpResponseServerError(loader.get_template(template_name).render(context))
+    except Exception:  # the error page itself must not fail
+        log.exception("could not render %s", template_name)
+        return HttpResponseServerError(BARE_500)

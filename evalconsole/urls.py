@@ -4,6 +4,8 @@ from django.urls import include, path
 
 from teams import team_views, views
 
+handler500 = "core.views.server_error"  # the console's layout, with no query (the database may be down)
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),

@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.db.models.functions import Lower
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -141,6 +141,41 @@ def run_launch(request: HttpRequest) -> HttpResponse:
 # ---------------------------------------------------------------- list
 
 
+FILTER_LABELS = {
+    "agent": "agent",
+    "test": "test",
+    "result": "result",
+    "status": "status",
+    "date_from": "from",
+    "date_to": "to",
+    "batch": "batch",
+}
+
+
+def _active_filters(form: RunFilterForm, query) -> list[dict]:
+    """The filters in effect, each with the query string that drops it ("Filtered by batch … · clear")."""
+    if not form.is_bound or not form.is_valid():
+        return []
+    rows = []
+    for name, label in FILTER_LABELS.items():
+        value = form.cleaned_data.get(name)
+        if value in (None, ""):
+            continue
+        if name in ("result", "status"):
+            value = dict(form.fields[name].choices).get(value, value)
+        elif name.startswith("date_"):
+            value = value.isoformat()
+        elif name == "test":
+            value = value.name
+        rest = QueryDict(mutable=True)
+        for key in query:
+            kept = [v for v in query.getlist(key) if v]
+            if kept and key != name:
+                rest.setlist(key, kept)
+        rows.append({"label": label, "value": str(value), "clear": rest.urlencode()})
+    return rows
+
+
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
     team = request.team
@@ -165,20 +200,28 @@ def run_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    agent = form.cleaned_data.get("agent") if form.is_bound and form.is_valid() else None
+    rows = list(page.object_list)
+    # Rows refresh themselves (every 2 s) only while a run on this page is queued or running.
+    polling = any(r.is_active for r in rows)
     context = {
-        "form": form,
-        "page": page,
-        "runs": page.object_list,
-        "query": query.urlencode(),
-        "agent": agent,
-        "tab": "runs",
-        "filtered": any(v for k, v in request.GET.items() if k not in ("sort", "page")),
-        "search": search,
-        "search_error": search_error,
-        "sort": sort,
-        "sorts": sort.headers(request.GET),
+        "page": page, "runs": rows, "query": query.urlencode(), "polling": polling,
+        "sort": sort, "sorts": sort.headers(request.GET),
     }
+    if target_fragment(request, ["run-rows"]) == "run-rows":
+        status = 200 if polling else HTMX_STOP_POLLING
+        return render(request, "runs/run_list.html#run-rows", context, status=status)
+    agent = form.cleaned_data.get("agent") if form.is_bound and form.is_valid() else None
+    context.update(
+        {
+            "form": form,
+            "agent": agent,
+            "tab": "runs",
+            "filtered": any(v for k, v in request.GET.items() if k not in ("sort", "page")),
+            "active_filters": _active_filters(form, query),
+            "search": search,
+            "search_error": search_error,
+        }
+    )
     return render(request, "runs/run_list.html", context)
 
 

@@ -585,3 +585,50 @@ def test_run_list_searches_by_test_or_agent_name_and_run_number(login, member, o
         response = client.get(url, {"q": bad})
         assert response.status_code == 200 and message in response.content.decode()
         assert set(_run_order(response.content.decode())) == {order_run.pk, greeting_run.pk}
+
+
+def test_run_list_refreshes_itself_while_runs_are_active_and_stops_with_286(
+    login, member, order_test, django_assert_max_num_queries
+):
+    create_test(test_set=order_test.test_set, by=member, name="Second", scenarios=["hi"])
+    runs = services.launch_test_set(test_set=order_test.test_set, by=member)  # stay queued (no worker)
+    client = login(member)
+    url = f"{reverse('runs:run-list')}?batch={runs[0].batch}"
+    page = client.get(url).content.decode()
+    assert 'id="run-rows"' in page and 'hx-trigger="every 2s"' in page
+    assert page.count('<span class="badge queued">queued</span>') == 2
+    poll = {"HTTP_HX_TARGET": "run-rows", **HTMX}
+    # session, user, current team, COUNT runs, the page of runs: no selects, no switcher teams
+    with django_assert_max_num_queries(5):
+        fragment = client.get(url, **poll)
+    assert fragment.status_code == 200
+    body = fragment.content.decode()
+    assert body.lstrip().startswith('<div id="run-rows"') and 'hx-trigger="every 2s"' in body
+    assert "<header" not in body
+    for run in runs:
+        finish(run, ["pass"] * run.total_samples)
+    done = client.get(url, **poll)
+    assert done.status_code == 286  # htmx stops polling
+    body = done.content.decode()
+    assert "hx-trigger" not in body and body.count('<span class="badge completed">completed</span>') == 2
+    assert "hx-trigger" not in client.get(url).content.decode()  # nothing runs: the page does not poll
+
+
+def test_run_list_says_which_filters_are_active_with_a_way_to_clear_each(
+    login, member, order_test, live_agent
+):
+    runs = services.launch_test_set(test_set=order_test.test_set, by=member)
+    batch = runs[0].batch
+    client = login(member)
+    html = client.get(reverse("runs:run-list"), {"batch": batch, "status": "queued"}).content.decode()
+    filters = html.split('id="active-filters"')[1].split("</p>")[0]
+    assert f"batch <strong>{batch}</strong>" in filters and "status <strong>Queued</strong>" in filters
+    assert 'href="?status=queued"' in filters  # clear the batch, keep the status
+    assert f'href="?batch={batch}"' in filters  # clear the status, keep the batch
+    assert f'href="{reverse("runs:run-list")}"' in filters  # clear all
+    params = {"agent": live_agent.pk, "test": order_test.pk}
+    html = client.get(reverse("runs:run-list"), params).content.decode()
+    filters = html.split('id="active-filters"')[1].split("</p>")[0]
+    assert f"agent <strong>{live_agent.name}</strong>" in filters
+    assert f"test <strong>{order_test.name}</strong>" in filters
+    assert 'id="active-filters"' not in client.get(reverse("runs:run-list")).content.decode()
