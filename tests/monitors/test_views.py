@@ -384,3 +384,34 @@ def test_monitor_form_reloads_checks_for_the_chosen_agent(client, member, admin_
     html = fragment.content.decode()
     assert html.lstrip().startswith('<form id="monitor-form"') and "Other check" in html
     assert "Says answer" not in html
+
+
+def test_select_all_matching_without_agent_filter_when_tasks_share_one_agent(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
+    """Every matching task belongs to one agent: "select all" needs no agent filter (issue 14, 10)."""
+    ingest(agent, member, [task_item(i) for i in range(5)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1"}, follow=True)
+    html = picker.content.decode()
+    assert "Filter the task list to one agent" not in html
+    assert "Evaluate 5 tasks of Support bot" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        launched = client.post(reverse("monitors:evaluation-create"), {"all": "1", "checks": [checks[0].pk]})
+    evaluation = Evaluation.objects.get()
+    assert launched.status_code == 302 and evaluation.tasks.count() == 5
+
+
+def test_select_all_matching_over_two_agents_is_refused(
+    client, member, admin_user, team, agent, django_capture_on_commit_callbacks
+):
+    from agents.services import create_agent
+
+    other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/other")
+    ingest(agent, member, [task_item(i) for i in range(3)], django_capture_on_commit_callbacks)
+    ingest(other, member, [task_item(i) for i in range(3, 5)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1"}, follow=True)
+    assert "Filter the task list to one agent" in picker.content.decode()
+    one = client.get(reverse("monitors:evaluation-create"), {"all": "1", "q": "c1"}, follow=True)
+    assert "Evaluate 1 task of Support bot" in one.content.decode()  # the filter leaves one agent
