@@ -65,7 +65,7 @@ def _apply_errors(form, exc: DomainError) -> None:
     for key, message in exc.errors.items():
         head = key.split(".", 1)[0]
         if head in form.fields and head != key:
-            form.add_error(head, f"{key}: {message}")
+            form.add_error(head, message)  # e.g. checks.0.check: its message names the check
         elif key in form.fields:
             form.add_error(key, message)
         else:
