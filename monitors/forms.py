@@ -50,25 +50,38 @@ class TaskFilterForm(forms.Form):
         )
 
 
+class AnyChoicesField(forms.TypedMultipleChoiceField):
+    """Ticked values as they came: monitors.services says which ids are not checks of the agent."""
+
+    def valid_value(self, value) -> bool:
+        return True
+
+
 class MonitorForm(forms.Form):
-    agent = forms.TypedChoiceField(label="Agent", coerce=int)
-    name = forms.CharField(label="Name", max_length=200)
-    sample_rate = forms.DecimalField(
+    """Parses the monitor page's input; every rule (name, rate, checks) is monitors.services', so the page,
+    the API and the admin give the same messages, all at once, each under its field."""
+
+    agent = forms.TypedChoiceField(
+        label="Agent",
+        coerce=int,
+        error_messages={
+            "required": "choose an agent",
+            "invalid_choice": "choose one of your team's agents",
+        },
+    )
+    name = forms.CharField(label="Name", required=False)
+    sample_rate = forms.CharField(
         label="Sample rate (%)",
-        min_value=Decimal(0),
-        max_value=Decimal(100),
-        decimal_places=2,
-        max_digits=5,
+        required=False,
         initial=Decimal(10),
         help_text="Percent of the agent's new tasks to evaluate (0-100). The same task "
         "always gets the same decision.",
-        widget=forms.NumberInput(attrs={"step": "0.01"}),
+        widget=forms.NumberInput(attrs={"step": "0.01", "min": "0", "max": "100"}),
     )
-    checks = forms.TypedMultipleChoiceField(
+    checks = AnyChoicesField(
         label="Checks",
-        coerce=int,
         required=False,
-        widget=forms.CheckboxSelectMultiple,
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "check"}),  # option labels in body text
         help_text="Checks of the agent's library; new tasks use their current version.",
     )
     active = forms.BooleanField(label="Active (sample new tasks)", required=False, initial=True)

@@ -131,7 +131,7 @@ class MonitorSerializer(serializers.ModelSerializer):
         child=serializers.IntegerField(min_value=1),
         required=False,
         max_length=100,
-        help_text="Ids of library checks of the agent.",
+        help_text="Ids of library checks of the agent (at least one).",
     )
     checks_detail = serializers.SerializerMethodField()
     sample_rate = serializers.DecimalField(

@@ -605,6 +605,8 @@ def _clean_monitor_name(name: object) -> str:
 
 
 def _resolve_monitor_checks(agent: Agent, checks: object) -> list[Check]:
+    if not checks:  # a monitor without checks would sample tasks and evaluate nothing
+        raise ValidationFailed("choose at least one check to run on the sampled tasks", field="checks")
     return [
         c
         for c, _ in resolve_checks(
@@ -613,19 +615,46 @@ def _resolve_monitor_checks(agent: Agent, checks: object) -> list[Check]:
     ]
 
 
+def _clean_monitor(agent: Agent, values: Mapping[str, object]) -> dict[str, object]:
+    """The cleaned `name`, `sample_rate` and `checks` (those present in `values`).
+
+    Raises ValidationFailed naming every bad field at once (name, sample_rate, checks, checks.<i>.check)."""
+    cleaners = {"name": _clean_monitor_name, "sample_rate": _clean_rate}
+    cleaned: dict[str, object] = {}
+    errors: dict[str, str] = {}
+    for key, clean in cleaners.items():
+        if key in values:
+            try:
+                cleaned[key] = clean(values[key])
+            except ValidationFailed as exc:
+                errors.update(exc.errors)
+    if "checks" in values:
+        try:
+            cleaned["checks"] = _resolve_monitor_checks(agent, values["checks"])
+        except ValidationFailed as exc:
+            errors.update(exc.errors)
+    if errors:
+        raise ValidationFailed(errors)
+    return cleaned
+
+
 def create_monitor(
     *, agent: Agent, by, name: str, checks: Sequence = (), sample_rate: object = 10, active: bool = True
 ) -> Monitor:
-    """A dashboard of `agent` running `checks` on `sample_rate` percent of its new tasks. Members and up."""
+    """A dashboard of `agent` running `checks` (at least one) on `sample_rate` percent of its new tasks.
+
+    Members and up. Raises ValidationFailed naming every bad field at once."""
     access.require(by, access.CREATE, Monitor, team=agent.team)
-    name = _clean_monitor_name(name)
-    rate = _clean_rate(sample_rate)
-    attached = _resolve_monitor_checks(agent, checks)
+    cleaned = _clean_monitor(agent, {"name": name, "sample_rate": sample_rate, "checks": checks})
     with transaction.atomic():
         monitor = Monitor.objects.create(
-            agent=agent, name=name, sample_rate=rate, active=bool(active), created_by=by
+            agent=agent,
+            name=cleaned["name"],
+            sample_rate=cleaned["sample_rate"],
+            active=bool(active),
+            created_by=by,
         )
-        monitor.checks.set(attached)
+        monitor.checks.set(cleaned["checks"])
     return monitor
 
 
@@ -635,17 +664,18 @@ def update_monitor(*, monitor: Monitor, by, **changes: object) -> Monitor:
     unknown = set(changes) - {"name", "checks", "sample_rate", "active"}
     if unknown:
         raise ValidationFailed({key: "unknown field" for key in sorted(unknown)})
+    cleaned = _clean_monitor(monitor.agent, changes)
     fields = []
-    if "name" in changes:
-        monitor.name = _clean_monitor_name(changes["name"])
+    if "name" in cleaned:
+        monitor.name = cleaned["name"]
         fields.append("name")
-    if "sample_rate" in changes:
-        monitor.sample_rate = _clean_rate(changes["sample_rate"])
+    if "sample_rate" in cleaned:
+        monitor.sample_rate = cleaned["sample_rate"]
         fields.append("sample_rate")
     if "active" in changes:
         monitor.active = bool(changes["active"])
         fields.append("active")
-    attached = _resolve_monitor_checks(monitor.agent, changes["checks"]) if "checks" in changes else None
+    attached = cleaned.get("checks")
     with transaction.atomic():
         if fields:
             monitor.save(update_fields=fields)

@@ -64,7 +64,7 @@ def _apply_errors(form, exc: DomainError) -> None:
     for key, message in exc.errors.items():
         head = key.split(".", 1)[0]
         if head in form.fields and head != key:
-            form.add_error(head, f"{key}: {message}")
+            form.add_error(head, message)  # e.g. checks.0.check: its message names the check
         elif key in form.fields:
             form.add_error(key, message)
         else:
@@ -153,8 +153,13 @@ def _selection(
             return None, None, None, "The filters are not valid any more; go back to the task list."
         filters = form.filters()
         if filters.agent is None:
+            # order_by(): Task's default ordering would add completed_at to the DISTINCT, so one
+            # agent's tasks would read as several "agents".
             agent_ids = list(
-                monitoring.filter_tasks(visible, filters).values_list("agent_id", flat=True).distinct()[:2]
+                monitoring.filter_tasks(visible, filters)
+                .order_by()
+                .values_list("agent_id", flat=True)
+                .distinct()[:2]
             )
             if len(agent_ids) != 1:
                 return (

@@ -13,6 +13,7 @@ from monitors import services as monitoring
 from tests.monitors.conftest import task_item
 
 CHROMIUM = os.environ.get("EVALCONSOLE_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"  # git-ignored, to look at
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
@@ -78,3 +79,24 @@ def test_monitor_chart_and_keyboard_evaluation_flow(page: Page, live_server, mem
     expect(page.get_by_text("3 of 3 results recorded")).to_be_visible()
     expect(page.locator("table.grid tbody .badge")).to_have_count(3)
     assert errors == []
+
+
+def test_monitor_form_shows_inline_errors_instead_of_browser_popups(
+    page: Page, live_server, member, agent, make_check
+):
+    """Submitting bad values reaches the server, which names each problem under its field (issue 14, 13)."""
+    make_check("Mentions answer", text="answer")
+    login(page, live_server, member.username)
+    page.goto(f"{live_server.url}/monitors/new/?agent={agent.pk}")
+    page.get_by_label("Sample rate (%)").fill("150")
+    page.get_by_role("button", name="Create monitor").click()
+    page.wait_for_load_state()
+    name_errors = page.locator("#id_name_error")
+    expect(name_errors).to_have_text("a monitor needs a name")
+    expect(page.locator("#id_sample_rate_error")).to_have_text("must be a percentage between 0 and 100")
+    expect(page.locator("#id_checks_error")).to_have_text(
+        "choose at least one check to run on the sampled tasks"
+    )
+    expect(page.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "monitor_form_errors.png"), full_page=True)

@@ -176,8 +176,16 @@ def test_monitor_validation(agent, member, checks, viewer):
     assert "checks.0.check" in exc.value.errors
     with pytest.raises(PermissionDenied):
         monitoring.create_monitor(agent=agent, by=viewer, name="x")
-    monitor = monitoring.create_monitor(agent=agent, by=member, name="x", sample_rate="0.25")
+    with pytest.raises(ValidationFailed) as exc:  # every problem at once, a monitor needs a check
+        monitoring.create_monitor(agent=agent, by=member, name="", sample_rate="101")
+    assert set(exc.value.errors) == {"name", "sample_rate", "checks"}
+    monitor = monitoring.create_monitor(
+        agent=agent, by=member, name="x", checks=[checks[0].pk], sample_rate="0.25"
+    )
     assert monitor.sample_rate == Decimal("0.25")
+    with pytest.raises(ValidationFailed) as exc:
+        monitoring.update_monitor(monitor=monitor, by=member, checks=[], sample_rate="-1")
+    assert set(exc.value.errors) == {"sample_rate", "checks"}
     with pytest.raises(PermissionDenied):
         monitoring.delete_monitor(monitor=monitor, by=member)  # deleting is for admins
 

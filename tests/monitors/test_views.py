@@ -194,7 +194,7 @@ def test_monitor_create_edit_delete_pages(client, member, admin_user, agent, che
     client.force_login(member)
     form = client.get(reverse("monitors:monitor-create"), {"agent": agent.pk})
     html = form.content.decode()
-    assert 'for="id_name"' in html and 'for="id_sample_rate"' in html and "<legend>Checks</legend>" in html
+    assert 'for="id_name"' in html and 'for="id_sample_rate"' in html and 'for="id_checks_0"' in html
     bad = client.post(
         reverse("monitors:monitor-create"), {"agent": agent.pk, "name": "x", "sample_rate": "120"}
     )
@@ -384,3 +384,93 @@ def test_monitor_form_reloads_checks_for_the_chosen_agent(client, member, admin_
     html = fragment.content.decode()
     assert html.lstrip().startswith('<form id="monitor-form"') and "Other check" in html
     assert "Says answer" not in html
+
+
+def test_select_all_matching_without_agent_filter_when_tasks_share_one_agent(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
+    """Every matching task belongs to one agent: "select all" needs no agent filter (issue 14, 10)."""
+    ingest(agent, member, [task_item(i) for i in range(5)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1"}, follow=True)
+    html = picker.content.decode()
+    assert "Filter the task list to one agent" not in html
+    assert "Evaluate 5 tasks of Support bot" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        launched = client.post(reverse("monitors:evaluation-create"), {"all": "1", "checks": [checks[0].pk]})
+    evaluation = Evaluation.objects.get()
+    assert launched.status_code == 302 and evaluation.tasks.count() == 5
+
+
+def test_select_all_matching_over_two_agents_is_refused(
+    client, member, admin_user, team, agent, django_capture_on_commit_callbacks
+):
+    from agents.services import create_agent
+
+    other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/other")
+    ingest(agent, member, [task_item(i) for i in range(3)], django_capture_on_commit_callbacks)
+    ingest(other, member, [task_item(i) for i in range(3, 5)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1"}, follow=True)
+    assert "Filter the task list to one agent" in picker.content.decode()
+    one = client.get(reverse("monitors:evaluation-create"), {"all": "1", "q": "c1"}, follow=True)
+    assert "Evaluate 1 task of Support bot" in one.content.decode()  # the filter leaves one agent
+
+
+def _field_errors(html: str, name: str) -> list[str]:
+    """The messages rendered under the field `name` (the partial's <ul id="id_<name>_error">)."""
+    match = re.search(rf'<ul class="errorlist" id="id_{name}_error"[^>]*>(.*?)</ul>', html, re.S)
+    return re.findall(r"<li>(.*?)</li>", match.group(1)) if match else []
+
+
+DJANGO_DEFAULT_MESSAGES = ("This field is required", "Select a valid choice", "Ensure this value")
+
+
+def test_monitor_form_reports_every_problem_inline_on_its_field(
+    client, member, admin_user, team, agent, checks
+):
+    """No browser popups, no Django default messages: each field says what is wrong (issue 14, 13)."""
+    from agents.services import create_agent
+    from checks.services import create_check
+
+    other = create_agent(team=team, by=admin_user, name="Other bot", endpoint_url="http://127.0.0.1:9/other")
+    foreign = create_check(agent=other, by=member, name="Other's", kind="text_includes", config={"text": "x"})
+    client.force_login(member)
+    page = client.get(reverse("monitors:monitor-create"), {"agent": agent.pk}).content.decode()
+    assert re.search(r'<form id="monitor-form"[^>]*\bnovalidate\b', page)
+
+    url = reverse("monitors:monitor-create")
+    response = client.post(
+        url, {"agent": agent.pk, "name": "  ", "sample_rate": "150", "checks": [foreign.pk]}
+    )
+    html = response.content.decode()
+    assert response.status_code == 200 and not Monitor.objects.exists()
+    assert _field_errors(html, "name") == ["a monitor needs a name"]
+    assert _field_errors(html, "sample_rate") == ["must be a percentage between 0 and 100"]
+    assert _field_errors(html, "checks") == [f"check {foreign.pk} is not in Support bot&#x27;s library"]
+    assert not any(default in html for default in DJANGO_DEFAULT_MESSAGES)
+
+    none = client.post(url, {"agent": agent.pk, "name": "Live", "sample_rate": "", "active": "on"})
+    html = none.content.decode()
+    assert _field_errors(html, "sample_rate") == ["must be a percentage between 0 and 100"]
+    assert _field_errors(html, "checks") == ["choose at least one check to run on the sampled tasks"]
+    assert 'value="Live"' in html  # what was typed stays
+    assert not any(default in html for default in DJANGO_DEFAULT_MESSAGES)
+
+    wrong = client.post(
+        url, {"agent": "999999", "name": "Live", "sample_rate": "5", "checks": [checks[0].pk]}
+    )
+    assert _field_errors(wrong.content.decode(), "agent") == ["choose one of your team&#x27;s agents"]
+    assert not Monitor.objects.exists()
+
+    monitor = monitoring.create_monitor(agent=agent, by=member, name="Live", checks=[checks[0].pk])
+    edit = client.post(
+        reverse("monitors:monitor-edit", args=[monitor.pk]),
+        {"name": "Live", "sample_rate": "-1", "checks": []},
+    )
+    html = edit.content.decode()
+    assert re.search(r'<form id="monitor-form"[^>]*\bnovalidate\b', html)
+    assert _field_errors(html, "sample_rate") == ["must be a percentage between 0 and 100"]
+    assert _field_errors(html, "checks") == ["choose at least one check to run on the sampled tasks"]
+    monitor.refresh_from_db()
+    assert monitor.sample_rate == 10 and monitor.checks.count() == 1
