@@ -27,7 +27,7 @@ def test_api_docs_load_nothing_from_outside_the_server(page: Page, live_server, 
     page.route("**/*", route)
     page.goto(f"{live_server.url}{path}")
     # The page rendered the schema: its title heading and an operation (search, sidebar, ...) are there.
-    expect(page.locator("h1, h2", has_text="evalconsole API").first).to_be_visible(timeout=20_000)
+    expect(page.locator("h1, h2", has_text="evalconsole API").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("List agents").first).to_be_attached()
     page.wait_for_load_state("networkidle")
     assert outside == [], f"{path} asked for {outside}"
