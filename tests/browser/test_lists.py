@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from checks.services import create_test
-from runs import services
+from runs import queue
 from runs.models import Run, Sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -18,7 +18,7 @@ def finish_runs(runs) -> None:
     """Record every sample as passed and finalise, as a worker would (no worker runs in these tests)."""
     for run in runs:
         Sample.objects.filter(run=run).update(status=Sample.Status.DONE, outcome="pass", output="ok")
-        services.finalise_run(run=run)
+        queue.finalise_run(run=run)
 
 
 def test_runs_list_after_run_all_tests_updates_itself_and_shows_the_batch_filter(

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from checks.services import create_check, create_test, create_test_set
-from runs import services
+from runs import queue, services
 from runs.models import CheckResult, Sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,7 +43,7 @@ def _finished_run(agent, by, *, error: bool):
             actual='the output was "Hello"',
             explanation='Expected the output to include "EC-1042", but the output was "Hello".',
         )
-    services.finalise_run(run=run)
+    queue.finalise_run(run=run)
     return run
 
 
