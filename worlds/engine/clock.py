@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["DEFAULT_PER_CALL", "DEFAULT_START", "Clock", "iso", "parse_start"]
+__all__ = ["DEFAULT_PER_CALL", "DEFAULT_START", "Clock", "iso", "parse_iso", "parse_start"]
 
 DEFAULT_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 DEFAULT_PER_CALL = timedelta(seconds=1)
@@ -25,6 +25,11 @@ def parse_start(value: str) -> datetime:
     if moment.tzinfo is None:
         raise ValueError(f"{value!r} needs a time zone, e.g. {value}Z")
     return moment.astimezone(UTC)
+
+
+def parse_iso(text: str) -> datetime:
+    """The inverse of :func:`iso`."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def iso(moment: datetime) -> str:

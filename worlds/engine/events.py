@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .clock import iso
+from .clock import iso, parse_iso
 
 __all__ = ["EVENT_TYPES", "Event", "EventLog"]
 
@@ -43,6 +43,11 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, "at": iso(self.at), "type": self.type, **self.data}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        rest = {k: v for k, v in data.items() if k not in ("n", "at", "type")}
+        return cls(data["n"], parse_iso(data["at"]), data["type"], rest)
+
 
 class EventLog:
     def __init__(self) -> None:
@@ -57,6 +62,12 @@ class EventLog:
         event = Event(len(self.events) + 1, at, type, dict(data))
         self.events.append(event)
         return event
+
+    @classmethod
+    def restore(cls, events: list[dict[str, Any]]) -> EventLog:
+        log = cls()
+        log.events = [Event.from_dict(e) for e in events]
+        return log
 
     def of_type(self, *types: str) -> list[Event]:
         return [e for e in self.events if e.type in types]

@@ -112,9 +112,9 @@ class Tool:
 
     ``records``: its record kinds (``world.<tool>.<collection>``); ``state_checks``: check name after
     ``<tool>.`` → shape; ``has_bot``: its users must hold exactly one ``bot: true`` (the agent's own
-    account); ``effects``: the fault effects it applies (``<tool>.<effect>`` → fields). The HTTP
-    simulators will add their handlers here the same way (a ``build`` from scene records to the tool's
-    state and a ``routes`` table of method + path pattern → handler), so the engine never names a tool.
+    account); ``effects``: the fault effects it applies (``<tool>.<effect>`` → fields);
+    ``simulator``: the class that builds the tool's state and answers its HTTP calls
+    (:class:`worlds.engine.simulator.Simulator`), so the engine never names a tool.
     """
 
     name: str
@@ -123,6 +123,8 @@ class Tool:
     has_bot: bool = False
     effects: Mapping[str, Mapping[str, Field]] = field(default_factory=dict)  # fault effects it applies
     extra: Mapping[str, Field] = field(default_factory=dict)  # world.<tool> keys that are not records
+    # The HTTP simulator (a worlds.engine.simulator.Simulator subclass); None: not simulated yet.
+    simulator: type | None = None
 
     def record_kind(self, collection: str) -> RecordKind | None:
         return next((r for r in self.records if r.collection == collection), None)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .clock import iso
+from .clock import iso, parse_iso
 
 __all__ = ["BODY_LIMIT", "Trace", "TraceEntry", "scrub_body", "scrub_query"]
 
@@ -54,6 +54,16 @@ class TraceEntry:
         data["at"] = iso(self.at)
         data["worked"] = self.worked
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TraceEntry:
+        """The entry :meth:`to_dict` wrote (a stored world)."""
+        fields = {k: v for k, v in data.items() if k in _FIELDS}
+        fields["at"] = parse_iso(data["at"])
+        return cls(**fields)
+
+
+_FIELDS = frozenset(TraceEntry.__dataclass_fields__)
 
 
 def scrub_query(query: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -131,6 +141,12 @@ class Trace:
         )
         self.entries.append(entry)
         return entry
+
+    @classmethod
+    def restore(cls, entries: list[dict[str, Any]], secrets: tuple[str, ...] = ()) -> Trace:
+        trace = cls(secrets)
+        trace.entries = [TraceEntry.from_dict(e) for e in entries]
+        return trace
 
     def __iter__(self):
         return iter(self.entries)

@@ -1,0 +1,245 @@
+"""A world: a live instance of a scene, for one trial.
+
+``World.build(scene)`` makes a fresh world (every tool's state from the seed, fresh credentials);
+``world.call(tool, request)`` answers one agent call as the tool would, after counting it against the
+call budget and advancing the clock, and records it in the trace and the event log;
+``world.end()`` freezes it. ``snapshot()`` / ``World.restore(scene, snapshot)`` store it as JSON, so
+any process (a web server, a worker, the standalone server) can carry on the same world.
+
+The world never names a tool: each tool's :class:`~worlds.engine.simulator.Simulator` comes from its
+registration, and a declared other tool gets :class:`~worlds.engine.other.OtherSimulator`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from .budget import OVER_BUDGET_EXPLANATION, CallBudget
+from .clock import Clock, iso
+from .credentials import make_credentials, secret_values
+from .events import EventLog
+from .http import BODY_LIMIT, Request, Response
+from .other import OtherSimulator
+from .results import StateResult
+from .scene import Scene
+from .schema import get_tool
+from .simulator import BuildContext, Simulator
+from .trace import Trace, TraceEntry
+
+__all__ = ["SNAPSHOT_VERSION", "World", "WorldEnded", "new_world_id"]
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_VERSION = 1
+END_REASONS = ("reply", "timeout", "call_budget", "error", "stopped")
+
+
+class WorldEnded(Exception):
+    """A call to a world whose trial has ended (the HTTP layer answers 410)."""
+
+
+def new_world_id() -> str:
+    """A random, unguessable id for the URL (``/worlds/<id>/...``)."""
+    return secrets.token_urlsafe(18)
+
+
+class World:
+    def __init__(
+        self,
+        scene: Scene,
+        world_id: str,
+        credentials: dict[str, dict[str, str]],
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        self.scene = scene
+        self.id = world_id
+        self.credentials = credentials
+        self.clock = clock or Clock(scene.start, scene.per_call)
+        self.trace = Trace(secret_values(credentials))
+        self.events = EventLog()
+        self.budget = CallBudget()
+        self.ended: str | None = None  # the end reason once the trial has ended
+        self.ids: dict[str, Any] = {}  # ref -> the id the tool gave the record (filled by simulators)
+        self.states: dict[str, dict[str, Any]] = {}
+        self.seed: dict[str, dict[str, Any]] = {}  # each tool's state before the first call
+        self.current_seq: int | None = None  # the trace seq of the call being answered
+        # Called after every agent call with (world, trace entry): people and faults hook in here.
+        self.reactors: list[Callable[[World, TraceEntry], None]] = []
+        self._simulators: dict[str, Simulator] = {}
+
+    # -- building ---------------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        scene: Scene,
+        world_id: str | None = None,
+        credentials: dict[str, dict[str, str]] | None = None,
+    ) -> World:
+        world = cls(scene, world_id or new_world_id(), credentials or make_credentials(scene.world))
+        for tool in scene.world:
+            simulator = get_tool(tool).simulator
+            if simulator is None:
+                continue
+            ctx = BuildContext(scene=scene, records=scene.world[tool], world=world)
+            world.states[tool] = simulator.build(ctx)
+        world.seed = _copy(world.states)
+        return world
+
+    @classmethod
+    def restore(cls, scene: Scene, snapshot: Mapping[str, Any]) -> World:
+        """The world :meth:`snapshot` wrote, for the same scene."""
+        if snapshot.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"unsupported world snapshot version {snapshot.get('version')!r}")
+        clock = Clock(scene.start, scene.per_call, calls=snapshot["calls"])
+        clock._ts_counter = snapshot["ts_counter"]
+        world = cls(scene, snapshot["id"], snapshot["credentials"], clock=clock)
+        world.trace = Trace.restore(snapshot["trace"], secret_values(world.credentials))
+        world.events = EventLog.restore(snapshot["events"])
+        world.budget = CallBudget(calls=snapshot["budget_calls"])
+        world.ended = snapshot["ended"]
+        world.ids = dict(snapshot["ids"])
+        world.states = snapshot["states"]
+        world.seed = snapshot["seed"]
+        return world
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to carry on this world, as JSON-able data (credentials included: store it
+        where secrets are kept)."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "id": self.id,
+            "scene": self.scene.name,
+            "credentials": self.credentials,
+            "calls": self.clock.calls,
+            "ts_counter": self.clock._ts_counter,
+            "budget_calls": self.budget.calls,
+            "ended": self.ended,
+            "ids": self.ids,
+            "states": self.states,
+            "seed": self.seed,
+            "trace": self.trace.to_list(),
+            "events": self.events.to_list(),
+        }
+
+    # -- the tools ----------------------------------------------------------------------------------
+    def simulator(self, tool: str) -> Simulator | None:
+        """The simulator answering ``tool`` in this world; None when the scene has no such tool."""
+        if tool in self._simulators:
+            return self._simulators[tool]
+        sim: Simulator | None = None
+        if tool in self.states:
+            cls = get_tool(tool).simulator
+            sim = cls(self, self.states[tool])
+        elif tool in self.scene.other_tools:
+            sim = OtherSimulator(self, {}, tool)
+        if sim is not None:
+            self._simulators[tool] = sim
+        return sim
+
+    def has_tool(self, tool: str) -> bool:
+        return tool in self.states or tool in self.scene.other_tools
+
+    @property
+    def now(self) -> datetime:
+        return self.clock.now
+
+    def tools_for_agent(self, root: str) -> dict[str, dict[str, str]]:
+        """``world.tools`` of the agent's scenario: each tool's base URL and credential.
+        ``root`` is the console's address as the agent sees it (``http://127.0.0.1:8000``)."""
+        tools: dict[str, dict[str, str]] = {}
+        for tool in [*self.states, *self.scene.other_tools]:
+            sim = self.simulator(tool)
+            base = f"{root.rstrip('/')}/worlds/{self.id}/{tool}/{sim.sdk_path if sim else ''}"
+            tools[tool] = {"base_url": base, **self.credentials.get(tool, {})}
+        return tools
+
+    def for_agent(self, root: str) -> dict[str, Any]:
+        """The ``scenario.world`` object the agent is called with."""
+        return {"id": self.id, "now": iso(self.scene.start), "tools": self.tools_for_agent(root)}
+
+    # -- a call -------------------------------------------------------------------------------------
+    def call(self, tool: str, request: Request) -> Response:
+        """Answer one agent call. Raises :class:`WorldEnded` once the trial has ended and KeyError for
+        a tool the scene does not have; everything else is answered in the tool's own shapes."""
+        if self.ended:
+            raise WorldEnded(self.ended)
+        sim = self.simulator(tool)
+        if sim is None:
+            raise KeyError(tool)
+        within_budget = self.budget.take()
+        at = self.clock.tick()
+        self.current_seq = len(self.trace) + 1
+        if not within_budget:
+            response = Response(429, {"message": OVER_BUDGET_EXPLANATION})
+            self.ended = "call_budget"
+        elif len(request.body) > BODY_LIMIT:
+            response = Response(413, {"message": f"the body is over {BODY_LIMIT} bytes"})
+        else:
+            try:
+                response = sim.call(request)
+            except Exception:  # a simulator bug must not take the world (or the console) down
+                log.exception("the %s simulator failed on %s %s", tool, request.method, request.path)
+                response = Response(500, {"message": "the simulated tool failed"})
+        if len(response.content()) > BODY_LIMIT:
+            response = Response(500, {"message": f"the answer is over {BODY_LIMIT} bytes"})
+        entry = self.trace.record(
+            at=at,
+            tool=tool,
+            method=request.method,
+            path=request.path,
+            query={k: list(v) for k, v in request.query.items()},
+            status=response.status,
+            request=request.parsed_body(),
+            response=response.body if not isinstance(response.body, bytes) else None,
+            coverage_gap=response.coverage_gap,
+            slack_ok=response.slack_ok,
+            graphql_errors_only=response.graphql_errors_only,
+        )
+        self.events.add(
+            "call", at, seq=entry.seq, tool=tool, method=entry.method, path=entry.path, status=entry.status
+        )
+        if not self.ended:
+            for react in self.reactors:
+                react(self, entry)
+        self.current_seq = None
+        return response
+
+    def end(self, reason: str = "reply") -> None:
+        """The trial is over: the world answers no more calls."""
+        if reason not in END_REASONS:
+            raise ValueError(f"unknown end reason {reason!r}")
+        if not self.ended:
+            self.ended = reason
+        if not self.events.of_type("trial_ended"):
+            self.events.add("trial_ended", self.clock.now, reason=self.ended)
+
+    # -- judging ------------------------------------------------------------------------------------
+    def state_check(self, name: str, spec: Mapping[str, Any]) -> StateResult:
+        """A state check (``slack.message``, ``github.issue``...) on the world as it stands."""
+        tool, _, check = name.partition(".")
+        sim = self.simulator(tool)
+        if sim is None or tool not in self.states:
+            return StateResult.of(False, f"a {tool} world", f"this scene has no {tool}")
+        return sim.state_check(check, spec)
+
+    def final_state(self) -> dict[str, Any]:
+        """``world.json``: each simulated tool's state now (and its seed, for before → after)."""
+        return {
+            "scene": self.scene.name,
+            "now": iso(self.clock.now),
+            "ended": self.ended,
+            "tools": {tool: self.simulator(tool).final_state() for tool in self.states},
+        }
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
