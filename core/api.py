@@ -154,7 +154,7 @@ def validated_or_400(form: serializers.Serializer, rules: Callable[[dict], objec
             except DomainError as exc:
                 for key, message in exc.errors.items():
                     if key.split(".")[0] not in errors:
-                        errors[NON_FIELD_ERRORS if key == "__all__" else key] = [message]
+                        errors[NON_FIELD_ERRORS if key == "__all__" else key] = _as_list(message)
     raise exceptions.ValidationError(errors)
 
 
@@ -191,6 +191,11 @@ class ArchivedFilterSet(django_filters.FilterSet):
 # ----------------------------------------------------------------------------- errors
 
 
+def _as_list(message) -> list:
+    """A DomainError's message for a field: one message, or a list of them (a scene's problems)."""
+    return list(message) if isinstance(message, list | tuple) else [message]
+
+
 def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         # Django's answer would be its HTML 400 page and a logged traceback (a SuspiciousOperation).
@@ -202,6 +207,6 @@ def exception_handler(exc, context):
     if isinstance(exc, errors.Conflict):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, errors.DomainError):
-        body = {("non_field_errors" if k == "__all__" else k): [v] for k, v in exc.errors.items()}
+        body = {("non_field_errors" if k == "__all__" else k): _as_list(v) for k, v in exc.errors.items()}
         return Response(body, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

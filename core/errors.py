@@ -6,7 +6,7 @@ from __future__ import annotations
 class DomainError(Exception):
     """A write was refused. `errors` maps a field name (or "__all__") to a message."""
 
-    def __init__(self, message: str | dict[str, str], *, field: str | None = None) -> None:
+    def __init__(self, message: str | dict[str, str | list[str]], *, field: str | None = None) -> None:
         if isinstance(message, dict):
             self.errors = dict(message)
         else:

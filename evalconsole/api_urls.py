@@ -14,6 +14,7 @@ from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
 from monitors.api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
 from runs.api import RunViewSet, TestSetViewSet
 from teams.api import TokenViewSet
+from worlds.api import SceneViewSet
 
 
 @csrf_exempt
@@ -40,6 +41,7 @@ router.register("agents", AgentViewSet, basename="agent")
 router.register("checks", CheckViewSet, basename="check")
 router.register("test-sets", TestSetViewSet, basename="testset")
 router.register("tests", TestViewSet, basename="test")
+router.register("scenes", SceneViewSet, basename="scene")
 router.register("runs", RunViewSet, basename="run")
 router.register("tokens", TokenViewSet, basename="api-token")  # "token-list" is the Tokens page
 # Live tasks, monitors and one-off evaluations (issue 8).

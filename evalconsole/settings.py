@@ -132,6 +132,7 @@ INSTALLED_APPS = [
     "teams",
     "agents",
     "checks",
+    "worlds",
     "runs",
     "monitors",
     "evalconsole",  # the roof: URLs, the API router, the CLI and its commands, static files
@@ -275,6 +276,8 @@ if env_str("REDIS_URL"):
     Q_CLUSTER["redis"] = env_str("REDIS_URL")
 
 # --- Product limits (DESIGN.md "Limits") ---
+# The console's address as agents see it: world tools' base URLs start with it (`make up` serves :8000).
+EVALCONSOLE_WORLDS_URL = env_str("EVALCONSOLE_WORLDS_URL", "http://127.0.0.1:8000")
 EVALCONSOLE_MAX_SCENARIOS = env_int("EVALCONSOLE_MAX_SCENARIOS", 10, minimum=1)
 EVALCONSOLE_MAX_CHECKS = env_int("EVALCONSOLE_MAX_CHECKS", 10, minimum=1)
 EVALCONSOLE_MAX_ADDITIONAL_CHECKS = env_int("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10, minimum=0)

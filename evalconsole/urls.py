@@ -21,4 +21,5 @@ urlpatterns = [
     path("runs/", include("runs.urls")),
     path("", include("monitors.urls")),
     path("api/", include("evalconsole.api_urls")),
+    path("worlds/", include("worlds.urls")),
 ]

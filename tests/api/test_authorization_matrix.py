@@ -20,6 +20,8 @@ from tests.api.conftest import PERSONAS
 
 pytestmark = pytest.mark.django_db
 
+SCENE = "scene: lookup\ntask: Look the customer up.\nchecks:\n  - { id: c, trace: { called: '*' } }\n"
+
 # Shorthands for the common rows.
 ANON = {"anonymous": 401, "revoked": 401}
 
@@ -64,6 +66,9 @@ EXPECTED: dict[str, dict[str, int]] = {
     **collection("test-sets"),
     "POST /api/v1/test-sets/{id}/runs/": write(member=202, admin=202, outsider=404),
     **collection("tests"),
+    # scenes: members build them; admins archive them.
+    **collection("scenes"),
+    "GET /api/v1/scenes/{id}/versions/": read(outsider=404),
     # runs
     "GET /api/v1/runs/": read(),
     "POST /api/v1/runs/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
@@ -129,6 +134,7 @@ def test_every_router_endpoint_has_a_row():
 def world(library, personas, api, team):
     """Objects of every resource in team Acme (plus a task, a monitor and an evaluation)."""
     from teams.models import ApiToken
+    from worlds.services import create_scene
 
     objects = {
         "agents": library["agent"],
@@ -137,6 +143,7 @@ def world(library, personas, api, team):
         "tests": library["test"],
         "runs": library["run"],
         "tokens": ApiToken.objects.filter(user=personas["admin"], name="admin ci").get(),
+        "scenes": create_scene(agent=library["agent"], by=personas["member"], source=SCENE),
     }
     try:
         from monitors import services as monitoring
@@ -202,6 +209,9 @@ def bodies(world, team) -> dict[str, object]:
         "POST /api/v1/tests/": new_test,
         "PUT /api/v1/tests/{id}/": {**new_test, "name": "Order status"},
         "PATCH /api/v1/tests/{id}/": {"required_pass_rate": 100},
+        "POST /api/v1/scenes/": {"agent": agent.pk, "source": SCENE.replace("lookup", "second")},
+        "PUT /api/v1/scenes/{id}/": {"agent": agent.pk, "source": SCENE.replace("Look", "Find")},
+        "PATCH /api/v1/scenes/{id}/": {"source": SCENE.replace("Look", "Search")},
         "POST /api/v1/runs/": {"test": test.pk},
         "POST /api/v1/runs/{id}/cancel/": {},
         "POST /api/v1/tokens/": {"name": "ci", "can_write": False},

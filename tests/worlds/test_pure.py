@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.layout.test_floors import REPO, django_imports
 
@@ -24,6 +23,3 @@ def test_importing_the_engine_loads_no_django_module():
     )
     assert out.stdout.strip() == "[]"
 
-
-def test_no_django_app_yet():
-    assert not (Path(REPO) / "worlds" / "apps.py").exists()

@@ -1,0 +1,118 @@
+"""/api/v1/scenes/: create (version 1), edit (version n+1), versions, archive; every problem of a bad
+scene in one 400 with its line; another team's scene is 404; the list's queries stay fixed."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from worlds.models import Scene
+
+pytestmark = pytest.mark.django_db
+
+SCENE = """\
+scene: crm-lookup
+task: Look the customer up.
+world:
+  tools: { crm: {} }
+checks:
+  - id: looked_up
+    trace: { called: "GET /crm/customers/*" }
+"""
+
+# An unknown ref, a `$kind.name` of the wrong kind, a bad duration, 21 checks and an unknown field.
+HOSTILE = """\
+scene: hostile
+task: t
+clock: { per_call: 5 fortnights }
+world:
+  slack:
+    users: { slack_bot: { name: bot, bot: true }, slack_ann: { name: ann, shoe_size: 9 } }
+    channels: { slack_general: { name: general, members: [$slack_bot] } }
+checks:
+  - id: c0
+    state: { slack.message: { channel: $slak_general } }
+  - id: c1
+    state: { slack.message: { channel: $slack.user.slack_ann } }
+""" + "".join(f'  - id: x{i}\n    trace: {{ called: "GET /x" }}\n' for i in range(19))
+
+
+def test_member_adds_a_scene_and_edits_it_into_version_2(api, agent):
+    made = api.post("member", "/api/v1/scenes/", {"agent": agent.pk, "source": SCENE})
+    assert made.status_code == 201, made.json()
+    body = made.json()
+    assert (body["name"], body["version"], body["agent"]) == ("crm-lookup", 1, agent.pk)
+    assert body["source"] == SCENE
+    edited = api.patch("member", f"/api/v1/scenes/{body['id']}/", {"source": SCENE.replace("Look", "Find")})
+    assert edited.status_code == 200 and edited.json()["version"] == 2
+    versions = api.get("viewer", f"/api/v1/scenes/{body['id']}/versions/").json()["results"]
+    assert [v["number"] for v in versions] == [2, 1]
+
+
+def test_a_scene_as_a_json_object_is_accepted(api, agent):
+    made = api.post(
+        "member",
+        "/api/v1/scenes/",
+        {
+            "agent": agent.pk,
+            "source": {"scene": "obj", "task": "t", "checks": [{"id": "c", "trace": {"called": "*"}}]},
+        },
+    )
+    assert made.status_code == 201, made.json()
+    assert made.json()["name"] == "obj"
+
+
+def test_a_hostile_scene_is_one_400_with_every_problem_on_its_line_and_nothing_saved(api, agent):
+    answer = api.post("member", "/api/v1/scenes/", {"agent": agent.pk, "source": HOSTILE})
+    assert answer.status_code == 400
+    problems = answer.json()["source"]
+    text = "\n".join(problems)
+    assert "scene.yaml:3: clock.per_call:" in text
+    assert "scene.yaml:6: world.slack.users.slack_ann.shoe_size:" in text
+    assert "scene.yaml:10: checks[0].state.slack.message.channel: unknown ref $slak_general" in text
+    assert "scene.yaml:12: checks[1].state.slack.message.channel:" in text
+    assert any("at most 20 checks" in p for p in problems), problems
+    assert len(problems) == len(set(problems)), "each problem once"
+    assert not Scene.objects.exists()
+
+
+def test_a_bad_scene_and_a_missing_agent_are_reported_together(api):
+    answer = api.post("member", "/api/v1/scenes/", {"source": "scene: x\n"})
+    assert answer.status_code == 400
+    assert set(answer.json()) == {"agent", "source"}
+
+
+@pytest.mark.parametrize("source", [42, [], ""])
+def test_a_source_that_is_no_scene_is_a_400_naming_source(api, agent, source):
+    answer = api.post("member", "/api/v1/scenes/", {"agent": agent.pk, "source": source})
+    assert answer.status_code == 400
+    assert "source" in answer.json()
+
+
+def test_viewers_cannot_add_admins_archive_and_outsiders_see_404(api, agent):
+    assert api.post("viewer", "/api/v1/scenes/", {"agent": agent.pk, "source": SCENE}).status_code == 403
+    scene_id = api.post("member", "/api/v1/scenes/", {"agent": agent.pk, "source": SCENE}).json()["id"]
+    assert api.get("outsider", f"/api/v1/scenes/{scene_id}/").status_code == 404
+    assert api.patch("outsider", f"/api/v1/scenes/{scene_id}/", {"source": SCENE}).status_code == 404
+    assert api.delete("member", f"/api/v1/scenes/{scene_id}/").status_code == 403
+    assert api.delete("admin", f"/api/v1/scenes/{scene_id}/").status_code == 204
+    assert api.get("member", "/api/v1/scenes/").json()["count"] == 0
+    assert api.get("member", "/api/v1/scenes/?archived=true").json()["count"] == 1
+
+
+def test_the_scenes_list_runs_the_same_queries_for_1_and_6_scenes(api, agent, member):
+    from worlds import services
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert api.get("viewer", "/api/v1/scenes/").status_code == 200
+        return len(ctx)
+
+    services.create_scene(agent=agent, by=member, source=SCENE)
+    queries()  # the token's first use of the day writes its last_used_at once
+    one = queries()
+    for i in range(5):
+        scene = services.create_scene(agent=agent, by=member, source=SCENE.replace("crm-lookup", f"s{i}"))
+        services.edit_scene(scene=scene, by=member, source=SCENE.replace("crm-lookup", f"s{i}-b"))
+    assert queries() == one

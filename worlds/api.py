@@ -1,0 +1,98 @@
+"""REST API v1: scenes (+ versions) in agents' libraries, over worlds.services."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, viewsets
+from rest_framework.decorators import action
+
+from agents.models import Agent
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
+from teams.api import ServiceWritesMixin, TeamScopedViewMixin
+from worlds import services
+from worlds.models import Scene, SceneVersion
+from worlds.serializers import (
+    SceneCreateSerializer,
+    SceneEditSerializer,
+    SceneSerializer,
+    SceneVersionSerializer,
+)
+
+
+class SceneFilter(ArchivedFilterSet):
+    agent = VisibleModelChoiceFilter(model=Agent)
+
+    class Meta:
+        model = Scene
+        fields = ["agent", "archived"]
+
+
+def _scene_rules(fields: dict, obj: Scene | None = None) -> None:
+    """Validate the file even when other fields did not parse, so one answer names every problem."""
+    if fields.get("source") is not None:
+        services.parse_scene(fields["source"])
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List scenes", description="Active scenes of your teams' agents."),
+    retrieve=extend_schema(summary="Show a scene (its current version's file)"),
+    create=extend_schema(
+        summary="Add a scene to an agent's library (version 1)",
+        description="A scene that does not validate is a 400 listing every problem as `file:line: path: message`.",
+        request=SceneCreateSerializer,
+        responses={201: SceneSerializer},
+    ),
+    partial_update=extend_schema(
+        summary="Edit a scene: saves version n+1",
+        request=SceneEditSerializer,
+        responses={200: SceneSerializer},
+    ),
+    update=extend_schema(
+        summary="Replace a scene's file: saves version n+1",
+        request=SceneCreateSerializer,
+        responses={200: SceneSerializer},
+    ),
+    destroy=extend_schema(
+        summary="Archive a scene", description="Admins only. Its versions and worlds stay."
+    ),
+)
+class SceneViewSet(
+    ServiceWritesMixin,
+    TeamScopedViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = SceneSerializer
+    filterset_class = SceneFilter
+    create_serializer_class = SceneCreateSerializer
+    edit_serializer_class = SceneEditSerializer
+    create_service = services.create_scene
+    edit_service = services.edit_scene
+    archive_service = services.archive_scene
+    object_kwarg = "scene"
+    fixed_field = "agent"
+
+    def get_queryset(self) -> QuerySet[Scene]:
+        return (
+            Scene.objects.visible_to(self.request.user)
+            .select_related("agent", "current_version")
+            .order_by("agent_id", "name", "id")
+        )
+
+    def rules(self, fields: dict, obj: Scene | None = None) -> None:
+        _scene_rules(fields, obj)
+
+    @extend_schema(
+        summary="A scene's versions, newest first",
+        responses={200: SceneVersionSerializer(many=True)},
+        filters=False,
+    )
+    @action(detail=True, methods=["get"], serializer_class=SceneVersionSerializer, filterset_class=None)
+    def versions(self, request, pk=None):
+        scene = self.get_object()
+        versions = SceneVersion.objects.filter(parent=scene).select_related("created_by").order_by("-number")
+        page = self.paginate_queryset(versions)
+        return self.get_paginated_response(SceneVersionSerializer(page, many=True).data)

@@ -1,0 +1,38 @@
+"""The HTTP entry point of stored worlds: ``/worlds/<id>/<tool>/<path>``.
+
+No session or token: a world's tools authenticate each call with the world's own credentials, in
+the tool's own way (a wrong one gets the tool's own refusal, recorded in the trace). An unknown world
+id or tool is 404, a world whose trial has ended 410, a body over the limit 413. The view is thin:
+the call is answered by ``worlds.services.call_world``.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from worlds import services
+from worlds.engine.http import BODY_LIMIT, Request
+
+
+@csrf_exempt
+def world_call(request, world_id: str, tool: str, rest: str = ""):
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return JsonResponse({"message": f"the body is over {BODY_LIMIT} bytes"}, status=413)
+    call = Request.make(
+        request.method, "/" + rest, request.META.get("QUERY_STRING", ""), dict(request.headers), body
+    )
+    try:
+        response = services.call_world(world_id, tool, call)
+    except services.WorldMissing:
+        return JsonResponse({"message": "Not Found"}, status=404)
+    except services.WorldGone:
+        return JsonResponse({"message": "this world's trial has ended"}, status=410)
+    answer = HttpResponse(response.content(), status=response.status, content_type=response.content_type())
+    for name, value in response.headers.items():
+        if name.lower() not in ("content-type", "content-length"):
+            answer[name] = value
+    return answer

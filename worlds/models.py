@@ -1,0 +1,125 @@
+"""Scenes in an agent's library (Scene + immutable SceneVersion, as checks are versioned), the scenes
+a test version refers to (TestScene), and live worlds (World): one row per trial, so any web process
+serves ``/worlds/<id>/...`` and any worker runs the trial."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from agents.models import Agent
+from checks.models import TestVersion
+from core.immutable import ImmutableModel, ImmutableQuerySet
+from teams.models import Team, TeamScopedQuerySet
+
+
+class SceneQuerySet(TeamScopedQuerySet):
+    team_path = "agent__team"
+
+    def active(self):
+        return self.filter(archived_at__isnull=True)
+
+
+class Scene(models.Model):
+    """A stable identity in an agent's library; the scene file lives in versions."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="scenes")
+    # Denormalised from the current version (its `scene:` name) for lists; the service keeps it.
+    name = models.CharField(max_length=100)
+    current_version = models.ForeignKey(
+        "SceneVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    version = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SceneQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "id"]
+        indexes = [models.Index(fields=["agent", "name"], name="scene_agent_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} (v{self.version})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("worlds:scene-detail", args=[self.pk])
+
+
+class SceneVersion(ImmutableModel):
+    """The scene file as it was saved (YAML or JSON text), frozen."""
+
+    parent = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=100)
+    source = models.TextField()
+    filename = models.CharField(max_length=100, default="scene.yaml")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["parent", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "number"], name="sceneversion_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.number}"
+
+    def in_use(self) -> bool:
+        return self.worlds.exists()
+
+
+class TestScene(ImmutableModel):
+    """A scene identity a test version refers to; a run pins the scene's version at launch."""
+
+    test_version = models.ForeignKey(TestVersion, on_delete=models.CASCADE, related_name="attached_scenes")
+    scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="test_attachments")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["test_version", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["test_version", "scene"], name="testscene_unique_scene")
+        ]
+
+    def in_use(self) -> bool:
+        return self.test_version.in_use()
+
+
+class WorldQuerySet(TeamScopedQuerySet):
+    team_path = "team"
+
+
+class World(models.Model):
+    """One trial's world. ``state`` is the engine's snapshot without credentials; ``secrets`` holds
+    the credentials, encrypted. The URL answers while ``ended_at`` is empty, 410 after."""
+
+    id = models.CharField(primary_key=True, max_length=40)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="worlds")
+    scene_version = models.ForeignKey(SceneVersion, on_delete=models.PROTECT, related_name="worlds")
+    state = models.JSONField(default=dict)
+    secrets = models.TextField(blank=True)
+    calls = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=20, blank=True)
+
+    objects = WorldQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"world {self.id} ({self.scene_version})"
+
+    @property
+    def live(self) -> bool:
+        return self.ended_at is None

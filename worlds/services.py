@@ -1,0 +1,229 @@
+"""Every write about scenes and worlds: the scene library (create, edit → a new version, archive) and
+worlds (start one for a trial, answer a call to it, end it, read it). Pages, the API, the admin, the
+worker and the CLI all come here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import Agent
+from core.crypto import decrypt_json, encrypt_json
+from core.errors import ValidationFailed
+from teams import access
+from worlds.engine import SceneInvalid, load_scene
+from worlds.engine import scene as engine_scene
+from worlds.engine.http import Request, Response
+from worlds.engine.world import World as EngineWorld
+from worlds.engine.world import WorldEnded, new_world_id
+from worlds.models import Scene, SceneVersion, World
+
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "SceneRejected",
+    "WorldGone",
+    "WorldMissing",
+    "archive_scene",
+    "call_world",
+    "create_scene",
+    "edit_scene",
+    "end_world",
+    "engine_scene_of",
+    "load_world",
+    "parse_scene",
+    "scene_source",
+    "start_world",
+    "worlds_root",
+]
+
+MAX_SOURCE_BYTES = 512 * 1024
+
+
+class SceneRejected(ValidationFailed):
+    """A scene file that does not validate: ``problems`` holds every one, ``file:line: path: message``."""
+
+    def __init__(self, problems: list[str], *, field: str = "source") -> None:
+        self.problems = problems
+        super().__init__({field: problems})
+
+
+class WorldMissing(Exception):
+    """No such world (or not this team's): 404."""
+
+
+class WorldGone(Exception):
+    """The world's trial has ended: 410."""
+
+
+# ----------------------------------------------------------------------------- scenes
+
+
+def scene_source(value: Any) -> tuple[str, str]:
+    """A scene as the API or a page gives it (YAML/JSON text, or an object) → (text, filename)."""
+    if isinstance(value, Mapping):
+        return json.dumps(value, indent=2, ensure_ascii=False), "scene.json"
+    if not isinstance(value, str):
+        raise ValidationFailed("give the scene as YAML or JSON text, or as an object", field="source")
+    text = value
+    return text, "scene.json" if text.lstrip().startswith("{") else "scene.yaml"
+
+
+def parse_scene(source: Any, *, filename: str | None = None, field: str = "source") -> engine_scene.Scene:
+    """The validated scene, or SceneRejected listing every problem on its line."""
+    text, guessed = scene_source(source)
+    if not text.strip():
+        raise SceneRejected([f"{filename or guessed}:1: the scene is empty"], field=field)
+    if len(text.encode()) > MAX_SOURCE_BYTES:
+        raise SceneRejected(
+            [f"{filename or guessed}:1: the scene is over {MAX_SOURCE_BYTES // 1024} KB"], field=field
+        )
+    if "\x00" in text:
+        raise SceneRejected([f"{filename or guessed}:1: the scene contains a NUL character"], field=field)
+    try:
+        return load_scene(text, filename or guessed)
+    except SceneInvalid as exc:
+        raise SceneRejected(exc.lines(), field=field) from None
+
+
+def create_scene(*, agent: Agent, by, source: Any) -> Scene:
+    """Add a scene to an agent's library with version 1 (its name is the file's ``scene:``)."""
+    access.require(by, access.CREATE, Scene, team=agent.team)
+    text, filename = scene_source(source)
+    parsed = parse_scene(text, filename=filename)
+    with transaction.atomic():
+        scene = Scene.objects.create(agent=agent, name=parsed.name, created_by=by, version=1)
+        version = SceneVersion.objects.create(
+            parent=scene, number=1, name=parsed.name, source=text, filename=filename, created_by=by
+        )
+        Scene.objects.filter(pk=scene.pk).update(current_version=version)
+        scene.current_version = version
+    return scene
+
+
+def edit_scene(*, scene: Scene, by, source: Any) -> Scene:
+    """Save version n+1 when the text changed; an identical text makes no version."""
+    access.require(by, access.CHANGE, scene, team=scene.agent.team)
+    if scene.archived_at is not None:
+        raise ValidationFailed("this scene is archived; restore it before editing", field="__all__")
+    text, filename = scene_source(source)
+    parsed = parse_scene(text, filename=filename)
+    with transaction.atomic():
+        locked = (
+            Scene.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=scene.pk)
+        )
+        if locked.current_version is not None and locked.current_version.source == text:
+            return locked
+        number = locked.version + 1
+        version = SceneVersion.objects.create(
+            parent=locked, number=number, name=parsed.name, source=text, filename=filename, created_by=by
+        )
+        locked.current_version, locked.version, locked.name = version, number, parsed.name
+        locked.save(update_fields=["current_version", "version", "name", "updated_at"])
+    return locked
+
+
+def archive_scene(*, scene: Scene, by, archived: bool = True) -> Scene:
+    """Hide a scene from pickers; its versions, worlds and runs stay."""
+    access.require(by, access.ARCHIVE, scene, team=scene.agent.team)
+    scene.archived_at = timezone.now() if archived else None
+    scene.save(update_fields=["archived_at", "updated_at"])
+    return scene
+
+
+@lru_cache(maxsize=256)
+def _parsed(version_id: int, source: str, filename: str) -> engine_scene.Scene:
+    return load_scene(source, filename)
+
+
+def engine_scene_of(version: SceneVersion) -> engine_scene.Scene:
+    """The parsed scene of a version (versions are immutable, so parsing once per process is enough)."""
+    return _parsed(version.pk, version.source, version.filename)
+
+
+# ----------------------------------------------------------------------------- worlds
+
+
+def worlds_root() -> str:
+    """The console's address as agents see it; world tools' base URLs start with it."""
+    return settings.EVALCONSOLE_WORLDS_URL.rstrip("/")
+
+
+def _save(row: World, world: EngineWorld, *, fields: tuple[str, ...] = ("state", "calls")) -> None:
+    snapshot = world.snapshot()
+    snapshot.pop("credentials")
+    row.state = snapshot
+    row.calls = world.clock.calls
+    if world.ended and row.ended_at is None:
+        row.ended_at = timezone.now()
+        row.end_reason = world.ended
+        fields = (*fields, "ended_at", "end_reason")
+    row.save(update_fields=list(fields))
+
+
+def _restore(row: World) -> EngineWorld:
+    snapshot = {**row.state, "credentials": decrypt_json(row.secrets, default={})}
+    return EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+
+
+def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld]:
+    """A fresh world for one trial, stored so any process can serve it."""
+    world = EngineWorld.build(engine_scene_of(version), new_world_id())
+    row = World(
+        id=world.id,
+        team_id=team.pk if team is not None else version.parent.agent.team_id,
+        scene_version=version,
+        secrets=encrypt_json(world.credentials),
+    )
+    snapshot = world.snapshot()
+    snapshot.pop("credentials")
+    row.state = snapshot
+    row.save(force_insert=True)
+    return row, world
+
+
+def load_world(world_id: str) -> EngineWorld:
+    try:
+        row = World.objects.select_related("scene_version").get(pk=world_id)
+    except World.DoesNotExist:
+        raise WorldMissing(world_id) from None
+    return _restore(row)
+
+
+def call_world(world_id: str, tool: str, request: Request) -> Response:
+    """Answer one agent call to a stored world under a short row lock."""
+    with transaction.atomic():
+        row = (
+            World.objects.select_for_update(of=("self",))
+            .select_related("scene_version")
+            .filter(pk=world_id)
+            .first()
+        )
+        if row is None:
+            raise WorldMissing(world_id)
+        if row.ended_at is not None:
+            raise WorldGone(world_id)
+        world = _restore(row)
+        if not world.has_tool(tool):
+            raise WorldMissing(f"{world_id}/{tool}")
+        try:
+            response = world.call(tool, request)
+        except WorldEnded:
+            raise WorldGone(world_id) from None
+        _save(row, world)
+    return response
+
+
+def end_world(world_id: str, reason: str = "reply") -> EngineWorld:
+    """Freeze a world (the agent replied, timed out, or the run stopped) and return it for judging."""
+    with transaction.atomic():
+        row = World.objects.select_for_update(of=("self",)).select_related("scene_version").get(pk=world_id)
+        world = _restore(row)
+        world.end(reason)
+        _save(row, world)
+    return world
