@@ -21,5 +21,6 @@ urlpatterns = [
     path("runs/", include("runs.urls")),
     path("", include("monitors.urls")),
     path("api/", include("evalconsole.api_urls")),
+    path("scenes/", include("worlds.page_urls")),
     path("worlds/", include("worlds.urls")),
 ]

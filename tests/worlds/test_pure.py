@@ -22,4 +22,3 @@ def test_importing_the_engine_loads_no_django_module():
         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == "[]"
-

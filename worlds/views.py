@@ -1,0 +1,232 @@
+"""Scene pages: the Scenes tab of an agent (its library), a scene with its versions, and the
+new/edit page that validates the file as you type, with every problem on its line."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from agents.models import Agent
+from core.errors import DomainError, PermissionDenied
+from teams.access import page_flags
+from teams.views import forbidden
+from worlds import services
+from worlds.forms import SceneForm
+from worlds.models import Scene, SceneVersion
+
+PAGE_SIZE = 50
+VERSIONS_PER_PAGE = 20
+LINE = re.compile(r"^[^:\n]+:(\d+): ")
+
+NEW_SCENE = """\
+scene: my-scene
+task: "Answer the question in #support in its thread."
+world:
+  slack:
+    users:
+      slack_bot: { name: support-bot, bot: true }
+      slack_ann: { name: ann }
+    channels:
+      slack_support: { name: support, members: [$slack_bot, $slack_ann] }
+    messages:
+      slack_question: { channel: $slack_support, from: $slack_ann, at: -5m, text: "Is the export broken?" }
+checks:
+  - id: answered
+    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
+"""
+
+
+def _agent_for(request: HttpRequest, pk: int) -> Agent:
+    return get_object_or_404(Agent.objects.visible_to(request.user).select_related("team"), pk=pk)
+
+
+def _scene_for(request: HttpRequest, pk: int) -> Scene:
+    return get_object_or_404(
+        Scene.objects.visible_to(request.user).select_related("agent__team", "current_version", "created_by"),
+        pk=pk,
+    )
+
+
+def summary_of(version: SceneVersion | None) -> dict:
+    """Tools, record count, checks and trials of a saved version (it validated when saved)."""
+    if version is None:
+        return {}
+    scene = services.engine_scene_of(version)
+    return {
+        "tools": scene.tools,
+        "records": len(scene.records),
+        "checks": [c.id for c in scene.checks],
+        "required": list(scene.required),
+        "people": list(scene.people),
+        "trials": scene.trials,
+        "task": scene.task,
+        "description": scene.description,
+    }
+
+
+def problems_by_line(problems: list[str]) -> tuple[list[tuple[int, str]], set[int]]:
+    """(line, problem) pairs in line order, and the set of lines with a problem."""
+    pairs = []
+    for problem in problems:
+        match = LINE.match(problem)
+        pairs.append((int(match.group(1)) if match else 0, problem))
+    pairs.sort(key=lambda p: p[0])
+    return pairs, {line for line, _ in pairs if line}
+
+
+def numbered(source: str, bad: set[int] = frozenset()) -> list[tuple[int, str, bool]]:
+    return [(n, text, n in bad) for n, text in enumerate(source.split("\n"), start=1)]
+
+
+@login_required
+def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
+    agent = _agent_for(request, agent_pk)
+    archived = request.GET.get("archived") in ("1", "true")
+    scenes = Scene.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=not archived)
+    page = Paginator(
+        scenes.select_related("current_version", "created_by").order_by("name", "id"), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    for scene in rows:
+        scene.summary = summary_of(scene.current_version)
+    context = {
+        "agent": agent,
+        "tab": "scenes",
+        "page": page,
+        "scenes": rows,
+        "archived": archived,
+        "query": "archived=1" if archived else "",
+        **page_flags(request.user, agent.team),
+    }
+    return render(request, "worlds/scene_list.html", context)
+
+
+def _form_page(request: HttpRequest, *, agent: Agent, scene: Scene | None) -> HttpResponse:
+    initial = scene.current_version.source if scene and scene.current_version else NEW_SCENE
+    form = SceneForm(request.POST or None, request.FILES or None, initial={"source": initial})
+    problems: list[str] = []
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        source = form.cleaned_data["source"]
+        try:
+            if scene is None:
+                saved = services.create_scene(agent=agent, by=request.user, source=source)
+            else:
+                saved = services.edit_scene(scene=scene, by=request.user, source=source)
+        except services.SceneRejected as exc:
+            problems = exc.problems
+            form.add_error(
+                "source", f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in the scene"
+            )
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
+        except DomainError as exc:
+            for field, message in exc.errors.items():
+                form.add_error(None if field == "__all__" else "source", message)
+        else:
+            messages.success(request, f"Scene {saved.name} saved as version {saved.version}.")
+            return redirect(saved)
+    if request.method == "POST":
+        status = 400 if form.errors else 200
+    source = form.data.get("source", initial) if form.is_bound else initial
+    if form.is_bound and form.cleaned_data.get("filename"):
+        source = form.cleaned_data.get("source", source)
+    pairs, bad = problems_by_line(problems)
+    context = {
+        "agent": agent,
+        "scene": scene,
+        "form": form,
+        "tab": "scenes",
+        "problems": pairs,
+        "source": source,
+        "lines": numbered(source, bad),
+        "validated": bool(form.is_bound),
+    }
+    return render(request, "worlds/scene_form.html", context, status=status)
+
+
+@login_required
+def scene_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
+    agent = _agent_for(request, agent_pk)
+    if not page_flags(request.user, agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot add scenes.")
+    return _form_page(request, agent=agent, scene=None)
+
+
+@login_required
+def scene_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    scene = _scene_for(request, pk)
+    if not page_flags(request.user, scene.agent.team)["can_edit"]:
+        return forbidden(request, "Viewers cannot edit scenes.")
+    if scene.archived_at is not None:
+        messages.error(request, "This scene is archived; restore it before editing.")
+        return redirect(scene)
+    return _form_page(request, agent=scene.agent, scene=scene)
+
+
+@login_required
+@require_POST
+def scene_validate(request: HttpRequest, agent_pk: int) -> HttpResponse:
+    """The as-you-type check (HTMX): every problem of the posted file, on its line. Saves nothing."""
+    agent = _agent_for(request, agent_pk)
+    source = request.POST.get("source", "")
+    problems: list[str] = []
+    try:
+        parsed = services.parse_scene(source)
+    except services.SceneRejected as exc:
+        problems, parsed = exc.problems, None
+    except DomainError as exc:
+        problems, parsed = [str(exc)], None
+    pairs, bad = problems_by_line(problems)
+    context = {
+        "agent": agent,
+        "problems": pairs,
+        "lines": numbered(source, bad),
+        "parsed": parsed,
+        "validated": True,
+    }
+    return render(request, "worlds/scene_form.html#validation", context)
+
+
+@login_required
+def scene_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    scene = _scene_for(request, pk)
+    versions = Paginator(
+        SceneVersion.objects.filter(parent=scene).select_related("created_by").order_by("-number"),
+        VERSIONS_PER_PAGE,
+    ).get_page(request.GET.get("page"))
+    shown = scene.current_version
+    wanted = request.GET.get("version")
+    if wanted and wanted.isdigit():
+        shown = SceneVersion.objects.filter(parent=scene, number=int(wanted)).first() or shown
+    context = {
+        "agent": scene.agent,
+        "scene": scene,
+        "tab": "scenes",
+        "shown": shown,
+        "summary": summary_of(shown),
+        "lines": numbered(shown.source if shown else ""),
+        "versions": versions,
+        "page": versions,
+        **page_flags(request.user, scene.agent.team),
+    }
+    return render(request, "worlds/scene_detail.html", context)
+
+
+@login_required
+@require_POST
+def scene_archive(request: HttpRequest, pk: int) -> HttpResponse:
+    scene = _scene_for(request, pk)
+    restore = request.POST.get("restore") == "1"
+    try:
+        services.archive_scene(scene=scene, by=request.user, archived=not restore)
+    except PermissionDenied as exc:
+        return forbidden(request, str(exc))
+    messages.success(request, f"Scene {scene.name} {'restored' if restore else 'archived'}.")
+    return redirect(scene)
