@@ -9,12 +9,12 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from agents.api import AgentViewSet
-from checks.api import CheckViewSet, TestViewSet
+from checks.api import CheckViewSet
 from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
 from monitors.api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
 from runs.api import RunViewSet, TestSetViewSet
 from teams.api import TokenViewSet
-from worlds.api import SceneViewSet
+from worlds.api import SceneViewSet, TestViewSet
 
 
 @csrf_exempt

@@ -8,6 +8,8 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 
 from agents.models import Agent
+from checks import api as checks_api
+from checks import services as checks_services
 from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
 from teams.api import ServiceWritesMixin, TeamScopedViewMixin
 from worlds import services
@@ -16,6 +18,9 @@ from worlds.serializers import (
     SceneCreateSerializer,
     SceneEditSerializer,
     SceneSerializer,
+    SceneTestCreateSerializer,
+    SceneTestEditSerializer,
+    SceneTestSerializer,
     SceneVersionSerializer,
 )
 
@@ -96,3 +101,55 @@ class SceneViewSet(
         versions = SceneVersion.objects.filter(parent=scene).select_related("created_by").order_by("-number")
         page = self.paginate_queryset(versions)
         return self.get_paginated_response(SceneVersionSerializer(page, many=True).data)
+
+
+# ----------------------------------------------------------------------------- tests that play scenes
+
+
+def _create_test(*, by, scenes=None, **fields):
+    if scenes is not None:
+        return services.create_scene_test(by=by, scenes=scenes, **fields)
+    return checks_services.create_test(by=by, **fields)
+
+
+@extend_schema_view(
+    create=extend_schema(
+        summary="Create a test (version 1)",
+        description="With `scenarios`, or with `scenes` (library scene ids or scene files): each sample of "
+        "a scene plays in a fresh world.",
+        request=SceneTestCreateSerializer,
+        responses={201: SceneTestSerializer},
+    ),
+    partial_update=extend_schema(
+        summary="Edit a test: saves version n+1",
+        request=SceneTestEditSerializer,
+        responses={200: SceneTestSerializer},
+    ),
+    update=extend_schema(
+        summary="Replace a test's content: saves version n+1",
+        request=SceneTestCreateSerializer,
+        responses={200: SceneTestSerializer},
+    ),
+)
+class TestViewSet(checks_api.TestViewSet):
+    """The tests API with scenes: the checks floor's viewset, plus `scenes` (worlds sit above checks)."""
+
+    serializer_class = SceneTestSerializer
+    create_serializer_class = SceneTestCreateSerializer
+    edit_serializer_class = SceneTestEditSerializer
+    create_service = _create_test
+    edit_service = services.edit_scene_test
+
+    def get_queryset(self):
+        return super().get_queryset().prefetch_related("current_version__attached_scenes__scene")
+
+    def rules(self, fields: dict, obj=None) -> None:
+        scenes = fields.pop("scenes", None)
+        if scenes is None:
+            return super().rules(fields, obj)
+        test_set = obj.test_set if obj is not None else fields.get("test_set")
+        if test_set is None:
+            return None
+        services.validate_scene_items(test_set.agent, scenes)
+        placeholder = [{"input": "scene"}] * len(scenes) if isinstance(scenes, list) else scenes
+        return super().rules({**fields, "scenarios": placeholder}, obj)

@@ -60,3 +60,72 @@ class SceneVersionSerializer(serializers.ModelSerializer):
         model = SceneVersion
         fields = ["id", "scene_id", "number", "name", "filename", "source", "created_by", "created_at"]
         read_only_fields = fields
+
+
+# ----------------------------------------------------------------------------- scene tests
+
+
+class SceneItemField(serializers.JSONField):
+    """A scene a test plays: the id of a library scene, or a scene file (text or object) to add."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | str | dict):
+            raise serializers.ValidationError("a scene id, or a scene file as text or an object")
+        return data
+
+
+class AttachedSceneOutSerializer(serializers.Serializer):
+    scene = serializers.IntegerField(source="scene_id")
+    name = serializers.CharField(source="scene.name")
+
+
+def _scene_serializers():
+    """The tests API's shapes with ``scenes`` added (the tests viewset of this floor uses them)."""
+    from checks.serializers import (
+        ScenarioSerializer,
+        TestCreateSerializer,
+        TestEditSerializer,
+        TestSerializer,
+    )
+
+    class SceneTestSerializer(TestSerializer):
+        scenes = AttachedSceneOutSerializer(
+            source="current_version.attached_scenes.all",
+            many=True,
+            read_only=True,
+            help_text="The scenes the test plays, one scenario each ([] for plain scenarios).",
+        )
+
+        class Meta(TestSerializer.Meta):
+            fields = [*TestSerializer.Meta.fields, "scenes"]
+
+    class SceneTestEditSerializer(TestEditSerializer):
+        scenes = serializers.ListField(
+            child=SceneItemField(),
+            required=False,
+            max_length=1000,
+            help_text="Scenes to play instead of scenarios: library scene ids, or scene files to add.",
+        )
+
+    class SceneTestCreateSerializer(TestCreateSerializer):
+        scenarios = ScenarioSerializer(many=True, max_length=1000, required=False)
+        scenes = serializers.ListField(
+            child=SceneItemField(),
+            required=False,
+            max_length=1000,
+            help_text="Scenes to play instead of scenarios: library scene ids, or scene files to add.",
+        )
+
+        def validate(self, attrs):
+            if "scenes" in attrs and attrs.get("scenarios"):
+                raise serializers.ValidationError(
+                    {"scenes": ["a test holds either scenes or plain scenarios, not both"]}
+                )
+            if "scenes" not in attrs and "scenarios" not in attrs:
+                raise serializers.ValidationError({"scenarios": ["give scenarios, or scenes to play"]})
+            return attrs
+
+    return SceneTestSerializer, SceneTestCreateSerializer, SceneTestEditSerializer
+
+
+SceneTestSerializer, SceneTestCreateSerializer, SceneTestEditSerializer = _scene_serializers()

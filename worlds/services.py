@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from checks.models import Test
 from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
 from teams import access
@@ -22,7 +23,7 @@ from worlds.engine import scene as engine_scene
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
 from worlds.engine.world import WorldEnded, new_world_id
-from worlds.models import Scene, SceneVersion, World
+from worlds.models import Scene, SceneVersion, TestScene, World
 
 __all__ = [
     "MAX_SOURCE_BYTES",
@@ -227,3 +228,111 @@ def end_world(world_id: str, reason: str = "reply") -> EngineWorld:
         world.end(reason)
         _save(row, world)
     return world
+
+
+# ----------------------------------------------------------------------------- scene tests
+
+SCENE_KEY = "scene"  # scenario metadata: the library scene a scenario plays
+
+
+def validate_scene_items(agent: Agent, scenes: Any) -> list[Scene | None]:
+    """Check the scenes a test would play, saving nothing: each library scene found (None for a
+    file, which validated). Raises ValidationFailed naming every bad ``scenes.<i>`` at once."""
+    if not isinstance(scenes, list | tuple) or not scenes:
+        raise ValidationFailed(
+            "give a list of at least one scene (an id from the library, or a file)", field="scenes"
+        )
+    limit = int(settings.EVALCONSOLE_MAX_SCENARIOS)
+    if len(scenes) > limit:
+        raise ValidationFailed(f"{len(scenes)} scenes is over the limit of {limit} per test", field="scenes")
+    errors: dict[str, Any] = {}
+    found: list[Scene | None] = []
+    library = {
+        s.pk: s for s in Scene.objects.filter(agent=agent, pk__in=[i for i in scenes if type(i) is int])
+    }
+    for index, item in enumerate(scenes):
+        where = f"scenes.{index}"
+        if type(item) is int:
+            scene = library.get(item)
+            if scene is None:
+                errors[where] = f"scene {item} is not in {agent.name}'s library"
+            elif scene.archived_at is not None:
+                errors[where] = f"scene {scene.name!r} is archived; restore it first"
+            found.append(scene)
+            continue
+        try:
+            parse_scene(item, field=where)
+        except SceneRejected as exc:
+            errors[where] = exc.problems
+        except ValidationFailed as exc:
+            errors[where] = next(iter(exc.errors.values()))
+        found.append(None)
+    if errors:
+        raise ValidationFailed(errors)
+    ids = [s.pk for s in found if s is not None]
+    if len(set(ids)) != len(ids):
+        raise ValidationFailed("a scene appears twice; list each once", field="scenes")
+    return found
+
+
+def _scene_items(agent: Agent, scenes: Any, by) -> list[Scene]:
+    """The scenes a test plays, in order: ids of the agent's library scenes, or files (YAML/JSON text
+    or objects) saved to the library now."""
+    found = validate_scene_items(agent, scenes)
+    out = []
+    for item, scene in zip(scenes, found, strict=True):
+        out.append(scene if scene is not None else create_scene(agent=agent, by=by, source=item))
+    return out
+
+
+def _scenarios_of(scenes: list[Scene]) -> list[dict]:
+    scenarios = []
+    for scene in scenes:
+        parsed = engine_scene_of(scene.current_version)
+        scenarios.append({"name": scene.name, "input": parsed.task, "metadata": {SCENE_KEY: scene.pk}})
+    return scenarios
+
+
+def _attach(test, scenes: list[Scene]) -> None:
+    version = test.current_version
+    if TestScene.objects.filter(test_version=version).exists():
+        return
+    TestScene.objects.bulk_create(
+        [TestScene(test_version=version, scene=scene, position=i) for i, scene in enumerate(scenes)]
+    )
+
+
+def scenes_of(test_version) -> list[Scene]:
+    """The scenes a test version plays, in scenario order ([] for a test of plain scenarios)."""
+    return [ts.scene for ts in TestScene.objects.filter(test_version=test_version).select_related("scene")]
+
+
+def create_scene_test(*, test_set, by, name: str, scenes, checks=(), **thresholds):
+    """A test that plays scenes: one scenario per scene (its task as the input), each sample in a
+    fresh world. Files given inline are saved to the agent's library first, in the same transaction."""
+    from checks import services as checks_services
+
+    access.require(by, access.CREATE, Test, team=test_set.agent.team)
+    with transaction.atomic():
+        picked = _scene_items(test_set.agent, scenes, by)
+        test = checks_services.create_test(
+            test_set=test_set, by=by, name=name, scenarios=_scenarios_of(picked), checks=checks, **thresholds
+        )
+        _attach(test, picked)
+    return test
+
+
+def edit_scene_test(*, test, by, scenes=None, **changes):
+    """Edit a test; ``scenes`` replaces the scenes it plays (a test of plain scenarios takes none)."""
+    from checks import services as checks_services
+
+    current = scenes_of(test.current_version)
+    if scenes is None and not current:
+        return checks_services.edit_test(test=test, by=by, **changes)
+    if "scenarios" in changes:
+        raise ValidationFailed("a test holds either scenes or plain scenarios, not both", field="scenarios")
+    with transaction.atomic():
+        picked = _scene_items(test.test_set.agent, scenes, by) if scenes is not None else current
+        edited = checks_services.edit_test(test=test, by=by, scenarios=_scenarios_of(picked), **changes)
+        _attach(edited, picked)
+    return edited

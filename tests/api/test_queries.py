@@ -71,7 +71,7 @@ QUERIES = {
     "agents": 4,  # token, count, agents, their nodes
     "checks": 3,  # token, count, checks with agent and current version
     "test-sets": 4,  # token, count, test sets with agent, their tests
-    "tests": 4,  # token, count, tests with test set, agent and current version, attached checks
+    "tests": 5,  # token, count, tests with test set, agent and current version, attached checks, scenes
     "runs": 4,  # token, count, runs with agent, test, test version, launcher, run checks with check versions
     "versions": 4,  # token, the check, count, its versions with their authors
     "tokens": 3,  # token, count, tokens

@@ -116,3 +116,66 @@ def test_the_scenes_list_runs_the_same_queries_for_1_and_6_scenes(api, agent, me
         scene = services.create_scene(agent=agent, by=member, source=SCENE.replace("crm-lookup", f"s{i}"))
         services.edit_scene(scene=scene, by=member, source=SCENE.replace("crm-lookup", f"s{i}-b"))
     assert queries() == one
+
+
+# ----------------------------------------------------------------------------- tests that play scenes
+
+
+def test_a_test_plays_scenes_given_as_files_and_as_library_ids(api, agent, test_set, member):
+    from worlds import services
+
+    kept = services.create_scene(agent=agent, by=member, source=SCENE.replace("crm-lookup", "kept"))
+    made = api.post(
+        "member",
+        "/api/v1/tests/",
+        {"test_set": test_set.pk, "name": "Scenes", "scenes": [SCENE, kept.pk], "samples_per_scenario": 2},
+    )
+    assert made.status_code == 201, made.json()
+    body = made.json()
+    assert [s["name"] for s in body["scenes"]] == ["crm-lookup", "kept"]
+    assert [s["input"] for s in body["scenarios"]] == ["Look the customer up.", "Look the customer up."]
+    assert Scene.objects.filter(agent=agent).count() == 2, "the pasted file joined the library"
+    shown = api.get("viewer", f"/api/v1/tests/{body['id']}/").json()
+    assert shown["scenes"] == body["scenes"]
+
+    edited = api.patch("member", f"/api/v1/tests/{body['id']}/", {"scenes": [kept.pk]})
+    assert edited.status_code == 200, edited.json()
+    assert [s["name"] for s in edited.json()["scenes"]] == ["kept"]
+    assert edited.json()["version"] == 2
+
+
+def test_a_test_with_a_bad_scene_names_it_with_every_problem_and_saves_nothing(api, agent, test_set):
+    from checks.models import Test
+
+    answer = api.post(
+        "member",
+        "/api/v1/tests/",
+        {"test_set": test_set.pk, "name": "", "scenes": [SCENE, HOSTILE, 999999]},
+    )
+    assert answer.status_code == 400
+    errors = answer.json()
+    assert "name" in errors
+    assert any("unknown ref $slak_general" in p for p in errors["scenes.1"]), errors
+    assert "not in" in errors["scenes.2"][0]
+    assert not Test.objects.exists() and not Scene.objects.exists()
+
+
+def test_a_test_holds_scenes_or_scenarios_not_both(api, test_set):
+    answer = api.post(
+        "member",
+        "/api/v1/tests/",
+        {"test_set": test_set.pk, "name": "Both", "scenes": [SCENE], "scenarios": [{"input": "hi"}]},
+    )
+    assert answer.status_code == 400
+    assert "either scenes or plain scenarios" in str(answer.json())
+
+
+def test_another_teams_scene_id_is_not_in_the_library(api, test_set, other_team):
+    from tests import factories
+    from worlds import services
+
+    theirs = factories.agent(other_team, name="Theirs")
+    foreign = services.create_scene(agent=theirs, by=None, source=SCENE)
+    answer = api.post("member", "/api/v1/tests/", {"test_set": test_set.pk, "name": "X", "scenes": [foreign.pk]})
+    assert answer.status_code == 400
+    assert "not in" in answer.json()["scenes.0"][0]
