@@ -127,6 +127,7 @@ def test_conversations_info_members_and_not_found(office):
     ]
     assert paged == members
     assert _error(lambda: client.conversations_info(channel="C0NOTHERE")) == "channel_not_found"
+    assert _error(lambda: client.conversations_info(channel=world.ids["slack_ann"])) == "channel_not_found"
     assert _error(lambda: client.conversations_info(channel=world.ids["slack_secret"])) == "channel_not_found"
     assert _error(lambda: client.api_call("conversations.info")) == "invalid_arguments"
 
@@ -295,6 +296,10 @@ def test_a_thread_reply_counts_for_the_state_check_and_a_top_level_post_does_not
     assert passed.passed and passed.actual == "2 matching messages"
     assert passed.evidence == (2, 3)
     assert _check(world, channel="slack_support", text_contains="FIXED").passed
+    in_reply_thread = _check(
+        world, channel="slack_support", **{"from": "slack_bot"}, in_thread_of="slack_followup"
+    )
+    assert in_reply_thread.passed and in_reply_thread.evidence == (2, 3), "a reply's thread is its root's"
     assert not _check(world, channel="slack_support", text_contains="fixed", count_gte=2).passed
     assert _error(lambda: client.chat_postMessage(channel="support", text="x", thread_ts="1.000009")) == (
         "thread_not_found"
@@ -509,7 +514,7 @@ def test_a_message_effect_posts_as_a_person_into_a_channel_or_dm():
     world = World.build(scene())
     sim = world.simulator("slack")
     sim.apply_effect("message", {"channel": "slack_eng", "from": "slack_ben", "text": "orders 5xx are up"})
-    sim.apply_effect("message", {"dm": "slack_ann", "from": "slack_ann", "text": "hi bot"})
+    sim.apply_effect("message", {"dm": "slack_bot", "from": "slack_ann", "text": "hi bot"})
     sim.apply_effect(
         "message",
         {
@@ -549,3 +554,60 @@ def test_the_reference_example_answered_and_posted(in_thread):
     # posted: { called: "* /api/chat.postMessage" } holds on the trace
     [entry] = world.trace.entries
     assert (entry.path, entry.worked) == ("/api/chat.postMessage", True)
+
+
+# -- handlers without HTTP --------------------------------------------------------------------------
+
+JSON = "application/json"
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.mark.parametrize(
+    ("method", "kind", "body", "query", "status", "answer"),
+    [
+        ("chat.postMessage", JSON, b"{nope", "", 200, {"ok": False, "error": "invalid_json"}),
+        ("chat.postMessage", JSON, b"[1, 2]", "", 200, {"ok": False, "error": "invalid_json"}),
+        ("chat.postMessage", JSON, b'{"text": "x"}', "", 200, {"ok": False, "error": "channel_not_found"}),
+        (
+            "chat.postMessage",
+            FORM,
+            b"channel=support&text=hi",
+            "",
+            200,
+            {"ok": True, "channel": "slack_support"},
+        ),
+        ("chat.postMessage", JSON, b'{"channel": 7, "text": "x"}', "", 200, {"error": "channel_not_found"}),
+        ("conversations.history", FORM, b"", "", 200, {"ok": False, "error": "invalid_arguments"}),
+        ("conversations.info", "", b"", "channel=%23support", 200, {"ok": True}),
+        ("users.info", JSON, b"{}", "", 200, {"error": "invalid_arguments"}),
+        ("users.list", "", b"", "limit=x", 200, {"error": "invalid_limit"}),
+        ("conversations.open", JSON, b"{}", "", 200, {"error": "users_list_not_supplied"}),
+        ("reactions.add", FORM, b"channel=support&timestamp=1.1", "", 200, {"error": "invalid_arguments"}),
+        ("files.upload", FORM, b"", "", 404, {"ok": False, "error": "unknown_method"}),
+    ],
+)
+def test_handler_table(method, kind, body, query, status, answer):
+    world = World.build(scene())
+    headers = {"Authorization": f"Bearer {world.credentials['slack']['token']}"}
+    if kind:
+        headers["Content-Type"] = kind
+    response = world.call("slack", Request.make("POST", f"/api/{method}", query, headers, body))
+    assert response.status == status
+    expected = {k: world.ids.get(v, v) if isinstance(v, str) else v for k, v in answer.items()}
+    assert {k: response.body.get(k) for k in expected} == expected
+    assert world.trace.entries[0].slack_ok is response.body["ok"]
+
+
+def test_a_token_in_a_json_body_authenticates_and_is_not_traced():
+    world = World.build(scene())
+    token = world.credentials["slack"]["token"]
+    body = json.dumps({"token": token, "channel": "support", "text": "hi"}).encode()
+    answer = world.call(
+        "slack", Request.make("POST", "/api/chat.postMessage", "", {"Content-Type": JSON}, body)
+    )
+    assert answer.body["ok"]
+    assert world.trace.entries[0].request == {"channel": "support", "text": "hi"}
+    wrong = world.call(
+        "slack", Request.make("POST", "/api/auth.test", "", {"Authorization": "Bearer xoxb-no"})
+    )
+    assert (wrong.status, wrong.body) == (200, {"ok": False, "error": "invalid_auth"})

@@ -220,7 +220,7 @@ class SlackSimulator(Simulator):
             if f.get("channel"):
                 channel = world.ids[f["channel"]]
             else:
-                channel = sim._dm_with(world.ids[f["dm"]], created=created)["id"]
+                channel = sim._dm_for(world.ids[f["dm"]], world.ids[f["from"]], created=created)["id"]
             ts = world.clock.slack_ts(at)
             world.ids[record.ref] = ts
             state["messages"].append(
@@ -285,17 +285,18 @@ class SlackSimulator(Simulator):
                 return channel
         return None
 
-    def _visible(self, value: Any) -> dict[str, Any]:
-        """A conversation the bot can see: public channels, and private ones and DMs it is in."""
+    def _visible(self, value: Any, *, user_means_dm: bool = False) -> dict[str, Any]:
+        """A conversation the bot can see: public channels, and private ones and DMs it is in. With
+        ``user_means_dm`` (chat.postMessage), a user id stands for the bot's DM with them, as in Slack."""
         channel = self._channel(value)
-        if channel is None and isinstance(value, str) and value in self.state["users"]:
-            channel = self._dm_with(value)  # a user id as channel: the bot's DM with them, as Slack does
+        if channel is None and user_means_dm and isinstance(value, str) and value in self.state["users"]:
+            channel = self._dm_with(value)
         if channel is None or (channel["is_private"] and self.bot not in channel["members"]):
             raise SlackError("channel_not_found")
         return channel
 
-    def _member_of(self, value: Any) -> dict[str, Any]:
-        channel = self._visible(value)
+    def _member_of(self, value: Any, *, user_means_dm: bool = False) -> dict[str, Any]:
+        channel = self._visible(value, user_means_dm=user_means_dm)
         if self.bot not in channel["members"]:
             raise SlackError("not_in_channel")
         return channel
@@ -321,6 +322,11 @@ class SlackSimulator(Simulator):
         }
         self.state["channels"][did] = channel
         return channel
+
+    def _dm_for(self, to: str, author: str, *, created: int | None = None) -> dict[str, Any]:
+        """The DM a ``dm:`` message goes to: the bot's with ``to``, or with the author when ``to`` is
+        the bot (a person writing to the agent)."""
+        return self._dm_with(author if to == self.bot else to, created=created)
 
     def _mpim_with(self, uids: list[str]) -> dict[str, Any]:
         members = [self.bot, *sorted(set(uids) - {self.bot})]
@@ -723,7 +729,7 @@ class SlackSimulator(Simulator):
         args = self._args(request)
         if not args.get("channel"):
             raise SlackError("channel_not_found")
-        channel = self._member_of(args["channel"])
+        channel = self._member_of(args["channel"], user_means_dm=True)
         text = self._text(args)
         if _flag(args.get("link_names", False)):
             text = self._link_names(text, channel)
@@ -843,7 +849,7 @@ class SlackSimulator(Simulator):
             if channel is None:
                 raise KeyError(f"no Slack channel {spec['channel']!r}")
         else:
-            channel = self._dm_with(ids.get(spec["dm"], spec["dm"]))
+            channel = self._dm_for(ids.get(spec["dm"], spec["dm"]), user)
         thread_ts = spec.get("thread_ts")
         if spec.get("in_thread_of"):
             parent = self._find(ids[spec["in_thread_of"]])
@@ -907,10 +913,13 @@ class SlackSimulator(Simulator):
             author = ids.get(spec["from"])
             conditions.append((lambda m: m["user"] == author, f"is not from {spec['from']}"))
         if spec.get("in_thread_of"):
+            # A reply in the thread the message is in (its own, or its root's when it is a reply).
             parent = ids.get(spec["in_thread_of"])
+            found = self._find(parent) if isinstance(parent, str) else None
+            root = self._thread_root(found) if found else parent
             conditions.append(
                 (
-                    lambda m: m["thread_ts"] == parent and m["ts"] != parent,
+                    lambda m: m["thread_ts"] == root and m["ts"] not in (root, parent),
                     f"is not a reply in the thread of {spec['in_thread_of']}",
                 )
             )
