@@ -262,11 +262,16 @@ def test_wrong_token_is_invalid_auth_with_http_200(office):
 
 def test_an_unimplemented_method_is_a_coverage_gap(office):
     world, client = office
+    anonymous = WebClient(base_url=client.base_url)
+    with pytest.raises(SlackApiError) as caught:
+        anonymous.api_call("files.remote.add")
+    assert caught.value.response["error"] == "unknown_method", "an unknown method before the token"
     with pytest.raises(SlackApiError) as caught:
         client.api_call("pins.add", json={"channel": world.ids["slack_support"]})
     assert caught.value.response.status_code == 404
     assert caught.value.response["error"] == "unknown_method"
-    [entry] = world.trace.entries
+    first, entry = world.trace.entries
+    assert (first.path, first.coverage_gap) == ("/api/files.remote.add", True)
     assert (entry.path, entry.status, entry.coverage_gap, entry.worked) == ("/api/pins.add", 404, True, False)
 
 
@@ -304,6 +309,11 @@ def test_a_thread_reply_counts_for_the_state_check_and_a_top_level_post_does_not
     assert _error(lambda: client.chat_postMessage(channel="support", text="x", thread_ts="1.000009")) == (
         "thread_not_found"
     )
+    broadcast = client.chat_postMessage(
+        channel="support", text="Also for everyone", thread_ts=question, reply_broadcast=True
+    )
+    top = client.conversations_history(channel="support", limit=1)["messages"][0]
+    assert (top["ts"], top["subtype"], top["thread_ts"]) == (broadcast["ts"], "thread_broadcast", question)
 
 
 def test_chat_update_makes_a_new_version_and_the_state_check_reads_the_final_text(office):

@@ -455,6 +455,8 @@ class SlackSimulator(Simulator):
         return None
 
     def call(self, request: Request) -> Response:
+        if not any(route.pattern.match(request.path) for route in self._compiled):
+            return self.gap(request)  # Slack answers an unknown method before it looks at the token
         try:
             return super().call(request)
         except SlackError as exc:
@@ -823,6 +825,9 @@ class SlackSimulator(Simulator):
         return self._message_check(spec)
 
     def _message_check(self, spec: Mapping[str, Any]) -> StateResult:
+        """``slack.message``: current messages (not deleted, final text) in the channel, thread replies
+        included, meeting every condition; passes at ``count_gte`` (default 1). Evidence: the trace
+        seqs (and message events) of the matching messages, and of the closest miss when it fails."""
         need = int(spec.get("count_gte") or 1)
         expected = f"at least {need} message{'s' if need != 1 else ''} " + self._describe(spec)
         channel = self._channel(self.world.ids.get(spec["channel"], ""))
