@@ -69,7 +69,7 @@ def _decode_cursor(cursor: str | None) -> int:
     if not cursor:
         return 0
     try:
-        kind, _, offset = base64.b64decode(cursor.encode(), validate=True).decode().partition(":")
+        kind, _, offset = base64.b64decode(str(cursor).encode(), validate=True).decode().partition(":")
         if kind == "next" and offset.isdigit():
             return int(offset)
     except (ValueError, UnicodeDecodeError):
@@ -499,7 +499,8 @@ class SlackSimulator(Simulator):
     # conversations ----------------------------------------------------------------------------------
     def _conversations_list(self, request: Request) -> Response:
         args = self._args(request)
-        types = {t.strip() for t in str(args.get("types") or "public_channel").split(",") if t.strip()}
+        raw = args.get("types") or "public_channel"
+        types = {str(t).strip() for t in (raw if isinstance(raw, list) else str(raw).split(","))} - {""}
         unknown = types - {"public_channel", "private_channel", "mpim", "im"}
         if unknown:
             raise SlackError("invalid_types")
@@ -586,7 +587,8 @@ class SlackSimulator(Simulator):
         raw = args.get("users")
         if not raw:
             raise SlackError("users_list_not_supplied")
-        ids = [u.strip() for u in (raw if isinstance(raw, list) else str(raw).split(",")) if str(u).strip()]
+        ids = [str(u).strip() for u in (raw if isinstance(raw, list) else str(raw).split(","))]
+        ids = [u for u in ids if u]
         if any(u not in self.state["users"] for u in ids):
             raise SlackError("user_not_found")
         others = [u for u in dict.fromkeys(ids) if u != self.bot]
