@@ -13,6 +13,7 @@ from slack_sdk.errors import SlackApiError
 
 from worlds.engine import load_scene
 from worlds.engine.http import Request
+from worlds.engine.schema import get_tool
 from worlds.engine.serve import WorldServer
 from worlds.engine.world import World
 
@@ -621,3 +622,33 @@ def test_a_token_in_a_json_body_authenticates_and_is_not_traced():
         "slack", Request.make("POST", "/api/auth.test", "", {"Authorization": "Bearer xoxb-no"})
     )
     assert (wrong.status, wrong.body) == (200, {"ok": False, "error": "invalid_auth"})
+
+
+ODD_VALUES = [None, 7, 1.5, True, [], [1, "a"], {"a": 1}, "", "#", "nonsense"]
+FIELDS = ["channel", "text", "ts", "thread_ts", "users", "user", "email", "cursor", "limit", "types"]
+FIELDS += ["oldest", "latest", "link_names", "name", "timestamp", "blocks", "attachments", "return_im"]
+
+
+@pytest.mark.parametrize(
+    "method", [path.removeprefix("/api/") for _, path, _ in get_tool("slack").simulator.routes]
+)
+def test_odd_argument_values_are_answered_never_a_crash(method):
+    world = World.build(scene())
+    headers = {"Authorization": f"Bearer {world.credentials['slack']['token']}", "Content-Type": JSON}
+    base = {
+        "channel": "support",
+        "text": "x",
+        "ts": world.ids["slack_hello"],
+        "users": world.ids["slack_ann"],
+    }
+    base |= {
+        "user": world.ids["slack_ann"],
+        "email": "a",
+        "timestamp": world.ids["slack_hello"],
+        "name": "eyes",
+    }
+    for field in FIELDS:
+        for value in ODD_VALUES:
+            body = json.dumps({**base, field: value}).encode()
+            answer = world.call("slack", Request.make("POST", f"/api/{method}", "", headers, body))
+            assert answer.status == 200 and isinstance(answer.body["ok"], bool), (field, value, answer.body)
