@@ -41,6 +41,8 @@ world:
                         text: "My CSV export never arrives. Is something broken?" }
       slack_followup: { channel: $slack_support, from: $slack_ben, at: -9m, in_thread_of: $slack_question,
                         text: "Looking into it." }
+      slack_again:    { channel: $slack_support, from: $slack_laura, at: -8m, in_thread_of: $slack_followup,
+                        text: "Thanks!" }
       slack_hello:    { channel: $slack_support, from: $slack_ben, at: -5m, text: "Morning all" }
       slack_dm_mike:  { dm: $slack_mike, from: $slack_mike, at: -1m, text: "ping me if needed" }
 checks:
@@ -142,7 +144,8 @@ def test_history_is_newest_first_without_replies_and_pages_with_oldest_latest(of
         "My CSV export never arrives. Is something broken?",
     ]
     parent = history["messages"][1]
-    assert parent["reply_count"] == 1 and parent["reply_users"] == [world.ids["slack_ben"]]
+    assert parent["reply_count"] == 2
+    assert parent["reply_users"] == [world.ids["slack_ben"], world.ids["slack_laura"]]
     assert parent["thread_ts"] == parent["ts"] == world.ids["slack_question"]
     pages = [
         dict(p.data) for p in client.conversations_history(channel=support, limit=1)
@@ -165,7 +168,11 @@ def test_replies_give_the_parent_then_the_thread(office):
     assert [m["text"] for m in replies["messages"]] == [
         "My CSV export never arrives. Is something broken?",
         "Looking into it.",
+        "Thanks!",
     ]
+    assert replies["messages"][2]["thread_ts"] == world.ids["slack_question"], (
+        "a reply's reply joins the root"
+    )
     assert replies["messages"][1]["parent_user_id"] == world.ids["slack_laura"]
     assert _error(
         lambda: client.conversations_replies(channel=world.ids["slack_support"], ts="1.000001")
@@ -193,7 +200,7 @@ def test_post_by_name_or_id_and_membership_rules(office):
     assert posted["channel"] == world.ids["slack_support"]
     assert posted["message"]["text"] == f"Hello <@{world.ids['slack_laura']}>"
     assert posted["message"]["bot_id"] == client.auth_test()["bot_id"]
-    assert posted["ts"] == f"{int(world.clock.now.timestamp()) - 1}.000005"
+    assert posted["ts"] == f"{int(world.clock.now.timestamp()) - 1}.000006"
     assert client.chat_postMessage(channel="eng", text="hi eng")["channel"] == world.ids["slack_eng"]
     assert _error(lambda: client.chat_postMessage(channel="random", text="x")) == "not_in_channel"
     assert _error(lambda: client.chat_postMessage(channel="secret", text="x")) == "channel_not_found"
@@ -500,7 +507,7 @@ def test_a_snapshot_restored_midway_keeps_working():
     assert post(first, "one").body["ok"]
     second = World.restore(scene(), json.loads(json.dumps(first.snapshot())))
     answer = post(second, "two", second.ids["slack_question"])
-    assert answer.body["ok"] and answer.body["ts"].endswith(".000006")
+    assert answer.body["ok"] and answer.body["ts"].endswith(".000007")
     edited = second.call(
         "slack",
         Request.make(
@@ -652,3 +659,13 @@ def test_odd_argument_values_are_answered_never_a_crash(method):
             body = json.dumps({**base, field: value}).encode()
             answer = world.call("slack", Request.make("POST", f"/api/{method}", "", headers, body))
             assert answer.status == 200 and isinstance(answer.body["ok"], bool), (field, value, answer.body)
+
+
+def test_a_slack_without_users_refuses_the_token_as_slack_does_for_a_deactivated_account():
+    world = World.build(
+        scene("scene: empty\ntask: t\nworld:\n  slack:\n    channels: { c: { name: general } }\n")
+    )
+    headers = {"Authorization": f"Bearer {world.credentials['slack']['token']}"}
+    answer = world.call("slack", Request.make("POST", "/api/auth.test", "", headers))
+    assert answer.body == {"ok": False, "error": "account_inactive"}
+    assert world.final_state()["tools"]["slack"]["channels"]["general"]["messages"] == []

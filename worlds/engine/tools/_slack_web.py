@@ -186,11 +186,14 @@ class SlackSimulator(Simulator):
             state["messages"].append(
                 sim._new_message(ts, channel, world.ids[f["from"]], f["text"], seed=True, ref=record.ref)
             )
-        for record in seeds:  # threads once every seed message has its ts
-            parent = record.fields.get("in_thread_of")
-            if parent:
-                message = sim._find(world.ids[record.ref])
-                message["thread_ts"] = sim._thread_root(sim._find(world.ids[parent]))
+        by_ref = {record.ref: record for record in seeds}
+        for record in seeds:  # threads once every seed message has its ts; a reply's reply joins the root
+            root, seen = record.fields.get("in_thread_of"), {record.ref}
+            while root in by_ref and by_ref[root].fields.get("in_thread_of") and root not in seen:
+                seen.add(root)
+                root = by_ref[root].fields["in_thread_of"]
+            if root:
+                sim._find(world.ids[record.ref])["thread_ts"] = world.ids[root]
         return state
 
     @staticmethod
@@ -452,6 +455,8 @@ class SlackSimulator(Simulator):
             return _fail("not_authed")
         if not isinstance(token, str) or not matches(token, self.credential.get("token", "")):
             return _fail("invalid_auth")
+        if self.bot is None:  # a scene whose Slack has no users: the token belongs to nobody
+            return _fail("account_inactive")
         return None
 
     def call(self, request: Request) -> Response:
