@@ -88,6 +88,9 @@ def test_ids_are_slack_shaped_deterministic_and_mapped_from_refs(office):
     assert ids["slack_bot"].startswith("U") and len(ids["slack_bot"]) == 11
     assert ids["slack_support"].startswith("C") and ids["slack_eng"].startswith("G")
     assert World.build(scene()).ids == ids
+    assert len(world.events) == 0, "the seed is starter history, not events people or process checks see"
+    seed = world.states["slack"]["messages"]
+    assert all(m["seed"] and m["seq"] is None for m in seed)
     assert ids["slack_question"] == f"{int(world.scene.start.timestamp()) - 600}.000001"
     auth = client.auth_test()
     assert auth["ok"] and auth["user_id"] == ids["slack_bot"] and auth["bot_id"].startswith("B")
@@ -157,6 +160,8 @@ def test_history_is_newest_first_without_replies_and_pages_with_oldest_latest(of
     ]
     after = client.conversations_history(channel=support, oldest=world.ids["slack_question"])
     assert [m["text"] for m in after["messages"]] == ["Morning all"]
+    both = client.conversations_history(channel=support, oldest=world.ids["slack_question"], inclusive=True)
+    assert len(both["messages"]) == 2
     before = client.conversations_history(channel=support, latest=world.ids["slack_hello"])
     assert [m["ts"] for m in before["messages"]] == [world.ids["slack_question"]]
     assert _error(lambda: client.conversations_history(channel=world.ids["slack_random"])) == "not_in_channel"
