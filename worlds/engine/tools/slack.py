@@ -1,10 +1,13 @@
-"""Slack: users, channels and seed messages; the ``slack.message`` state check; message effects."""
+"""Slack: users, channels and seed messages; the ``slack.message`` state check; message effects. The
+simulator (the Web API the official clients call, the check and the effect) is
+:class:`~worlds.engine.tools._slack_web.SlackSimulator`, in its own module for length."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..schema import Field, RecordKind, StateCheck, Tool, Validator, register
+from ._slack_web import SlackSimulator
 
 
 def _one_place(record: dict[str, Any], path: str, v: Validator, raw: dict[str, Any]) -> None:
@@ -49,6 +52,7 @@ MESSAGE_EFFECT = {
     "text": Field("str", required=True),
 }
 
+
 TOOL = register(
     Tool(
         name="slack",
@@ -60,5 +64,6 @@ TOOL = register(
         state_checks={"message": StateCheck(MESSAGE_CHECK)},
         has_bot=True,
         effects={"message": MESSAGE_EFFECT},
+        simulator=SlackSimulator,
     )
 )
