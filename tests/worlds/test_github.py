@@ -30,7 +30,8 @@ world:
           c_bad: { parent: $c_base, message: "exports v2", files: { exports.py: "v2" } }
           c_runbook: { parent: $c_base, message: runbook,
                        files: { docs/runbook.md: "# Runbook\\nverified health check\\n" } }
-          c_other: { parent: $c_base, message: "other runbook", files: { docs/runbook.md: "# Runbook\\nreboot\\n" } }
+          c_other: { parent: $c_base, message: "other runbook",
+                     files: { docs/runbook.md: "# Runbook\\nreboot\\n" } }
         branches: { main: $c_bad, fix-runbook: $c_runbook, other-runbook: $c_other }
         production: $c_bad
       github_secret:
@@ -84,7 +85,14 @@ def served(scene):
 def client(server, world, token=None):
     tools = world.for_agent(server.root)["tools"]["github"]
     auth = github.Auth.Token(token or tools["token"])
-    return github.Github(base_url=tools["base_url"].rstrip("/"), auth=auth, retry=None)
+    # no pauses between calls (PyGithub's politeness towards the real API)
+    return github.Github(
+        base_url=tools["base_url"].rstrip("/"),
+        auth=auth,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
 
 
 def check(world, scene, check_id):
@@ -114,7 +122,9 @@ def test_repo_and_contents_read_and_write_through_commits(served):
     assert repo.get_contents("docs/runbook.md", ref="fix-runbook").decoded_content.endswith(b"check\n")
     assert [c.path for c in repo.get_contents("")] == ["README.md", "docs", "exports.py"]
 
-    updated = repo.update_file("docs/runbook.md", "runbook: check", "# Runbook\nverified health check\n", runbook.sha)
+    updated = repo.update_file(
+        "docs/runbook.md", "runbook: check", "# Runbook\nverified health check\n", runbook.sha
+    )
     assert updated["commit"].sha == repo.get_branch("main").commit.sha
     assert updated["commit"].parents[0].sha == world.ids["c_bad"]
     assert repo.get_contents("docs/runbook.md").decoded_content.endswith(b"verified health check\n")
@@ -168,11 +178,19 @@ def test_merging_the_runbook_pull_passes_the_references_checks_and_a_conflict_is
 
     assert [p.number for p in repo.get_pulls(state="open")] == [14, 12]
     pull = repo.get_pull(12)
-    assert (pull.head.ref, pull.base.ref, pull.merged, pull.user.login) == ("fix-runbook", "main", False, "ben")
+    assert (pull.head.ref, pull.base.ref, pull.merged, pull.user.login) == (
+        "fix-runbook",
+        "main",
+        False,
+        "ben",
+    )
     status = pull.merge()
     assert status.merged and len(status.sha) == 40
     assert repo.get_branch("main").commit.sha == status.sha
-    assert [p.sha for p in repo.get_commit(status.sha).parents] == [world.ids["c_bad"], world.ids["c_runbook"]]
+    assert [p.sha for p in repo.get_commit(status.sha).parents] == [
+        world.ids["c_bad"],
+        world.ids["c_runbook"],
+    ]
     assert repo.get_pull(12).merged and repo.get_pull(12).state == "closed"
     assert repo.get_pulls(state="closed")[0].number == 12
 
@@ -214,7 +232,11 @@ def test_issues_comments_labels_and_the_issue_filed_check(served):
     assert not check(world, scene, "issue_filed").passed
 
     issue = repo.get_issue(13)
-    assert (issue.title, issue.user.login, [a.login for a in issue.assignees]) == ("Exports slow", "ben", ["ben"])
+    assert (issue.title, issue.user.login, [a.login for a in issue.assignees]) == (
+        "Exports slow",
+        "ben",
+        ["ben"],
+    )
     assert [c.body for c in issue.get_comments()] == ["Looking."]
     comment = issue.create_comment("Is the CSV export affected?")
     assert comment.user.login == "orders-bot" and comment.body.startswith("Is the CSV")
@@ -222,7 +244,9 @@ def test_issues_comments_labels_and_the_issue_filed_check(served):
     issue.add_to_labels("exports", "perf")
     assert [lb.name for lb in repo.get_issue(13).labels] == ["perf", "exports"]
 
-    filed = repo.create_issue(title="CSV export missing", body="The CSV export never arrives.", labels=["bug"])
+    filed = repo.create_issue(
+        title="CSV export missing", body="The CSV export never arrives.", labels=["bug"]
+    )
     assert filed.number == 15 and [lb.name for lb in filed.labels] == ["bug"]
     result = check(world, scene, "issue_filed")
     assert result.passed and result.evidence == (filed_seq := len(world.trace),)
@@ -248,7 +272,9 @@ def test_issues_comments_labels_and_the_issue_filed_check(served):
         ("issue", 15, "The CSV export never arrives."),
         ("issue", 16, "csv EXPORT again"),
     ]
-    labeled = [(e.data["repo"], e.data["number"], e.data["labels"]) for e in world.events.of_type("issue_labeled")]
+    labeled = [
+        (e.data["repo"], e.data["number"], e.data["labels"]) for e in world.events.of_type("issue_labeled")
+    ]
     assert labeled == [
         ("github_orders", 13, ["exports"]),
         ("github_orders", 15, ["bug"]),
@@ -301,7 +327,9 @@ def test_deployments_move_production(served):
     repo = client(server, world).get_repo("acme/orders")
     assert [d.sha for d in repo.get_deployments()] == [world.ids["c_bad"]]
     assert not check(world, scene, "back_to_base").passed
-    deployment = repo.create_deployment(ref=world.ids["c_base"], environment="production", required_contexts=[])
+    deployment = repo.create_deployment(
+        ref=world.ids["c_base"], environment="production", required_contexts=[]
+    )
     assert deployment.sha == world.ids["c_base"]
     deployment.create_status("in_progress")
     assert not check(world, scene, "back_to_base").passed, "only a success status moves production"
@@ -332,7 +360,8 @@ task: Read them.
 world:
   github:
     users: {{ gh_bot: {{ login: bot, bot: true }} }}
-    repos: {{ gh_repo: {{ name: acme/big, commits: {{ c1: {{ message: init }} }}, branches: {{ main: $c1 }} }} }}
+    repos:
+      gh_repo: {{ name: acme/big, commits: {{ c1: {{ message: init }} }}, branches: {{ main: $c1 }} }}
     issues:
 {issues}
 """
@@ -374,7 +403,9 @@ def test_githubs_error_envelopes(served):
     assert no_title.json()["errors"] == [{"resource": "Issue", "field": "title", "code": "missing_field"}]
     statuses = [e["status"] for e in world.trace.to_list()]
     assert statuses == [404, 404, 200, 404, 401, 400, 422]
-    assert "Authorization" not in json.dumps(world.trace.to_list()) and token not in json.dumps(world.trace.to_list())
+    assert "Authorization" not in json.dumps(world.trace.to_list()) and token not in json.dumps(
+        world.trace.to_list()
+    )
 
 
 def test_an_unimplemented_endpoint_is_a_coverage_gap_and_graphql_answers_only_errors(served):
@@ -392,7 +423,11 @@ def test_an_unimplemented_endpoint_is_a_coverage_gap_and_graphql_answers_only_er
         True,
         False,
     )
-    assert (gql_entry["path"], gql_entry["graphql_errors_only"], gql_entry["worked"]) == ("/graphql", True, False)
+    assert (gql_entry["path"], gql_entry["graphql_errors_only"], gql_entry["worked"]) == (
+        "/graphql",
+        True,
+        False,
+    )
 
 
 # -- the trace, determinism, snapshots --------------------------------------------------------------
