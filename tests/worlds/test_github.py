@@ -4,6 +4,7 @@ checks passing and failing, the trace, determinism and a snapshot carried on mid
 
 import base64
 import json
+from pathlib import Path
 
 import github
 import httpx
@@ -241,6 +242,9 @@ def test_issues_comments_labels_and_the_issue_filed_check(served):
     comment = issue.create_comment("Is the CSV export affected?")
     assert comment.user.login == "orders-bot" and comment.body.startswith("Is the CSV")
     assert [c.body for c in repo.get_issue(13).get_comments()][-1] == "Is the CSV export affected?"
+    assert comment.url.endswith(f"/worlds/{world.id}/github/repos/acme/orders/issues/comments/{comment.id}")
+    comment.edit("Is the CSV export affected? Since when?")
+    assert repo.get_issue(13).get_comment(comment.id).body.endswith("Since when?")
     issue.add_to_labels("exports", "perf")
     assert [lb.name for lb in repo.get_issue(13).labels] == ["perf", "exports"]
 
@@ -272,6 +276,9 @@ def test_issues_comments_labels_and_the_issue_filed_check(served):
         ("issue", 15, "The CSV export never arrives."),
         ("issue", 16, "csv EXPORT again"),
     ]
+    edits = [(e.data["kind"], e.data["text"]) for e in world.events.of_type("message_edited")]
+    assert edits == [("comment", "Is the CSV export affected? Since when?")]
+    assert {lb.name for lb in repo.get_labels()} >= {"perf", "exports", "bug", "fixed"}
     labeled = [
         (e.data["repo"], e.data["number"], e.data["labels"]) for e in world.events.of_type("issue_labeled")
     ]
@@ -414,10 +421,13 @@ def test_an_unimplemented_endpoint_is_a_coverage_gap_and_graphql_answers_only_er
     token = world.credentials["github"]["token"]
     with httpx.Client(headers={"Authorization": f"token {token}"}) as http:
         gap = http.get(base + "repos/acme/orders/actions/runs")
+        events = http.get(base + "repos/acme/orders/issues/events")
         gql = http.post(base + "graphql", json={"query": "{ viewer { login } }"})
     assert gap.status_code == 404 and gap.json()["message"] == "Not Found"
     assert gql.status_code == 200 and list(gql.json()) == ["errors"]
-    gap_entry, gql_entry = world.trace.to_list()
+    assert events.status_code == 404
+    gap_entry, events_entry, gql_entry = world.trace.to_list()
+    assert events_entry["coverage_gap"], "issues/events is no issue number"
     assert (gap_entry["path"], gap_entry["coverage_gap"], gap_entry["worked"]) == (
         "/repos/acme/orders/actions/runs",
         True,
@@ -494,3 +504,32 @@ def test_a_snapshot_mid_trial_carries_on_through_pygithub(scene):
     assert check(restored, scene, "pr_merged").passed and check(restored, scene, "runbook_updated").passed
     assert check(restored, scene, "issue_filed").passed
     assert [e["seq"] for e in restored.trace.to_list()] == [1, 2, 3, 4, 5]
+
+
+def test_the_example_scene_with_a_write_collaborator_bot():
+    example = Path(__file__).parent / "scenes" / "example.yaml"
+    scene = load_scene(example.read_text(), "example.yaml")
+    world = World.build(scene)
+    with WorldServer() as server:
+        server.add(world)
+        repo = client(server, world).get_repo("acme/orders")
+        assert repo.permissions.push and not repo.permissions.admin
+        with pytest.raises(github.GithubException) as denied:
+            repo.add_to_collaborators("ben", permission="pull")
+        assert denied.value.status == 403
+        repo.get_pull(12).merge()
+        deployment = repo.create_deployment(
+            ref=world.ids["c_base"], environment="production", required_contexts=[]
+        )
+        deployment.create_status("success")
+    spec = {"check": "github.production", "repo": "github_orders", "commit": "c_base"}
+    assert world.state_check("github.production", spec).passed, "the example's fault resolves"
+    assert world.state_check(
+        "github.permission", {"repo": "github_orders", "user": "gh_ben", "is": "admin"}
+    ).passed
+    file_at = {"repo": "github_orders", "revision": "production", "path": "exports.py", "equals": "v2"}
+    assert not world.state_check("github.file_at", file_at).passed, "c_base has no exports.py"
+    assert world.state_check("github.file_at", {**file_at, "revision": "c_bad"}).passed
+    assert world.state_check("github.file_at", {**file_at, "revision": "default"}).passed
+    assert not world.state_check("github.file_at", {**file_at, "equals": "V2"}).passed, "case-sensitive"
+    json.dumps(world.final_state())
