@@ -214,6 +214,10 @@ def test_merging_the_runbook_pull_passes_the_references_checks_and_a_conflict_is
     repo.create_file("docs/more.md", "more", "more\n", branch="more")
     created = repo.create_pull(base="main", head="more", title="More docs", body="Adds more.")
     assert (created.number, created.state, created.user.login) == (15, "open", "orders-bot")
+    created.edit(title="More docs, please", body="Adds more docs.")
+    assert (repo.get_pull(15).title, repo.get_pull(15).body) == ("More docs, please", "Adds more docs.")
+    created.edit(state="closed")
+    assert repo.get_pull(15).state == "closed" and not repo.get_pull(15).merged
     with pytest.raises(github.GithubException) as invalid:
         repo.create_pull(base="main", head="no-such-branch", title="x")
     assert invalid.value.status == 422 and invalid.value.data["message"] == "Validation Failed"
@@ -533,3 +537,44 @@ def test_the_example_scene_with_a_write_collaborator_bot():
     assert world.state_check("github.file_at", {**file_at, "revision": "default"}).passed
     assert not world.state_check("github.file_at", {**file_at, "equals": "V2"}).passed, "case-sensitive"
     json.dumps(world.final_state())
+
+
+def test_the_file_level_three_way_merge():
+    from worlds.engine.tools._git import Conflict, merge_trees
+
+    base = {"a": "1", "b": "1", "c": "1"}
+    assert merge_trees(base, {**base, "a": "2"}, {**base, "b": "2", "d": "new"}) == {
+        "a": "2",
+        "b": "2",
+        "c": "1",
+        "d": "new",
+    }
+    assert merge_trees(base, {"a": "1", "b": "1"}, base) == {"a": "1", "b": "1"}, "a delete on one side"
+    assert merge_trees(base, {**base, "a": "2"}, {**base, "a": "2"})["a"] == "2", "the same change on both"
+    with pytest.raises(Conflict) as both:
+        merge_trees(base, {**base, "a": "2"}, {**base, "a": "3"})
+    assert both.value.paths == ["a"]
+    with pytest.raises(Conflict):
+        merge_trees(base, {"b": "1", "c": "1"}, {**base, "a": "3"})  # deleted here, changed there
+    with pytest.raises(Conflict):
+        merge_trees({}, {"n": "x"}, {"n": "y"})  # added differently on both sides
+
+
+def test_a_first_file_in_an_empty_repo_makes_the_root_commit():
+    text = """
+scene: empty-repo
+task: Start it.
+world:
+  github:
+    users: { gh_bot: { login: bot, bot: true } }
+    repos: { gh_repo: { name: bot/new } }
+"""
+    world = World.build(load_scene(text, "empty.yaml"))
+    with WorldServer() as server:
+        server.add(world)
+        repo = client(server, world).get_repo("bot/new")
+        made = repo.create_file("README.md", "first", "hello\n")
+        assert made["commit"].parents == []
+        assert repo.get_branch("main").commit.sha == made["commit"].sha
+    spec = {"repo": "gh_repo", "revision": "default", "path": "README.md", "equals": "hello\n"}
+    assert world.state_check("github.file_at", spec).passed

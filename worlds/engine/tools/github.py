@@ -1,5 +1,12 @@
 """GitHub: users, repos (commits, branches, production, collaborators, private), pulls and issues;
-the ``github.*`` state checks of the reference."""
+the ``github.*`` state checks of the reference; and :class:`GitHubSimulator`, GitHub's REST API over
+that state in GitHub's wire format (PyGithub works against it unmodified).
+
+The state is plain JSON: per repo its commits (whole trees, SHAs computed from tree, parents, message
+and simulated time: see ``_git.py``), branches, issues and pulls (one number sequence, a pull is an
+issue with a ``pull`` part), labels, collaborators and deployments with their statuses. Every record
+the agent creates or changes keeps the trace ``seq`` of those calls (the checks' evidence); seed
+records carry ``seed: true``. Messages (issues, pulls, comments) and labels added are world events."""
 
 from __future__ import annotations
 
@@ -185,6 +192,7 @@ class GitHubSimulator(Simulator):
         ("GET", "/repos/{owner}/{repo}/pulls", "list_pulls"),
         ("POST", "/repos/{owner}/{repo}/pulls", "create_pull"),
         ("GET", "/repos/{owner}/{repo}/pulls/{number}", "get_pull"),
+        ("PATCH", "/repos/{owner}/{repo}/pulls/{number}", "update_pull"),
         ("GET", "/repos/{owner}/{repo}/pulls/{number}/merge", "get_merged"),
         ("PUT", "/repos/{owner}/{repo}/pulls/{number}/merge", "merge_pull"),
         ("GET", "/repos/{owner}/{repo}/issues", "list_issues"),
@@ -939,10 +947,11 @@ class GitHubSimulator(Simulator):
         except (ValueError, UnicodeDecodeError):
             return _error(422, "content is not valid Base64")
         branch = body.get("branch") or found["default_branch"]
-        if branch not in found["branches"]:
+        empty = not found["branches"] and branch == found["default_branch"]  # the first commit
+        if branch not in found["branches"] and not empty:
             return _error(404, f"Branch {branch} not found")
-        head = found["branches"][branch]
-        tree = found["commits"][head]["tree"]
+        head = found["branches"].get(branch)
+        tree = found["commits"][head]["tree"] if head else {}
         if path in tree:
             given = body.get("sha")
             if not given:
@@ -954,7 +963,7 @@ class GitHubSimulator(Simulator):
         sha = self._add_commit(
             found,
             apply_files(tree, {path: text}),
-            [head],
+            [head] if head else [],
             body["message"],
             self._now,
             self.state["bot"],
@@ -1425,6 +1434,33 @@ class GitHubSimulator(Simulator):
         found, issue = self._issue(owner, repo, number)
         if issue is None or not issue["pull"]:
             return _error(404, "Not Found")
+        return Response(200, self._pull_json(request, found, issue))
+
+    def update_pull(self, request: Request, owner: str, repo: str, number: str) -> Response:
+        """Title, body and state as on an issue; ``base`` moves the pull to another branch."""
+        found, issue = self._issue(owner, repo, number)
+        if issue is None or not issue["pull"]:
+            return _error(404, "Not Found")
+        body = self._body(request)
+        if "base" in body and body["base"] not in found["branches"]:
+            return _invalid("PullRequest", "base", "invalid")
+        if body.get("state") == "open" and issue["pull"]["merged"]:
+            return _error(
+                422,
+                "Validation Failed",
+                errors=[
+                    {
+                        "resource": "PullRequest",
+                        "code": "custom",
+                        "message": "A merged pull request cannot be reopened",
+                    }
+                ],
+            )
+        answer = self.update_issue(request, owner, repo, number)
+        if answer.status != 200:
+            return answer
+        if "base" in body:
+            issue["pull"]["base"] = body["base"]
         return Response(200, self._pull_json(request, found, issue))
 
     def get_merged(self, request: Request, owner: str, repo: str, number: str) -> Response:
