@@ -578,3 +578,82 @@ world:
         assert repo.get_branch("main").commit.sha == made["commit"].sha
     spec = {"repo": "gh_repo", "revision": "default", "path": "README.md", "equals": "hello\n"}
     assert world.state_check("github.file_at", spec).passed
+
+
+TABLE = [
+    # (method, path, body, status, message) — answered by the handlers, no HTTP
+    ("GET", "/repos/acme/orders", None, 200, None),
+    ("GET", "/repos/ACME/Orders", None, 200, None),
+    ("GET", "/repos/acme/secret", None, 404, "Not Found"),
+    ("GET", "/repos/acme/orders/contents/docs", None, 200, None),
+    (
+        "GET",
+        "/repos/acme/orders/contents/docs/runbook.md?ref=nope",
+        None,
+        404,
+        "No commit found for the ref nope",
+    ),
+    ("PUT", "/repos/acme/orders/contents/x.md", {"content": "eA=="}, 422, "Validation Failed"),
+    (
+        "PUT",
+        "/repos/acme/orders/contents/x.md",
+        {"message": "m", "content": "eA==", "branch": "no"},
+        404,
+        None,
+    ),
+    (
+        "POST",
+        "/repos/acme/orders/git/refs",
+        {"ref": "heads/x", "sha": "0" * 40},
+        422,
+        "Reference name is invalid",
+    ),
+    (
+        "POST",
+        "/repos/acme/orders/git/refs",
+        {"ref": "refs/heads/x", "sha": "0" * 40},
+        422,
+        "Object does not exist",
+    ),
+    ("GET", "/repos/acme/orders/git/refs/heads", None, 200, None),
+    ("GET", "/repos/acme/orders/commits/0000000", None, 422, None),
+    ("GET", "/repos/acme/orders/pulls/13", None, 404, "Not Found"),
+    (
+        "POST",
+        "/repos/acme/orders/pulls",
+        {"head": "main", "base": "main", "title": "t"},
+        422,
+        "Validation Failed",
+    ),
+    ("PUT", "/repos/acme/orders/pulls/12/merge", {"sha": "0" * 40}, 409, None),
+    ("PUT", "/repos/acme/orders/pulls/12/merge", {"merge_method": "fast"}, 422, "Validation Failed"),
+    ("GET", "/repos/acme/orders/issues?state=weird", None, 422, "Validation Failed"),
+    ("PATCH", "/repos/acme/orders/issues/13", {"state": "done"}, 422, "Validation Failed"),
+    ("PATCH", "/repos/acme/orders/issues/13", {"assignees": ["nobody"]}, 422, "Validation Failed"),
+    ("POST", "/repos/acme/orders/issues/13/comments", {"body": ""}, 422, "Validation Failed"),
+    ("POST", "/repos/acme/orders/issues/13/labels", {"labels": [1]}, 422, "Validation Failed"),
+    ("DELETE", "/repos/acme/orders/issues/13/labels/perf", None, 200, None),
+    ("DELETE", "/repos/acme/orders/issues/13/labels/nope", None, 404, "Label does not exist"),
+    ("PUT", "/repos/acme/orders/collaborators/nobody", {"permission": "push"}, 404, "Not Found"),
+    ("GET", "/repos/acme/orders/collaborators/ben", None, 204, None),
+    ("GET", "/repos/acme/orders/collaborators/carol", None, 404, None),
+    ("POST", "/repos/acme/orders/deployments", {"ref": "nope"}, 422, "No ref found for: nope"),
+    ("POST", "/repos/acme/orders/deployments", {}, 422, "Validation Failed"),
+    ("GET", "/repos/acme/orders/deployments/1/statuses", None, 404, "Not Found"),
+    ("GET", "/user", None, 200, None),
+    ("DELETE", "/repos/acme/orders", None, 404, "Not Found"),
+]
+
+
+@pytest.mark.parametrize(("method", "target", "body", "status", "message"), TABLE)
+def test_handlers_answer_in_githubs_shapes(scene, method, target, body, status, message):
+    world = World.build(scene)
+    path, _, query = target.partition("?")
+    headers = {"Authorization": f"token {world.credentials['github']['token']}"}
+    data = json.dumps(body).encode() if body is not None else b""
+    answer = world.call("github", Request.make(method, path, query, headers, data))
+    assert answer.status == status
+    if message is not None:
+        assert answer.body["message"] == message and answer.body["documentation_url"].startswith("https://")
+    if status == 422 and answer.body["message"] == "Validation Failed":
+        assert answer.body["errors"]
