@@ -536,7 +536,13 @@ def test_the_example_scene_with_a_write_collaborator_bot():
     assert world.state_check("github.file_at", {**file_at, "revision": "c_bad"}).passed
     assert world.state_check("github.file_at", {**file_at, "revision": "default"}).passed
     assert not world.state_check("github.file_at", {**file_at, "equals": "V2"}).passed, "case-sensitive"
-    json.dumps(world.final_state())
+    shown = json.loads(json.dumps(world.final_state()))["tools"]["github"]["repos"]["acme/orders"]
+    assert (
+        shown["production"] == world.ids["c_base"]
+        and shown["commits"][world.ids["c_base"]]["ref"] == "c_base"
+    )
+    merges = [c for c in shown["commits"].values() if not c["seed"]]
+    assert [len(c["parents"]) for c in merges] == [2] and shown["pulls"][0]["merged"]
 
 
 def test_the_file_level_three_way_merge():

@@ -2004,6 +2004,16 @@ class GitHubSimulator(Simulator):
                     for b, s in sorted(repo["branches"].items())
                 },
                 "production": production,
+                "commits": {
+                    sha: {
+                        "message": c["message"],
+                        "parents": c["parents"],
+                        "at": c["at"],
+                        "ref": c["ref"],
+                        "seed": c["seq"] is None,
+                    }
+                    for sha, c in repo["commits"].items()
+                },
                 "collaborators": dict(sorted(repo["collaborators"].items())),
                 "issues": [item(i) for i in items if not i["pull"]],
                 "pulls": [item(i) for i in items if i["pull"]],
