@@ -15,7 +15,7 @@ TOOLS = Path(registry.__file__).parent / "tools"
 
 
 def test_each_tool_module_is_imported_on_its_own_line():
-    # A private module (``_slack_web.py``) belongs to the tool module that imports it.
+    # A private module (_slack_web.py, _git.py) belongs to the tool module that imports it.
     modules = sorted(p.stem for p in TOOLS.glob("*.py") if not p.stem.startswith("_"))
     tree = ast.parse((TOOLS / "__init__.py").read_text())
     imported = [
