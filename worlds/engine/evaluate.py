@@ -74,6 +74,10 @@ def _state(world: Any, check: Check, required: bool) -> dict[str, Any]:
         return _result(
             check.id, required, "skipped", "the fault to be resolved", "not evaluated", FAULTS_SKIPPED
         )
+    tool = name.partition(".")[0]
+    if tool in world.scene.world and tool not in world.states:
+        why = f"the {tool} simulator is not built yet (not evaluated)"
+        return _result(check.id, required, "skipped", f"{name} to hold", "not evaluated", why)
     try:
         result = world.state_check(name, spec)
     except NotImplementedError:
