@@ -141,7 +141,7 @@ def call_agent(url: str, body: dict[str, Any], timeout: float) -> tuple[str | No
         response = httpx.post(
             url, json=body, timeout=timeout, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
         )
-    except httpx.ConnectError as exc:
+    except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         raise SceneCliError(f"the agent at {url} is unreachable ({exc})") from exc
     except httpx.TimeoutException:
         return None, f"the agent did not answer within {timeout:g}s"

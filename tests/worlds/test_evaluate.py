@@ -53,7 +53,7 @@ def test_checks_in_scene_order_with_every_field():
     result = evaluate(_world())
     assert [c["id"] for c in result["checks"]] == ["looked_up", "answered", "asked_laura", "helpful"]
     looked, answered, asked, helpful = result["checks"]
-    assert looked["status"] == "passed" and looked["evidence"] == [1]
+    assert looked["status"] == "passed" and looked["evidence"] == [1] and looked["events"] == [1]
     assert answered["status"] == "skipped" and not answered["required"]  # no slack simulator yet
     assert answered["explanation"] == "the slack simulator is not built yet (not evaluated)"
     assert (asked["status"], asked["explanation"], asked["passed"]) == ("skipped", PROCESS_SKIPPED, False)

@@ -3,7 +3,8 @@
 
 ``evaluate(world)`` runs the checks in scene order: ``state`` asks the world (``world.state_check``);
 ``trace`` uses the check kinds' trace semantics on the world's recorded trace and its worked rule
-(status below 400, not a coverage gap, no Slack ``ok: false``, not a GraphQL answer of only errors);
+(status below 400, not a coverage gap, no Slack ``ok: false``, not a GraphQL answer of only errors),
+citing the trace ``seq`` of the calls behind it and their ``call`` events;
 ``judge`` is ``skipped`` without a judge; process checks are ``skipped`` until people arrive; never a
 pass for what was not evaluated. A world ended by the call budget gets a required, failing
 ``call_budget`` result. The trial's outcome is the worst of its required checks (fail > error >
@@ -116,6 +117,8 @@ def _trace(world: Any, check: Check, required: bool) -> dict[str, Any]:
             f"The trace check is invalid: {exc}.",
         )
     verdict = evaluate_kind("trace", config, Evidence(output="", world=world))
+    cited = set(verdict.evidence)
+    events = [e.n for e in world.events.of_type("call") if e.data.get("seq") in cited]
     return _result(
         check.id,
         required,
@@ -124,6 +127,7 @@ def _trace(world: Any, check: Check, required: bool) -> dict[str, Any]:
         verdict.actual,
         verdict.explanation,
         verdict.evidence,
+        events,
     )
 
 
