@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import sys
 import threading
@@ -68,7 +69,9 @@ def add_parser(sub: Any) -> None:
     check = ssub.add_parser("check", help="the checks now, on a live world served by `scene up`")
     check.add_argument("file")
     check.add_argument("--world", required=True, metavar="URL", help="the root `scene up` printed")
-    check.add_argument("--token", required=True, help="the state token `scene up` printed")
+    check.add_argument(
+        "--token", default=None, help="the state token `scene up` printed (default: $EVALCONSOLE_SCENE_TOKEN)"
+    )
     check.add_argument("--json", action="store_true")
     explain = ssub.add_parser(
         "explain", help="the failed checks of results, with the trace entries they cite"
@@ -240,6 +243,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise SceneCliError("--timeout takes a positive number of seconds")
     out = Path(args.out)
+    if any(c.kind == "judge" for c in scene.checks) and os.environ.get("EVALCONSOLE_JUDGE_API_KEY"):
+        print("evalconsole scene: judge checks are not evaluated by scene run yet (skipped)", file=sys.stderr)
     results = []
     with WorldServer() as server:
         for trial in range(1, trials + 1):
@@ -349,8 +354,13 @@ def _up(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     scene = _load(args.file)
     url = args.world.rstrip("/") + STATE_PATH
+    token = args.token or os.environ.get("EVALCONSOLE_SCENE_TOKEN", "")
+    if not token:
+        raise SceneCliError(
+            "no state token: pass --token (scene up printed it) or set EVALCONSOLE_SCENE_TOKEN"
+        )
     try:
-        response = httpx.get(url, headers={"Authorization": f"Bearer {args.token}"}, timeout=30)
+        response = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
     except httpx.HTTPError as exc:
         raise SceneCliError(f"cannot reach the world at {args.world} ({exc})") from exc
     if response.status_code != 200:

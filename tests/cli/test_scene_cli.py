@@ -172,6 +172,23 @@ def test_an_agent_error_is_exit_2(capsys, scene_file, tmp_path):
     assert _checks(tmp_path)["outcome"] == "error"
 
 
+def test_an_agent_timeout_is_exit_2_and_the_world_is_still_judged(capsys, scene_file, tmp_path):
+    with WorldAgent("slow") as agent:
+        code, _, err = scene(
+            capsys, "run", scene_file, "--agent", agent.url, "--out", tmp_path, "--timeout", 1
+        )
+    assert code == 2 and "did not answer within 1s" in err
+    result = _checks(tmp_path)
+    assert result["outcome"] == "error"
+    assert result["checks"][0]["status"] == "passed"  # the lookup made before the timeout is in the trace
+
+
+def test_check_needs_a_token(capsys, scene_file, monkeypatch):
+    monkeypatch.delenv("EVALCONSOLE_SCENE_TOKEN", raising=False)
+    code, _, err = scene(capsys, "check", scene_file, "--world", "http://127.0.0.1:1")
+    assert code == 3 and "no state token" in err
+
+
 def test_an_unreachable_agent_is_exit_3(capsys, scene_file, tmp_path):
     code, _, err = scene(
         capsys, "run", scene_file, "--agent", f"http://127.0.0.1:{free_port()}/", "--out", tmp_path

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,11 +39,18 @@ def nothing(tools: Tools, http: httpx.Client) -> None:
     pass
 
 
+def slow(tools: Tools, http: httpx.Client) -> None:
+    """One lookup, then longer than the test's agent timeout."""
+    crm_lookup(tools, http)
+    time.sleep(3)
+
+
 PLANS: dict[str, Callable[[Tools, httpx.Client], None]] = {
     "crm_lookup": crm_lookup,
     "crm_write": crm_write,
     "crm_spam": crm_spam,
     "nothing": nothing,
+    "slow": slow,
 }
 
 
@@ -71,8 +79,11 @@ class WorldAgent:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(content)))
-                self.end_headers()
-                self.wfile.write(content)
+                try:
+                    self.end_headers()
+                    self.wfile.write(content)
+                except (BrokenPipeError, ConnectionResetError):  # the caller gave up (its timeout)
+                    pass
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
