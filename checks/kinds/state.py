@@ -51,6 +51,8 @@ class StateKind(Kind):
     def validate_config(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(raw, Mapping):
             raise ConfigError({"config": f"must be a JSON object, not {json_type(raw)}"})
+        if set(raw) == {"state"} and isinstance(raw["state"], Mapping):
+            raw = raw["state"]  # the builder's one JSON field holds the scene form
         names = [key for key in raw if isinstance(key, str) and _NAME.fullmatch(key)]
         if len(names) != 1:
             raise ConfigError(

@@ -90,6 +90,12 @@ def test_state_config_shape(raw, field_name):
     assert field_name in info.value.errors
 
 
+def test_state_config_from_the_builder_field_is_the_scene_form():
+    assert validate_config("state", {"state": {"slack.message": {"channel": "$c"}}}) == {
+        "slack.message": {"channel": "$c"}
+    }
+
+
 def _trace_verdict(config, entries):
     world = FakeWorld(trace=entries)
     return evaluate("trace", validate_config("trace", config), Evidence(output="", trace=[], world=world))
