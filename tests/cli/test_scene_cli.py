@@ -164,6 +164,25 @@ def test_an_agent_that_does_nothing_fails_called(capsys, scene_file, tmp_path):
     assert [c["status"] for c in data["trials"][0]["checks"]] == ["failed", "passed", "skipped"]
 
 
+@pytest.mark.parametrize(
+    "thresholds, plans, code, result",
+    [
+        ("pass_rate: 50\n", ["crm_lookup", "crm_write"], 0, "pass"),
+        ("", ["crm_lookup", "crm_write"], 1, "fail"),
+        ("min_valid: 2\n", ["crm_lookup", "error"], 2, "indeterminate"),
+        ("", ["error"], 2, "error"),
+    ],
+)
+def test_the_run_result_follows_the_scene_thresholds(capsys, tmp_path, thresholds, plans, code, result):
+    path = tmp_path / "scene.yaml"
+    path.write_text(SCENE.replace("checks:\n", f"trials: 2\n{thresholds}checks:\n", 1))
+    with WorldAgent(plans) as agent:
+        got, stdout, err = scene(capsys, "run", path, "--agent", agent.url, "--out", tmp_path, "--json")
+    assert got == code, stdout + err
+    assert json.loads(stdout)["result"] == result
+    assert [r["trial"] for r in json.loads(stdout)["trials"]] == [1, 2]
+
+
 def test_an_agent_error_is_exit_2(capsys, scene_file, tmp_path):
     with WorldAgent("error") as agent:
         code, _, err = scene(capsys, "run", scene_file, "--agent", agent.url, "--out", tmp_path)

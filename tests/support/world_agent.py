@@ -55,11 +55,11 @@ PLANS: dict[str, Callable[[Tools, httpx.Client], None]] = {
 
 
 class WorldAgent:
-    """``with WorldAgent("crm_lookup") as agent: agent.url``. ``plan="error"`` answers HTTP 500.
-    ``requests`` holds every evalconsole/1 body received."""
+    """``with WorldAgent("crm_lookup") as agent: agent.url``. ``plan="error"`` answers HTTP 500; a list
+    of plans is played one per call, cycling. ``requests`` holds every evalconsole/1 body received."""
 
-    def __init__(self, plan: str = "crm_lookup") -> None:
-        self.plan = plan
+    def __init__(self, plan: str | list[str] = "crm_lookup") -> None:
+        self.plans = [plan] if isinstance(plan, str) else list(plan)  # a list: one plan per call, cycling
         self.requests: list[dict[str, Any]] = []
         agent = self
 
@@ -67,12 +67,13 @@ class WorldAgent:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 agent.requests.append(body)
-                if agent.plan == "error":
+                plan = agent.plans[(len(agent.requests) - 1) % len(agent.plans)]
+                if plan == "error":
                     return self._send(500, {"error": "the agent broke"})
                 tools = body["scenario"]["world"]["tools"]
                 with httpx.Client(timeout=30) as http:
-                    PLANS[agent.plan](tools, http)
-                self._send(200, {"output": f"done ({agent.plan})"})
+                    PLANS[plan](tools, http)
+                self._send(200, {"output": f"done ({plan})"})
 
             def _send(self, status: int, data: Any) -> None:
                 content = json.dumps(data).encode()
