@@ -159,10 +159,17 @@ def _entries(entries: list[TraceEntry]) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _expected(called: tuple[str, ...], not_called: tuple[str, ...], any_status: bool) -> str:
+def _expected(
+    called: tuple[str, ...], not_called: tuple[str, ...], any_status: bool, world: bool = False
+) -> str:
     wants = []
     if called:
-        kind = "a call (any status)" if any_status else "a working call (status below 400)"
+        working = (
+            "a working call (status below 400, no coverage gap, no Slack ok: false, no GraphQL errors only)"
+            if world
+            else "a working call (status below 400)"
+        )
+        kind = "a call (any status)" if any_status else working
         wants.append(f"{kind} matching {'each of ' if len(called) > 1 else ''}{_quoted(list(called))}")
     if not_called:
         wants.append(
@@ -175,7 +182,7 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     called: tuple[str, ...] = tuple(config.get("called") or ())
     not_called: tuple[str, ...] = tuple(config.get("not_called") or ())
     any_status = config.get("status") == "any"
-    expected = _expected(called, not_called, any_status)
+    expected = _expected(called, not_called, any_status, getattr(evidence, "world", None) is not None)
 
     parsed = trace_of(evidence)
     if parsed.problem:
