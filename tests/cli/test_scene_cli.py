@@ -336,3 +336,20 @@ def test_up_and_check(scene_file):
     finally:
         up.terminate()
         up.wait(timeout=10)
+
+
+def test_the_agent_request_carries_the_world_at_the_advertised_root(scene_file):
+    from evalconsole.scene_cli import agent_request
+    from worlds.engine.scene import load_scene
+    from worlds.engine.world import World
+
+    loaded = load_scene(scene_file.read_text(), str(scene_file))
+    world = World.build(loaded)
+    request = agent_request(loaded, world, "http://host.docker.internal:8900", trial=2)
+    assert request["sample"] == "trial-2"
+    assert request["scenario"]["name"] == "crm-lookup"
+    assert request["scenario"]["world"] == {
+        "id": world.id,
+        "now": "2026-03-02T09:00:00Z",
+        "tools": {"crm": {"base_url": f"http://host.docker.internal:8900/worlds/{world.id}/crm/"}},
+    }
