@@ -45,6 +45,10 @@ class SceneCliError(Exception):
     """The command's own failure: one line on stderr, exit 3."""
 
 
+class AgentTimeout(Exception):
+    """The agent did not answer in time: the trial ends and is an error."""
+
+
 def add_parser(sub: Any) -> None:
     scene = sub.add_parser("scene", help="validate, run and inspect scenes locally (no console needed)")
     ssub = scene.add_subparsers(dest="scene_command", metavar="SUBCOMMAND", parser_class=type(scene))
@@ -139,15 +143,16 @@ def agent_request(scene: Scene, world: World, root: str, *, trial: int) -> dict[
 
 
 def call_agent(url: str, body: dict[str, Any], timeout: float) -> tuple[str | None, str]:
-    """(output, "") or (None, why the trial errored). An unreachable agent is the command's error."""
+    """(output, "") or (None, why the trial errored). An unreachable agent is the command's error
+    (SceneCliError); a timeout is :class:`AgentTimeout`."""
     try:
         response = httpx.post(
             url, json=body, timeout=timeout, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
         )
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         raise SceneCliError(f"the agent at {url} is unreachable ({exc})") from exc
-    except httpx.TimeoutException:
-        return None, f"the agent did not answer within {timeout:g}s"
+    except httpx.TimeoutException as exc:
+        raise AgentTimeout(f"the agent did not answer within {timeout:g}s") from exc
     except httpx.HTTPError as exc:
         return None, f"the agent call failed ({type(exc).__name__}: {exc})"
     if response.status_code >= 400:
@@ -167,9 +172,15 @@ def play_trial(
     """One trial: a fresh world, one agent call, the world frozen and evaluated."""
     world = server.add(World.build(scene))
     try:
-        _, problem = call_agent(agent, agent_request(scene, world, server.root, trial=trial), timeout)
+        reason = "reply"
+        try:
+            _, problem = call_agent(agent, agent_request(scene, world, server.root, trial=trial), timeout)
+        except AgentTimeout as exc:
+            reason, problem = "timeout", str(exc)
+        if problem and reason == "reply":
+            reason = "error"
         with server.lock(world.id):
-            world.end("error" if problem and "within" not in problem else "timeout" if problem else "reply")
+            world.end(reason)  # keeps "call_budget" when the budget ended it first
     finally:
         server.remove(world.id)
     result = evaluate(world, trial=trial)

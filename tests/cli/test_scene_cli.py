@@ -200,6 +200,8 @@ def test_an_agent_timeout_is_exit_2_and_the_world_is_still_judged(capsys, scene_
     result = _checks(tmp_path)
     assert result["outcome"] == "error"
     assert result["checks"][0]["status"] == "passed"  # the lookup made before the timeout is in the trace
+    events = json.loads((tmp_path / "crm-lookup" / "trial-1" / "events.json").read_text())
+    assert events[-1]["type"] == "trial_ended" and events[-1]["reason"] == "timeout"
 
 
 def test_check_needs_a_token(capsys, scene_file, monkeypatch):
