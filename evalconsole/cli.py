@@ -2,6 +2,7 @@
 
     evalconsole run --test 12 --wait --junit report.xml
     evalconsole run --test-set 3 --wait --json
+    evalconsole scene run scene.yaml --agent http://127.0.0.1:8787/   (evalconsole/scene_cli.py)
 
 The server and token come from EVALCONSOLE_URL and EVALCONSOLE_TOKEN (or --url / --token).
 Exit codes: 0 pass · 1 fail · 2 indeterminate, error or cancelled · 3 the client's own error (bad
@@ -450,12 +451,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the runs as JSON on stdout instead of text")
     run.add_argument("--url", default=None, help="console URL (default: $EVALCONSOLE_URL)")
     run.add_argument("--token", default=None, help="API token (default: $EVALCONSOLE_TOKEN)")
+    from evalconsole import scene_cli  # noqa: PLC0415 - the scene commands, registered on their own
+
+    scene_cli.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None, *, transport: httpx.BaseTransport | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "scene":
+        from evalconsole import scene_cli  # noqa: PLC0415
+
+        return scene_cli.main(args)
     if args.command != "run":
         parser.print_help(sys.stderr)
         return EXIT_CLIENT

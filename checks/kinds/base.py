@@ -102,7 +102,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Evidence:
-    """Everything an agent reported for one sample, exactly as reported.
+    """Everything an agent reported for one sample, exactly as reported (plus its world, if any).
 
     ``tool_calls`` and ``trace`` are the RAW values from the agent's reply: ``None`` means the key
     was missing ("unknown"), ``[]`` means "captured, and there was none". They are validated inside
@@ -116,6 +116,10 @@ class Evidence:
     trace: object = None
     latency_ms: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # The sample's world (a scene trial), duck-typed so this package never imports ``worlds``: an
+    # object with ``.state_check(name, spec)`` (answering passed, expected, actual, explanation,
+    # evidence) and ``.trace`` (its recorded calls). None for a sample played without a world.
+    world: Any = None
 
     def memo(self) -> dict[str, Any]:
         """Per-instance cache for parsed evidence (not a dataclass field: not compared or exported)."""

@@ -23,6 +23,7 @@ __all__ = [
     "TraceEntry",
     "parse_tool_calls",
     "parse_trace",
+    "parse_world_trace",
     "tool_calls_of",
     "trace_of",
 ]
@@ -47,11 +48,14 @@ class TraceEntry(NamedTuple):
     path: str  # query string removed, always starting with "/"
     status: int | None  # None: no HTTP response (timeout, connection error)
     tool: str | None
+    # The tool answered but did not do it: a coverage gap, Slack ``ok: false``, a GraphQL answer of
+    # only ``errors`` (a world's trace records these; an agent may report them too).
+    refused: bool = False
 
     @property
     def worked(self) -> bool:
-        """A working call: an HTTP response with a status below 400."""
-        return self.status is not None and 100 <= self.status < 400
+        """A working call: an HTTP response with a status below 400 that the tool did not refuse."""
+        return self.status is not None and 100 <= self.status < 400 and not self.refused
 
 
 class ParsedToolCalls(NamedTuple):
@@ -149,8 +153,52 @@ def parse_trace(raw: object) -> ParsedTrace:
             path = path[:cut]
         if not path.startswith("/"):
             path = "/" + path  # paths are relative to the tool's base URL; "a/b" and "/a/b" are one path
-        append(new(TraceEntry, (index, method.strip().upper(), path, status, tool)))
+        refused = _refused(item)
+        if isinstance(refused, str):
+            return ParsedTrace((), f"trace[{index}] {refused}")
+        append(new(TraceEntry, (index, method.strip().upper(), path, status, tool, refused)))
     return ParsedTrace(tuple(entries), "")
+
+
+def _refused(item: Mapping[str, Any]) -> bool | str:
+    """The optional flags of a trace item (``coverage_gap``, ``slack_ok``, ``graphql_errors_only``,
+    ``worked``) folded into "the tool refused it"; a problem text for a flag that is not a boolean."""
+    refused = False
+    for name, bad in (
+        ("coverage_gap", True),
+        ("slack_ok", False),
+        ("graphql_errors_only", True),
+        ("worked", False),
+    ):
+        value = item.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            return f"has {name} that is {json_type(value)}, not true or false"
+        refused = refused or value is bad
+    return refused
+
+
+def parse_world_trace(entries: Any) -> ParsedTrace:
+    """A world's recorded trace (objects or dicts with ``seq``, ``method``, ``path``, ``status``,
+    ``tool`` and the worked flags), indexed by ``seq`` so evidence cites the world's trace entries.
+    The world wrote it, so it is read as is."""
+    parsed: list[TraceEntry] = []
+    for entry in entries:
+        get = entry.get if isinstance(entry, Mapping) else lambda name, e=entry: getattr(e, name, None)
+        flags = {name: get(name) for name in ("coverage_gap", "slack_ok", "graphql_errors_only")}
+        path = str(get("path") or "/").split("?", 1)[0]
+        parsed.append(
+            TraceEntry(
+                int(get("seq")),
+                str(get("method")).upper(),
+                path if path.startswith("/") else "/" + path,
+                get("status"),
+                get("tool"),
+                _refused(flags) is True,
+            )
+        )
+    return ParsedTrace(tuple(parsed), "")
 
 
 def _short(value: object) -> str:
@@ -168,9 +216,13 @@ def tool_calls_of(evidence: Evidence) -> ParsedToolCalls:
 
 
 def trace_of(evidence: Evidence) -> ParsedTrace:
-    """Parsed ``evidence.trace``, memoised on the Evidence."""
+    """Parsed ``evidence.trace``, memoised on the Evidence. A sample with a world reads the world's
+    recorded trace instead (what really happened, not what the agent reports)."""
     memo = evidence.memo()
     parsed = memo.get("trace")
     if parsed is None:
-        parsed = memo["trace"] = parse_trace(evidence.trace)
+        world = getattr(evidence, "world", None)
+        parsed = memo["trace"] = (
+            parse_trace(evidence.trace) if world is None else parse_world_trace(world.trace)
+        )
     return parsed

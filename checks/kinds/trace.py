@@ -1,7 +1,9 @@
-"""trace: conditions on the agent's own API calls (the ``trace`` it reports).
+"""trace: conditions on the agent's own API calls (the ``trace`` it reports, or, for a sample played
+in a world, the world's recorded trace: what really happened, cited by ``seq``).
 
 - ``called`` (pattern or list): every pattern matches at least one WORKING call (an HTTP status
-  below 400); with ``status: any``, any attempt counts, failed ones included. A list does not
+  below 400, and not refused by the tool: a coverage gap, Slack ``ok: false`` or a GraphQL answer
+  of only errors); with ``status: any``, any attempt counts, failed ones included. A list does not
   check order (use tool_sequence-style checks for order).
 - ``not_called`` (pattern or list): no call matches any pattern, failed attempts included.
 - Set at least one; with both, both must hold.
@@ -147,7 +149,8 @@ def _quoted(patterns: list[str]) -> str:
 def _entries(entries: list[TraceEntry]) -> str:
     """E.g. ``trace entries 1 (POST /a → 500), 4 (POST /a → no response)``."""
     text = ", ".join(
-        f"{e.index} ({e.method} {e.path} → {e.status if e.status is not None else 'no response'})"
+        f"{e.index} ({e.method} {e.path} → {e.status if e.status is not None else 'no response'}"
+        f"{', refused by the tool' if e.refused else ''})"
         for e in entries[:_SHOWN]
     )
     if len(entries) > _SHOWN:
@@ -156,10 +159,17 @@ def _entries(entries: list[TraceEntry]) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _expected(called: tuple[str, ...], not_called: tuple[str, ...], any_status: bool) -> str:
+def _expected(
+    called: tuple[str, ...], not_called: tuple[str, ...], any_status: bool, world: bool = False
+) -> str:
     wants = []
     if called:
-        kind = "a call (any status)" if any_status else "a working call (status below 400)"
+        working = (
+            "a working call (status below 400, no coverage gap, no Slack ok: false, no GraphQL errors only)"
+            if world
+            else "a working call (status below 400)"
+        )
+        kind = "a call (any status)" if any_status else working
         wants.append(f"{kind} matching {'each of ' if len(called) > 1 else ''}{_quoted(list(called))}")
     if not_called:
         wants.append(
@@ -172,7 +182,7 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     called: tuple[str, ...] = tuple(config.get("called") or ())
     not_called: tuple[str, ...] = tuple(config.get("not_called") or ())
     any_status = config.get("status") == "any"
-    expected = _expected(called, not_called, any_status)
+    expected = _expected(called, not_called, any_status, getattr(evidence, "world", None) is not None)
 
     parsed = trace_of(evidence)
     if parsed.problem:

@@ -202,6 +202,7 @@ def test_evidence_memo_is_not_a_field():
         "trace": None,
         "latency_ms": None,
         "metadata": {},
+        "world": None,
     }
     assert evidence == Evidence(output="x", tool_calls=[])
 

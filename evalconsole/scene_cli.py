@@ -1,0 +1,439 @@
+"""`evalconsole scene ...`: scenes played on this machine, with no console (WORLDS.md "Command line").
+
+    evalconsole scene validate scene.yaml
+    evalconsole scene run scene.yaml --agent http://127.0.0.1:8787/ [--trials 3] [--out results/]
+        [--json] [--junit r.xml] [--timeout 120]
+    evalconsole scene up scene.yaml [--port 8900] [--advertise-url URL]
+    evalconsole scene check scene.yaml --world http://127.0.0.1:8900 --token T [--json]
+    evalconsole scene explain results/
+
+Exit codes are the CI gate's: 0 pass, 1 fail, 2 indeterminate or error, 3 the command's own error
+(a bad scene, an unreachable agent or world, a bad argument). The console mode (``--url``/``--token``:
+run the scene on a console) is not built yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from agents.protocols import USER_AGENT, WIRE_PROTOCOL
+from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
+from worlds.engine.evaluate import evaluate
+from worlds.engine.http import Response
+from worlds.engine.problems import SceneInvalid
+from worlds.engine.scene import Scene, load_scene
+from worlds.engine.serve import WorldServer
+from worlds.engine.world import World
+
+EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OWN = 0, 1, 2, 3
+MAX_TRIALS = 10
+STATE_PATH = "/scene/state"
+RESET_PATH = "/scene/reset"
+
+
+class SceneCliError(Exception):
+    """The command's own failure: one line on stderr, exit 3."""
+
+
+class AgentTimeout(Exception):
+    """The agent did not answer in time: the trial ends and is an error."""
+
+
+def add_parser(sub: Any) -> None:
+    scene = sub.add_parser("scene", help="validate, run and inspect scenes locally (no console needed)")
+    ssub = scene.add_subparsers(dest="scene_command", metavar="SUBCOMMAND", parser_class=type(scene))
+    validate = ssub.add_parser("validate", help="list every problem of a scene file (exit 0 or 3)")
+    validate.add_argument("file")
+    run = ssub.add_parser("run", help="run a scene's trials against an agent, each in a fresh world")
+    run.add_argument("file")
+    run.add_argument("--agent", required=True, metavar="URL", help="the agent's evalconsole/1 endpoint")
+    run.add_argument(
+        "--trials", type=int, default=None, metavar="N", help="trials (1..10; default: the scene's)"
+    )
+    run.add_argument("--out", default="results", metavar="DIR", help="where results go (default results/)")
+    run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    run.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    run.add_argument("--timeout", type=float, default=120.0, metavar="S", help="the agent's timeout (120)")
+    up = ssub.add_parser("up", help="keep one world alive to point an agent at by hand")
+    up.add_argument("file")
+    up.add_argument("--port", type=int, default=8900)
+    up.add_argument("--host", default="127.0.0.1")
+    up.add_argument("--advertise-url", default=None, metavar="URL", help="the root agents reach the world at")
+    up.add_argument("--token", default=None, help="the state endpoint's bearer token (default: random)")
+    check = ssub.add_parser("check", help="the checks now, on a live world served by `scene up`")
+    check.add_argument("file")
+    check.add_argument("--world", required=True, metavar="URL", help="the root `scene up` printed")
+    check.add_argument(
+        "--token", default=None, help="the state token `scene up` printed (default: $EVALCONSOLE_SCENE_TOKEN)"
+    )
+    check.add_argument("--json", action="store_true")
+    explain = ssub.add_parser(
+        "explain", help="the failed checks of results, with the trace entries they cite"
+    )
+    explain.add_argument("dir")
+
+
+def main(args: argparse.Namespace) -> int:
+    command = getattr(args, "scene_command", None)
+    handlers = {"validate": _validate, "run": _run, "up": _up, "check": _check, "explain": _explain}
+    if command not in handlers:
+        print("evalconsole scene: give validate, run, up, check or explain", file=sys.stderr)
+        return EXIT_OWN
+    try:
+        return handlers[command](args)
+    except SceneCliError as exc:
+        print(f"evalconsole scene: {exc}", file=sys.stderr)
+        return EXIT_OWN
+
+
+# ----------------------------------------------------------------------------- the scene
+
+
+def _load(file: str) -> Scene:
+    """The scene, or every problem on stderr and SceneCliError (exit 3)."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneCliError(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        return load_scene(text, file)
+    except SceneInvalid as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        raise SceneCliError(f"{file}: {len(exc.problems)} problem(s); the scene was not run") from exc
+
+
+def _validate(args: argparse.Namespace) -> int:
+    scene = _load(args.file)
+    print(
+        f"{args.file}: ok: scene {scene.name}, {len(scene.checks)} check(s), "
+        f"{len(scene.required)} required, {scene.trials} trial(s), tools: {', '.join(scene.tools) or 'none'}"
+    )
+    return EXIT_PASS
+
+
+# ----------------------------------------------------------------------------- run
+
+
+def agent_request(scene: Scene, world: World, root: str, *, trial: int) -> dict[str, Any]:
+    """The exact evalconsole/1 request of one trial."""
+    return {
+        "protocol": WIRE_PROTOCOL,
+        "run": f"scene-{scene.name}",
+        "sample": f"trial-{trial}",
+        "attempt": 1,
+        "scenario": {
+            "name": scene.name,
+            "input": scene.task,
+            "messages": [{"role": "user", "content": scene.task}],
+            "metadata": {},
+            "world": world.for_agent(root),
+        },
+    }
+
+
+def call_agent(url: str, body: dict[str, Any], timeout: float) -> tuple[str | None, str]:
+    """(output, "") or (None, why the trial errored). An unreachable agent is the command's error
+    (SceneCliError); a timeout is :class:`AgentTimeout`."""
+    try:
+        response = httpx.post(
+            url, json=body, timeout=timeout, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
+        )
+    except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise SceneCliError(f"the agent at {url} is unreachable ({exc})") from exc
+    except httpx.TimeoutException as exc:
+        raise AgentTimeout(f"the agent did not answer within {timeout:g}s") from exc
+    except httpx.HTTPError as exc:
+        return None, f"the agent call failed ({type(exc).__name__}: {exc})"
+    if response.status_code >= 400:
+        return None, f"the agent answered HTTP {response.status_code}: {response.text[:300]}"
+    try:
+        data = response.json()
+    except ValueError:
+        return None, "the agent's reply is not JSON"
+    if not isinstance(data, dict) or not isinstance(data.get("output"), str):
+        return None, "the agent's reply has no string 'output'"
+    return data["output"], ""
+
+
+def play_trial(
+    scene: Scene, server: WorldServer, agent: str, *, trial: int, timeout: float
+) -> tuple[World, dict]:
+    """One trial: a fresh world, one agent call, the world frozen and evaluated."""
+    world = server.add(World.build(scene))
+    try:
+        reason = "reply"
+        try:
+            _, problem = call_agent(agent, agent_request(scene, world, server.root, trial=trial), timeout)
+        except AgentTimeout as exc:
+            reason, problem = "timeout", str(exc)
+        if problem and reason == "reply":
+            reason = "error"
+        with server.lock(world.id):
+            world.end(reason)  # keeps "call_budget" when the budget ended it first
+    finally:
+        server.remove(world.id)
+    result = evaluate(world, trial=trial)
+    if problem:
+        # The agent call failed: the trial is invalid (error), whatever the world shows.
+        result["outcome"] = "error"
+        print(f"trial {trial}: {problem}", file=sys.stderr)
+    return world, result
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_trial(out: Path, world: World, result: dict[str, Any]) -> Path:
+    folder = out / world.scene.name / f"trial-{result['trial']}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "checks.json").write_text(_dump(result), encoding="utf-8")
+    (folder / "trace.json").write_text(_dump(world.trace.to_list()), encoding="utf-8")
+    (folder / "events.json").write_text(_dump(world.events.to_list()), encoding="utf-8")
+    (folder / "world.json").write_text(_dump(world.final_state()), encoding="utf-8")
+    return folder
+
+
+def run_result(scene: Scene, results: list[dict[str, Any]]) -> str:
+    """DESIGN.md "Outcomes" over the trials, with the scene's pass_rate and min_valid."""
+    spec = ScenarioSpec(min_valid=scene.min_valid, required_pass_rate=scene.pass_rate)
+    summary = summarise_run([SampleRecord(0, r["outcome"]) for r in results], [spec])
+    return str(summary.result)
+
+
+def exit_code(result: str) -> int:
+    return {"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(result, EXIT_INCONCLUSIVE)
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    lines = [f"trial {result['trial']}: {result['outcome']}"]
+    for item in result["checks"]:
+        mark = "" if item["required"] else " (advisory)"
+        lines.append(f"  {item['status'].upper():8} {item['id']}{mark}: {item['explanation']}")
+    return lines
+
+
+def junit_xml(scene: Scene, results: list[dict[str, Any]]) -> ET.ElementTree:
+    cases = [(r, c) for r in results for c in r["checks"]]
+    suite = ET.Element(
+        "testsuite",
+        name=scene.name,
+        tests=str(len(cases)),
+        failures=str(sum(c["status"] == "failed" for _, c in cases)),
+        errors=str(sum(c["status"] == "error" for _, c in cases)),
+        skipped=str(sum(c["status"] == "skipped" for _, c in cases)),
+    )
+    for result, item in cases:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"{scene.name}.trial-{result['trial']}", name=item["id"]
+        )
+        tag = {"failed": "failure", "error": "error", "skipped": "skipped"}.get(item["status"])
+        if tag:
+            ET.SubElement(case, tag, message=item["explanation"]).text = item["explanation"]
+    root = ET.Element("testsuites", name=f"scene {scene.name}")
+    root.append(suite)
+    return ET.ElementTree(root)
+
+
+def _run(args: argparse.Namespace) -> int:
+    scene = _load(args.file)
+    trials = scene.trials if args.trials is None else args.trials
+    if not 1 <= trials <= MAX_TRIALS:
+        raise SceneCliError(f"--trials takes 1..{MAX_TRIALS}, not {trials}")
+    if args.timeout <= 0:
+        raise SceneCliError("--timeout takes a positive number of seconds")
+    out = Path(args.out)
+    if any(c.kind == "judge" for c in scene.checks) and os.environ.get("EVALCONSOLE_JUDGE_API_KEY"):
+        print("evalconsole scene: judge checks are not evaluated by scene run yet (skipped)", file=sys.stderr)
+    results = []
+    with WorldServer() as server:
+        for trial in range(1, trials + 1):
+            world, result = play_trial(scene, server, args.agent, trial=trial, timeout=args.timeout)
+            try:
+                write_trial(out, world, result)
+            except OSError as exc:
+                raise SceneCliError(f"cannot write results under {out}: {exc.strerror or exc}") from exc
+            results.append(result)
+    overall = run_result(scene, results)
+    code = exit_code(overall)
+    if args.junit:
+        try:
+            junit_xml(scene, results).write(args.junit, encoding="utf-8", xml_declaration=True)
+        except OSError as exc:
+            raise SceneCliError(f"cannot write the JUnit report {args.junit}: {exc.strerror or exc}") from exc
+    if args.json:
+        print(_dump({"scene": scene.name, "result": overall, "exit_code": code, "trials": results}), end="")
+    else:
+        for result in results:
+            print("\n".join(summary_lines(result)))
+        passed = sum(r["outcome"] == "pass" for r in results)
+        print(
+            f"scene {scene.name}: {overall} ({passed}/{len(results)} trials passed); "
+            f"results in {out / scene.name}"
+        )
+    return code
+
+
+# ----------------------------------------------------------------------------- up and check
+
+
+class LiveScene:
+    """`scene up`'s one world: a stable id and credentials across resets, and the state endpoint."""
+
+    def __init__(self, scene: Scene, server: WorldServer, token: str) -> None:
+        self.scene, self.server, self.token = scene, server, token
+        first = World.build(scene)
+        self.world_id, self.credentials = first.id, first.credentials
+        self.world = server.add(first)
+
+    def reset(self) -> None:
+        with self.server.lock(self.world_id):
+            self.world = World.build(self.scene, self.world_id, self.credentials)
+            self.server.worlds[self.world_id] = self.world
+
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response | None:
+        if path not in (STATE_PATH, RESET_PATH):
+            return None
+        given = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+        if not secrets.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            return Response(401, {"message": "a Bearer token is required (scene up printed it)"})
+        if path == RESET_PATH:
+            if method != "POST":
+                return Response(405, {"message": "POST to reset"})
+            self.reset()
+            return Response(200, {"reset": True, "world": self.world_id})
+        if method != "GET":
+            return Response(405, {"message": "GET the state"})
+        with self.server.lock(self.world_id):
+            return Response(
+                200,
+                {
+                    "snapshot": self.world.snapshot(),
+                    "final_state": self.world.final_state(),
+                    "trace": self.world.trace.to_list(),
+                    "events": self.world.events.to_list(),
+                },
+            )
+
+
+def _up(args: argparse.Namespace) -> int:
+    scene = _load(args.file)
+    try:
+        server = WorldServer(args.host, args.port)
+    except OSError as exc:
+        raise SceneCliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+    token = args.token or secrets.token_urlsafe(24)
+    live = LiveScene(scene, server, token)
+    server.extra = live.answer
+    root = (args.advertise_url or server.root).rstrip("/")
+    print(f"scene {scene.name}: a live world at {server.root}", flush=True)
+    for tool, info in live.world.tools_for_agent(root).items():
+        print(f"  {tool}: {info['base_url']}")
+    print(f"state: GET {server.root}{STATE_PATH}  reset: POST {server.root}{RESET_PATH}  (or r + Enter)")
+    print(f"token: {token}")
+    print(f"check: evalconsole scene check {args.file} --world {server.root} --token {token}")
+    print("the evalconsole/1 request an agent would receive:")
+    print(_dump(agent_request(scene, live.world, root, trial=1)), end="", flush=True)
+
+    def keys() -> None:
+        for line in sys.stdin:
+            if line.strip().lower() == "r":
+                live.reset()
+                print("the world was reset", flush=True)
+
+    threading.Thread(target=keys, daemon=True).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._httpd.server_close()
+    return EXIT_PASS
+
+
+def _check(args: argparse.Namespace) -> int:
+    scene = _load(args.file)
+    url = args.world.rstrip("/") + STATE_PATH
+    token = args.token or os.environ.get("EVALCONSOLE_SCENE_TOKEN", "")
+    if not token:
+        raise SceneCliError(
+            "no state token: pass --token (scene up printed it) or set EVALCONSOLE_SCENE_TOKEN"
+        )
+    try:
+        response = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    except httpx.HTTPError as exc:
+        raise SceneCliError(f"cannot reach the world at {args.world} ({exc})") from exc
+    if response.status_code != 200:
+        raise SceneCliError(f"the world answered HTTP {response.status_code}: {response.text[:300]}")
+    try:
+        snapshot = response.json()["snapshot"]
+        if snapshot.get("scene") != scene.name:
+            raise SceneCliError(f"the world plays scene {snapshot.get('scene')!r}, not {scene.name!r}")
+        world = World.restore(scene, snapshot)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SceneCliError(f"the world's state is not a snapshot this scene can read ({exc})") from exc
+    result = evaluate(world)
+    code = exit_code(result["outcome"])
+    if args.json:
+        print(_dump(result), end="")
+    else:
+        print("\n".join(summary_lines(result)))
+    return code
+
+
+# ----------------------------------------------------------------------------- explain
+
+
+def _explain(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    files = sorted(root.rglob("checks.json"), key=lambda p: (p.parent.parent.name, _trial_no(p.parent.name)))
+    if not files:
+        raise SceneCliError(f"no checks.json under {root}")
+    for file in files:
+        try:
+            result = json.loads(file.read_text(encoding="utf-8"))
+            trace_file = file.parent / "trace.json"
+            trace = json.loads(trace_file.read_text(encoding="utf-8")) if trace_file.exists() else []
+        except (OSError, ValueError) as exc:
+            raise SceneCliError(f"cannot read {file}: {exc}") from exc
+        by_seq = {e.get("seq"): e for e in trace}
+        failed = [c for c in result.get("checks", []) if c.get("status") in ("failed", "error")]
+        print(
+            f"{result.get('scene')} trial {result.get('trial')}: {result.get('outcome')}"
+            f" ({len(failed)} failed check(s))"
+        )
+        for item in failed:
+            mark = "" if item.get("required") else " (advisory)"
+            print(f"  {item['status'].upper()} {item['id']}{mark}: {item.get('explanation', '')}")
+            for seq in item.get("evidence", []):
+                entry = by_seq.get(seq)
+                if entry is None:
+                    print(f"    #{seq} (not in trace.json)")
+                    continue
+                flags = [f for f in ("coverage_gap",) if entry.get(f)]
+                if entry.get("slack_ok") is False:
+                    flags.append("ok: false")
+                if entry.get("graphql_errors_only"):
+                    flags.append("graphql errors only")
+                extra = f" [{', '.join(flags)}]" if flags else ""
+                print(
+                    f"    #{seq} {entry.get('at', '')} {entry.get('tool', '')} "
+                    f"{entry.get('method')} {entry.get('path')} → {entry.get('status')}{extra}"
+                )
+    return EXIT_PASS
+
+
+def _trial_no(name: str) -> int:
+    _, _, number = name.partition("-")
+    return int(number) if number.isdigit() else 0
