@@ -54,8 +54,8 @@ def test_checks_in_scene_order_with_every_field():
     assert [c["id"] for c in result["checks"]] == ["looked_up", "answered", "asked_laura", "helpful"]
     looked, answered, asked, helpful = result["checks"]
     assert looked["status"] == "passed" and looked["evidence"] == [1] and looked["events"] == [1]
-    assert answered["status"] == "skipped" and not answered["required"]  # no slack simulator yet
-    assert answered["explanation"] == "the slack simulator is not built yet (not evaluated)"
+    assert answered["status"] == "failed" and not answered["required"]  # nobody answered in Slack
+    assert answered["expected"] and answered["actual"] and answered["explanation"]
     assert (asked["status"], asked["explanation"], asked["passed"]) == ("skipped", PROCESS_SKIPPED, False)
     assert helpful["status"] == "skipped" and "judge" in helpful["explanation"].lower()
     # a required skipped check makes the trial indeterminate: never a pass
