@@ -18,6 +18,7 @@ from checks.models import Test
 from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
 from teams import access
+from teams.models import Team
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
 from worlds.engine.http import Request, Response
@@ -336,3 +337,21 @@ def edit_scene_test(*, test, by, scenes=None, **changes):
         edited = checks_services.edit_test(test=test, by=by, scenarios=_scenarios_of(picked), **changes)
         _attach(edited, picked)
     return edited
+
+
+# ----------------------------------------------------------------------------- trials in the console
+
+
+def begin_trial(*, version_id: int, team_id: int) -> tuple[str, dict[str, Any], str]:
+    """A fresh world for one sample: (world id, the scenario's ``world`` object, the scene's task)."""
+    version = SceneVersion.objects.select_related("parent").get(pk=version_id)
+    row, world = start_world(version=version, team=Team(pk=team_id))
+    return row.id, world.for_agent(worlds_root()), world.scene.task
+
+
+def finish_trial(*, world_id: str, reason: str = "reply") -> tuple[EngineWorld, dict[str, Any]]:
+    """End the sample's world and judge the scene's own checks on it: (the frozen world, checks.json)."""
+    from worlds.engine.evaluate import evaluate
+
+    world = end_world(world_id, reason)
+    return world, evaluate(world)
