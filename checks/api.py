@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -67,6 +68,10 @@ class TestFilter(ArchivedFilterSet):
 # ----------------------------------------------------------------------------- checks
 
 
+class ArchiveParams(serializers.Serializer):
+    confirm = serializers.BooleanField(default=False)
+
+
 def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
     """The service's rules on a check body whose other fields did not parse (see validated_or_400)."""
     fields.pop("agent", None)
@@ -81,10 +86,6 @@ def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
     retrieve=extend_schema(summary="Show a check (its current version)"),
-    destroy=extend_schema(
-        summary="Archive a check",
-        description="Admins only. Its versions and every result that used them stay.",
-    ),
 )
 class CheckViewSet(
     TeamScopedViewMixin,
@@ -144,8 +145,30 @@ class CheckViewSet(
         check = services.edit_check(check=check, by=request.user, **data)
         return self._show(check)
 
-    def perform_destroy(self, instance: Check) -> None:
-        services.archive_check(check=instance, by=self.request.user)
+    @extend_schema(
+        summary="Archive a check",
+        description=(
+            "Admins only. Its versions and every result that used them stay. A check that active tests "
+            "use answers 409 with `tests` (id, name) unless `?confirm=true`: archived, it stays in those "
+            "tests and their runs keep running its last version until a test is edited (saving a new "
+            "version then refuses the archived check)."
+        ),
+        parameters=[OpenApiParameter("confirm", bool, description="Archive even if tests use it.")],
+        responses={204: None, 409: OpenApiTypes.OBJECT},
+    )
+    def destroy(self, request, *args, **kwargs):
+        check = self.get_object()
+        params = ArchiveParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        try:
+            services.archive_check(check=check, by=request.user, confirm=params.validated_data["confirm"])
+        except services.CheckInUse as exc:
+            return Response(
+                {"detail": f"{exc} (DELETE with ?confirm=true)",
+                 "tests": [{"id": t.pk, "name": t.name} for t in exc.tests]},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
         summary="A check's versions, newest first",

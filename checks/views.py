@@ -269,7 +269,7 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
             }
         )
     tests = (
-        Test.objects.filter(current_version__attached_checks__library_check=check, archived_at__isnull=True)
+        Test.objects.using_check(check)
         .select_related("test_set", "current_version")
         .order_by("name", "pk")[:50]
     )
@@ -320,11 +320,22 @@ def _show(value) -> str:
 def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
     check = _check_for(request, pk)
     restore = request.POST.get("restore") == "1"
+    confirm = request.POST.get("confirm") == "1"
     try:
-        services.archive_check(check=check, by=request.user, archived=not restore)
+        services.archive_check(check=check, by=request.user, archived=not restore, confirm=confirm)
     except PermissionDenied as exc:
         return forbidden(request, str(exc))
-    messages.success(request, f"Check {check.name} {'restored' if restore else 'archived'}.")
+    except services.CheckInUse as exc:  # ask first, naming the tests that use it
+        context = {"check": check, "agent": check.agent, "tab": "checks", "tests": exc.tests,
+                   "kind_label": _kind_labels().get(check.kind, check.kind)}
+        return render(request, "checks/check_archive_confirm.html", context)
+    text = f"Check {check.name} {'restored' if restore else 'archived'}."
+    if not restore and confirm:
+        users = [t.name for t in Test.objects.using_check(check).order_by("name", "pk")[:50]]
+        if users:
+            keep = "keeps" if len(users) == 1 else "keep"
+            text += f" {services.names_list(users)} {keep} running v{check.version}."
+    messages.success(request, text)
     return redirect(check)
 
 
@@ -524,6 +535,8 @@ def _builder_response(
     by_id = {c.pk: c for c in library}
     for row in builder.checks:
         row.check = by_id.get(row.check_id)
+    # Named at the top as well as in their rows: a new version cannot keep an archived check.
+    archived = [row.check.name for row in builder.checks if row.check and row.check.archived_at]
     labels = _kind_labels()
     addable = [c for c in library if c.pk not in ids and c.archived_at is None]
     for c in addable:
@@ -537,6 +550,7 @@ def _builder_response(
         "counter": builder_counter(builder, limits),
         "limits": limits,
         "addable": addable,
+        "archived": archived,
         "roles": ("user", "assistant", "system", "tool"),
         "action_url": request.path,
     }

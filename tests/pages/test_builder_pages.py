@@ -298,3 +298,33 @@ def test_nul_characters_are_refused_as_the_api_refuses_them(login, member, test_
     assert "must not contain NUL characters" in html
     assert html.count("must not contain NUL characters") == 1
     assert not Test.objects.exists()
+
+
+def test_editing_a_test_names_an_archived_check_at_the_top_and_in_its_row(login, admin_user, member,
+                                                                          test_set, library):
+    from checks.services import archive_check
+
+    test = create_test(test_set=test_set, by=member, name="T", scenarios=["hello"], checks=[library[0].pk])
+    archive_check(check=library[0], by=admin_user, confirm=True)
+    client = login(member)
+    url = reverse("checks:test-edit", args=[test.pk])
+    html = client.get(url).content.decode()
+    top = html.split('<div id="builder">')[1].split("<fieldset")[0]
+    assert 'id="archived-checks"' in top and "Mentions order" in top  # said before saving
+    data = {
+        "name": "T2", "scenario_count": "1", "s-0-mode": "single", "s-0-input": "hello",
+        "check_count": "1", "c-0-id": str(library[0].pk),
+        "samples_per_scenario": "1", "min_valid_per_scenario": "1", "required_pass_rate": "100",
+    }
+    response = client.post(url, data)
+    html = response.content.decode()
+    assert response.status_code == 200
+    top = html.split('<div id="builder">')[1].split("<fieldset")[0]
+    assert 'class="errorbox"' in top and "Mentions order" in top and "is archived" in top
+    row = html.split('data-check="Mentions order"')[1].split("</tr>")[0]
+    assert '<span class="tag warn">archived</span>' in row and "is archived" in row
+    test.refresh_from_db()
+    assert test.version == 1
+    # Removing the archived check lets the edit through.
+    data.update(check_count="0")
+    assert client.post(url, data).status_code == 302
