@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from core.errors import ValidationFailed
+from core.errors import Conflict, ValidationFailed
 from teams import access
 
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
@@ -114,9 +114,40 @@ def edit_check(
     return locked
 
 
-def archive_check(*, check: Check, by, archived: bool = True) -> Check:
-    """Hide a check from pickers; its versions and every run that used them stay."""
+class CheckInUse(Conflict):
+    """Archiving a check that tests still use, unconfirmed. `tests` lists them (at most 50)."""
+
+    def __init__(self, check: Check, tests: list[Test]) -> None:
+        self.tests = tests
+        super().__init__(
+            f"check {check.name!r} is used by {len(tests)} test{'s' if len(tests) != 1 else ''}: "
+            f"{names_list([t.name for t in tests])}. Archived, it stays in them and their runs keep running "
+            f"its last version (v{check.version}) until a test is edited, which then asks to remove it; "
+            "confirm to archive it anyway"
+        )
+
+
+def names_list(names: Sequence[str], limit: int = 5) -> str:
+    """'A, B and C' (', and N more' past `limit`)."""
+    shown = list(names[:limit])
+    if len(names) > limit:
+        return f"{', '.join(shown)} and {len(names) - limit} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def archive_check(*, check: Check, by, archived: bool = True, confirm: bool = False) -> Check:
+    """Hide a check from pickers (new tests, launch-time additions); its versions and every run stay.
+
+    Tests that already attach it keep it: their runs execute its last version, which cannot change
+    while it is archived (edit_check refuses), until the test is edited; saving a test then refuses an
+    archived check (resolve_checks). Archiving a check that active tests use raises CheckInUse naming
+    them unless ``confirm``.
+    """
     access.require(by, access.ARCHIVE, check, team=check.agent.team)
+    if archived and not confirm and check.archived_at is None:
+        tests = list(Test.objects.using_check(check).select_related("test_set").order_by("name", "pk")[:50])
+        if tests:
+            raise CheckInUse(check, tests)
     check.archived_at = timezone.now() if archived else None
     check.save(update_fields=["archived_at", "updated_at"])
     return check
@@ -356,7 +387,7 @@ def resolve_checks(*, agent: Agent, checks: object, limit: int, field: str = "ch
         if check is None:
             errors[where] = f"check {check_id} is not in {agent}'s library"
         elif check.archived_at is not None:
-            errors[where] = f"check {check.name!r} is archived"
+            errors[where] = f"check {check.name!r} is archived; leave it out, or restore it in the library"
         elif check_id in seen:
             errors[where] = f"check {check.name!r} is attached twice"
         else:

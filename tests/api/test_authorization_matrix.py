@@ -58,7 +58,9 @@ EXPECTED: dict[str, dict[str, int]] = {
     **collection("agents", members_edit=False),  # outsider's create: "Team 1 does not exist"
     "POST /api/v1/agents/{id}/ping/": write(member=200, admin=200, outsider=404),
     # checks: members build them; admins archive them.
+    # The world's test uses its check: an admin is allowed, and told so first (409 until ?confirm=true).
     **collection("checks"),  # outsider's create: "Agent 1 does not exist"
+    "DELETE /api/v1/checks/{id}/": write(member=403, admin=409, outsider=404),
     "GET /api/v1/checks/{id}/versions/": read(outsider=404),
     # test sets and tests: members build them and launch runs; admins archive them.
     **collection("test-sets"),

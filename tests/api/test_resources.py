@@ -171,6 +171,25 @@ def test_check_archive_is_admin_only_and_keeps_the_check_readable(api, library):
     assert api.get("member", "/api/v1/checks/?archived=true").json()["count"] == 1
 
 
+def test_archiving_a_check_tests_use_is_a_409_naming_them_until_confirmed(api, library):
+    check, test = library["check"], library["test"]
+    response = api.delete("admin", f"/api/v1/checks/{check.pk}/")
+    assert response.status_code == 409
+    body = response.json()
+    assert body["tests"] == [{"id": test.pk, "name": "Order status"}]
+    assert "Order status" in body["detail"] and "?confirm=true" in body["detail"]
+    assert api.get("admin", f"/api/v1/checks/{check.pk}/").json()["archived_at"] is None
+    response = api.delete("admin", f"/api/v1/checks/{check.pk}/?confirm=maybe")
+    assert response.status_code == 400 and "confirm" in response.json()
+    assert api.delete("member", f"/api/v1/checks/{check.pk}/?confirm=true").status_code == 403
+    assert api.delete("admin", f"/api/v1/checks/{check.pk}/?confirm=true").status_code == 204
+    assert api.get("admin", f"/api/v1/checks/{check.pk}/").json()["archived_at"] is not None
+    # The test still shows the check; saving a new version names it.
+    response = api.patch("member", f"/api/v1/tests/{test.pk}/", {"name": "Renamed"})
+    assert response.status_code == 400
+    assert "'Mentions shipping' is archived" in response.json()["checks.0.check"][0]
+
+
 def test_another_teams_object_in_a_body_does_not_exist(api, other_team, outsider):
     from agents.services import create_agent
     from checks.services import create_check

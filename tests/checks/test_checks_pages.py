@@ -398,3 +398,61 @@ def test_check_list_says_why_a_sort_or_search_was_refused(login, member, agent):
         html = response.content.decode()
         assert response.status_code == 200 and message in html, params
         assert _check_order(html) == ["One", "Two"]
+
+
+# ---------------------------------------------------------------- archiving a check tests use (issue 14: 4)
+
+
+@pytest.fixture
+def used_check(agent, member):
+    check = create_check(agent=agent, by=member, name="Greets", kind="text_includes", config={"text": "hi"})
+    test_set = create_test_set(agent=agent, by=member, name="Support")
+    tests = [
+        create_test(test_set=test_set, by=member, name=name, scenarios=["hello"], checks=[check.pk])
+        for name in ("Welcome", "Refund")
+    ]
+    return check, tests
+
+
+def test_archiving_a_check_tests_use_asks_first_naming_them(login, admin_user, used_check):
+    check, tests = used_check
+    client = login(admin_user)
+    page = client.get(check.get_absolute_url()).content.decode()
+    assert "Archive" in page
+    response = client.post(reverse("checks:check-archive", args=[check.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200  # a confirmation, nothing archived yet
+    check.refresh_from_db()
+    assert check.archived_at is None
+    confirm = html.split('id="archive-confirm"')[1].split("</form>")[0]
+    assert "2 tests use this check" in confirm
+    for test in tests:
+        assert f'href="{test.get_absolute_url()}"' in confirm
+    assert "keep running its last version, v1" in confirm
+    assert 'name="confirm" value="1"' in confirm
+    response = client.post(reverse("checks:check-archive", args=[check.pk]), {"confirm": "1"}, follow=True)
+    check.refresh_from_db()
+    assert check.archived_at is not None
+    html = response.content.decode()
+    assert "Check Greets archived" in html and "Refund and Welcome keep running v1" in html
+    # The archived check's page says what happens to the tests that still use it.
+    assert "Tests that still use it keep running its last version, v1" in html
+
+
+def test_archiving_an_unused_check_needs_no_confirmation(login, admin_user, agent, member):
+    check = create_check(agent=agent, by=member, name="Spare", kind="text_includes", config={"text": "x"})
+    response = login(admin_user).post(reverse("checks:check-archive", args=[check.pk]))
+    assert response.status_code == 302
+    check.refresh_from_db()
+    assert check.archived_at is not None
+
+
+def test_the_test_page_shows_an_archived_check_as_archived(login, admin_user, member, used_check):
+    from checks.services import archive_check
+
+    check, tests = used_check
+    archive_check(check=check, by=admin_user, confirm=True)
+    html = login(member).get(tests[0].get_absolute_url()).content.decode()
+    row = html.split('data-check="Greets"')[1].split("</tr>")[0]
+    assert '<span class="tag warn">archived</span>' in row
+    assert "Runs of this version still use v1" in row

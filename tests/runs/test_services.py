@@ -46,6 +46,26 @@ def _write(sample: Sample, claim: str, outcome: str = "pass", **extra) -> Sample
 # --------------------------------------------------------------------------- launch
 
 
+def test_runs_of_an_unchanged_test_keep_an_archived_checks_last_version(make_test, member, admin_user,
+                                                                         order_checks):
+    from checks.services import archive_check
+
+    check = order_checks[0]
+    edit_check(check=check, by=member, config={"text": "EC-2001"})  # v2
+    test = make_test()
+    archive_check(check=check, by=admin_user, confirm=True)
+    run = services.launch_run(test=test, by=member)
+    check.refresh_from_db()
+    assert check.version == 2
+    used = dict(run.run_checks.values_list("check_version__parent_id", "check_version__number"))
+    assert used[check.pk] == 2  # still executed, at the version it had when archived
+    with pytest.raises(ValidationFailed, match="archived"):
+        edit_check(check=check, by=member, config={"text": "EC-3003"})  # pinned: no new version
+    with pytest.raises(ValidationFailed) as refused:
+        services.launch_run(test=test, by=member, additional_checks=[check.pk])
+    assert "is archived" in str(refused.value)
+
+
 def test_launch_creates_run_checks_and_one_sample_per_scenario_and_sample(
     make_test, member, order_checks, django_capture_on_commit_callbacks
 ):
