@@ -75,7 +75,9 @@ def _agent_id(raw: str) -> int:
             "`existing`. New tasks are sampled by the agent's active monitors and evaluated in "
             "the background; this call never waits for that. Validation errors name the item and "
             "the field: `items.3.completed_at` (for a single object, just the field). 201 when "
-            "something was created, else 200."
+            "something was created, else 200. The evidence keys are the agent protocol's: an "
+            "evalconsole/1 reply body (`output`, `messages`, `toolCalls`, `trace`) plus `external_id` "
+            "and `completed_at` is a task; `tool_calls` is accepted for `toolCalls` (not both)."
         ),
         request=TaskItemSerializer(many=True),
         responses={
