@@ -119,7 +119,11 @@ _TASK_FILTER_PARAMS = [
     OpenApiParameter("agent", OpenApiTypes.INT, description="Agent id."),
     OpenApiParameter("completed_after", OpenApiTypes.DATETIME, description="ISO 8601, inclusive."),
     OpenApiParameter("completed_before", OpenApiTypes.DATETIME, description="ISO 8601, exclusive."),
-    OpenApiParameter("q", OpenApiTypes.STR, description="Text in the task's metadata (keys or values)."),
+    OpenApiParameter(
+        "q",
+        OpenApiTypes.STR,
+        description="Text in the task's external id, output or metadata (keys or values).",
+    ),
     OpenApiParameter(
         "has_failures", OpenApiTypes.BOOL, description="Tasks with at least one failed check result."
     ),

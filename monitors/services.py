@@ -795,11 +795,30 @@ def filter_tasks(qs: QuerySet[Task], filters: TaskFilters) -> QuerySet[Task]:
     if filters.has_failures is not None:
         qs = qs.filter(has_failures=filters.has_failures)
     if filters.q:
-        # Substring of the metadata's JSON text (keys and values), case-insensitive.
+        # Substring of the external id, the output or the metadata's JSON text, case-insensitive.
         qs = qs.annotate(metadata_text=Cast("metadata", TextField())).filter(
-            metadata_text__icontains=filters.q
+            Q(external_id__icontains=filters.q)
+            | Q(output__icontains=filters.q)
+            | Q(metadata_text__icontains=filters.q)
         )
     return qs
+
+
+# ?sort= of the task list (an allow-list): value -> ordering; ties are newest first, so pages are stable.
+TASK_SORTS = {
+    "-completed_at": ("-completed_at", "-id"),
+    "completed_at": ("completed_at", "id"),
+    "external_id": ("external_id", "-completed_at", "-id"),
+    "-external_id": ("-external_id", "-completed_at", "-id"),
+    "agent": ("agent__name", "-completed_at", "-id"),
+    "-agent": ("-agent__name", "-completed_at", "-id"),
+}
+DEFAULT_TASK_SORT = "-completed_at"
+
+
+def sort_tasks(qs: QuerySet[Task], sort: str) -> QuerySet[Task]:
+    """Order by a TASK_SORTS value; anything else (validated by the caller) reads as newest first."""
+    return qs.order_by(*TASK_SORTS.get(sort, TASK_SORTS[DEFAULT_TASK_SORT]))
 
 
 # ---------------------------------------------------------------- one-off evaluations
