@@ -474,3 +474,73 @@ def test_monitor_form_reports_every_problem_inline_on_its_field(
     assert _field_errors(html, "checks") == ["choose at least one check to run on the sampled tasks"]
     monitor.refresh_from_db()
     assert monitor.sample_rate == 10 and monitor.checks.count() == 1
+
+
+def _listed_ids(html: str) -> list[str]:
+    return re.findall(r'<td><a href="/tasks/\d+/">([^<]+)</a></td>', html)
+
+
+def test_task_list_sorts_by_allowed_columns(
+    client, member, admin_user, team, agent, django_capture_on_commit_callbacks
+):
+    from agents.services import create_agent
+
+    other = create_agent(team=team, by=admin_user, name="Alpha bot", endpoint_url="http://127.0.0.1:9/alpha")
+    ingest(agent, member, [task_item(i) for i in (3, 1, 2)], django_capture_on_commit_callbacks)
+    ingest(other, member, [task_item(i) for i in (4,)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    url = reverse("monitors:task-list")
+    assert _listed_ids(client.get(url).content.decode()) == ["conv-4", "conv-3", "conv-2", "conv-1"]
+    assert _listed_ids(client.get(url, {"sort": "completed_at"}).content.decode()) == [
+        "conv-1",
+        "conv-2",
+        "conv-3",
+        "conv-4",
+    ]
+    assert _listed_ids(client.get(url, {"sort": "-external_id"}).content.decode()) == [
+        "conv-4",
+        "conv-3",
+        "conv-2",
+        "conv-1",
+    ]
+    by_agent = client.get(url, {"sort": "agent"}).content.decode()
+    assert _listed_ids(by_agent) == ["conv-4", "conv-3", "conv-2", "conv-1"]  # Alpha bot, then newest first
+    # The column headers are sort links that keep the filters; the sorted one says how it is sorted.
+    assert 'aria-sort="ascending"' in by_agent
+    html = client.get(url, {"sort": "external_id", "agent": agent.pk}).content.decode()
+    assert f'href="?agent={agent.pk}&amp;sort=-external_id"' in html  # clicking again reverses
+    assert f"agent={agent.pk}&amp;sort=external_id&amp;page=" not in html  # (one page: no pagination)
+    bad = client.get(url, {"sort": "password"})
+    assert bad.status_code == 200
+    assert "must be one of -completed_at, completed_at, external_id" in bad.content.decode()
+
+
+def test_task_list_search_matches_external_id_and_output(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
+    items = [task_item(i) for i in range(6)]
+    items[2]["external_id"] = "order-EC-1042"
+    items[4]["output"] = "Your Refund is on its way"
+    ingest(agent, member, items, django_capture_on_commit_callbacks)
+    client.force_login(member)
+    url = reverse("monitors:task-list")
+    assert _listed_ids(client.get(url, {"q": "ec-1042"}).content.decode()) == ["order-EC-1042"]
+    assert _listed_ids(client.get(url, {"q": "refund"}).content.decode()) == ["conv-4"]
+    assert "conv-3" in _listed_ids(client.get(url, {"q": '"c3"'}).content.decode())  # metadata still
+    html = client.get(url).content.decode()
+    assert re.search(r'<input type="search" name="q"[^>]*id="id_q"', html)
+    # "Select all matching" after a search evaluates exactly the tasks listed.
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1", "q": "refund"}, follow=True)
+    assert "Evaluate 1 task of Support bot" in picker.content.decode()
+
+
+@pytest.mark.parametrize("n", [1, 60])
+def test_sorted_and_searched_task_list_queries_do_not_grow(
+    client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    ingest(agent, member, [task_item(i) for i in range(n)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
+    with django_assert_num_queries(8):
+        response = client.get(reverse("monitors:task-list"), {"sort": "-agent", "q": "answer"})
+    assert response.status_code == 200 and len(_listed_ids(response.content.decode())) == min(n, 50)
