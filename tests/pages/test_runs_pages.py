@@ -471,3 +471,22 @@ def test_run_list_searches_by_test_or_agent_name_and_run_number(login, member, o
         response = client.get(url, {"q": bad})
         assert response.status_code == 200 and message in response.content.decode()
         assert set(_run_order(response.content.decode())) == {order_run.pk, greeting_run.pk}
+
+
+def test_run_page_links_to_the_csv_and_json_exports_which_a_session_may_download(
+    login, member, outsider, order_test
+):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "error", "pass"])
+    client = login(member)
+    html = client.get(run.get_absolute_url()).content.decode()
+    links = html.split('id="run-export"')[1].split("</span>")[0]
+    for fmt in ("csv", "json"):
+        url = f"/api/v1/runs/{run.pk}/export/?format={fmt}"
+        assert f'<a href="{url}" download>' in links
+        response = client.get(url)  # the browser's session, no token
+        assert (
+            response.status_code == 200 and f"run-{run.pk}-samples.{fmt}" in response["Content-Disposition"]
+        )
+        assert b"".join(response.streaming_content).count(b"Mentions order") == 3  # 3 samples have results
+        assert login(outsider).get(url).status_code == 404
+        client = login(member)
