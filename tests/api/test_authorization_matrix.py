@@ -71,6 +71,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "POST /api/v1/runs/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
     "GET /api/v1/runs/{id}/": read(outsider=404),
     "GET /api/v1/runs/{id}/samples/": read(outsider=404),
+    "GET /api/v1/runs/{id}/export/": read(outsider=404),
     "POST /api/v1/runs/{id}/cancel/": write(member=200, admin=200, outsider=404),
     # tokens: everyone manages their own; {id} is the admin's token, nobody else's.
     "GET /api/v1/tokens/": read(),

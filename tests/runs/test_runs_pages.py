@@ -632,3 +632,22 @@ def test_run_list_says_which_filters_are_active_with_a_way_to_clear_each(
     assert f"agent <strong>{live_agent.name}</strong>" in filters
     assert f"test <strong>{order_test.name}</strong>" in filters
     assert 'id="active-filters"' not in client.get(reverse("runs:run-list")).content.decode()
+
+
+def test_run_page_links_to_the_csv_and_json_exports_which_a_session_may_download(
+    login, member, outsider, order_test
+):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "error", "pass"])
+    client = login(member)
+    html = client.get(run.get_absolute_url()).content.decode()
+    links = html.split('id="run-export"')[1].split("</span>")[0]
+    for fmt in ("csv", "json"):
+        url = f"/api/v1/runs/{run.pk}/export/?format={fmt}"
+        assert f'<a href="{url}" download>' in links
+        response = client.get(url)  # the browser's session, no token
+        assert (
+            response.status_code == 200 and f"run-{run.pk}-samples.{fmt}" in response["Content-Disposition"]
+        )
+        assert b"".join(response.streaming_content).count(b"Mentions order") == 3  # 3 samples have results
+        assert login(outsider).get(url).status_code == 404
+        client = login(member)
