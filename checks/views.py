@@ -18,7 +18,7 @@ from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
-from core.views import apply_errors, count_related, count_subquery, reverse_model
+from core.views import apply_errors, count_related, count_subquery, flag_param, reverse_model
 from teams.access import page_flags
 from teams.views import forbidden
 
@@ -73,13 +73,17 @@ def check_index(request: HttpRequest) -> HttpResponse:
 @login_required
 def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
-    library = Check.objects.visible_to(request.user).filter(agent=agent).active()
+    archived, filter_error = flag_param(request, "archived")
+    agent_checks = Check.objects.visible_to(request.user).filter(agent=agent)
+    library = agent_checks.active()
     used = request.GET.get("used", "")
-    if used not in USED_FILTERS:
+    if used not in USED_FILTERS or archived:
         used = ""
     counts = library.usage_counts()
+    counts["archived"] = agent_checks.filter(archived_at__isnull=False).count()
+    listed = agent_checks.filter(archived_at__isnull=False) if archived else library.used(used)
     checks = (
-        library.used(used)
+        listed
         .select_related("current_version", "created_by")
         .annotate(
             test_count=count_subquery(
@@ -108,11 +112,18 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "checks": rows,
         "filters": filters,
         "used": used,
-        "query": f"used={used}" if used else "",
+        "archived": archived,
+        "archived_count": counts["archived"],
+        "filter_error": filter_error,
+        "query": "archived=1" if archived else f"used={used}" if used else "",
         **page_flags(request.user, agent.team),
     }
     return page_or_fragment(
-        request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context
+        request,
+        "checks/check_list.html",
+        target_fragment(request, ["checks-panel"]),
+        context,
+        status=400 if filter_error else 200,
     )
 
 

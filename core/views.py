@@ -36,6 +36,25 @@ def apply_errors(form, exc: DomainError, *, aliases: dict[str, str] | None = Non
             form.add_error(None, message if key == "__all__" else f"{key}: {message}")
 
 
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def flag_param(request: HttpRequest, name: str) -> tuple[bool, str]:
+    """A yes/no query parameter of a page (`?archived=1`): (value, "") or (False, the reason it is bad).
+
+    Absent or blank is False; 1/true/yes/on and 0/false/no/off in any case; anything else is an error
+    the page shows (with status 400) instead of silently ignoring it.
+    """
+    raw = request.GET.get(name, "")
+    word = raw.strip().lower()
+    if not word or word in FALSE_WORDS:
+        return False, ""
+    if word in TRUE_WORDS:
+        return True, ""
+    return False, f"{name}: {raw[:40]!r} is not a boolean; use 1 (yes) or 0 (no)"
+
+
 def reverse_model(model, name: str):
     """The model behind `model`'s reverse relation `name` (e.g. `reverse_model(Agent, "runs")` is Run).
 

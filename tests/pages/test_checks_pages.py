@@ -321,3 +321,38 @@ def test_a_config_number_over_its_bound_is_an_inline_error(login, member, agent)
     assert response.status_code == 200
     assert "must be at most 1,000" in response.content.decode()
     assert not Check.objects.exists()
+
+
+def test_archived_checks_are_listed_under_the_archived_filter_and_admins_restore_them(
+    login, admin_user, member, agent
+):
+    from checks.services import archive_check
+
+    kept = create_check(agent=agent, by=member, name="Kept", kind="text_includes", config={"text": "a"})
+    gone = create_check(agent=agent, by=member, name="Gone", kind="latency", config={"max_ms": 100})
+    archive_check(check=gone, by=admin_user)
+    url = reverse("checks:check-list", args=[agent.pk])
+    client = login(admin_user)
+    html = client.get(url).content.decode()
+    assert 'data-filter="archived">Archived<span class="count">1</span>' in html
+    assert gone.get_absolute_url() not in html and kept.get_absolute_url() in html
+    archived = client.get(url, {"archived": "1"}).content.decode()
+    assert gone.get_absolute_url() in archived and kept.get_absolute_url() not in archived
+    assert 'aria-current="true" data-filter="archived"' in archived
+    assert f'action="{reverse("checks:check-archive", args=[gone.pk])}"' in archived  # restore in the row
+    fragment = client.get(url, {"archived": "1"}, HTTP_HX_TARGET="checks-panel", **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="checks-panel">') and gone.get_absolute_url() in fragment
+
+    member_view = login(member).get(url, {"archived": "1"}).content.decode()
+    assert gone.get_absolute_url() in member_view and "Restore" not in member_view
+    response = login(admin_user).post(reverse("checks:check-archive", args=[gone.pk]), {"restore": "1"})
+    assert response.status_code == 302
+    gone.refresh_from_db()
+    assert gone.archived_at is None
+    assert gone.get_absolute_url() in client.get(url).content.decode()
+
+
+def test_the_checks_archived_filter_refuses_a_value_that_is_not_a_boolean(login, member, agent):
+    response = login(member).get(reverse("checks:check-list", args=[agent.pk]), {"archived": "maybe"})
+    assert response.status_code == 400
+    assert "archived: &#x27;maybe&#x27; is not a boolean" in response.content.decode()
