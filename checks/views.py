@@ -524,6 +524,8 @@ def _builder_response(
     request, *, test_set: TestSet, test: Test | None, builder: TestBuilder, fragment: str | None = None
 ) -> HttpResponse:
     limits = services.Limits.current()
+    if test is None and test_set.archived_at is not None and "test_set" not in builder.errors:
+        builder.add_errors({"test_set": services.archived_test_set_problem(test_set)})  # before typing
     agent = test_set.agent
     ids = builder.attached_ids
     library = list(

@@ -40,19 +40,27 @@ TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
 
+def parse_flag(raw: str) -> bool | None:
+    """1/true/yes/on → True, 0/false/no/off → False (any case), blank → None; else ValueError."""
+    word = raw.strip().lower()
+    if not word:
+        return None
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise ValueError(f"{raw[:40]!r} is not a boolean")
+
+
 def flag_param(request: HttpRequest, name: str) -> tuple[bool, str]:
     """A yes/no query parameter of a page (`?archived=1`): (value, "") or (False, the reason it is bad).
 
-    Absent or blank is False; 1/true/yes/on and 0/false/no/off in any case; anything else is an error
-    the page shows (with status 400) instead of silently ignoring it.
+    Absent or blank is False; a value parse_flag does not know is an error the page shows (with status
+    400) instead of silently ignoring it.
     """
     raw = request.GET.get(name, "")
-    word = raw.strip().lower()
-    if not word or word in FALSE_WORDS:
-        return False, ""
-    if word in TRUE_WORDS:
-        return True, ""
-    return False, f"{name}: {raw[:40]!r} is not a boolean; use 1 (yes) or 0 (no)"
+    try:
+        return bool(parse_flag(raw)), ""
+    except ValueError as exc:
+        return False, f"{name}: {exc}; use 1 (yes) or 0 (no)"
 
 
 def reverse_model(model, name: str):

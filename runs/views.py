@@ -77,6 +77,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     for check in library:
         check.kind_label = labels.get(check.kind, check.kind)
     form = LaunchForm(request.POST or None, library=library)
+    archived_problem = services.archived_test_set_problem(test_set) if test_set.archived_at else ""
     if request.method == "POST" and form.is_valid():
         try:
             if test is not None:
@@ -111,6 +112,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         "selected": {int(x) for x in selected if x.isdigit()},
         "advisory": {int(x) for x in advisory if x.isdigit()},
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
+        "archived_problem": archived_problem,
     }
     return render(request, "runs/run_launch.html", context)
 
