@@ -8,14 +8,22 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F, OuterRef, Prefetch, Subquery
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds, services
-from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, int_or_text
+from checks.forms import (
+    CheckConfigForm,
+    CheckForm,
+    CheckSearchForm,
+    NewTestSetForm,
+    TestBuilder,
+    int_or_text,
+)
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.views import apply_errors, count_related, count_subquery, flag_param, reverse_model
@@ -55,19 +63,61 @@ def _runs():
     return reverse_model(Test, "runs")
 
 
+LIBRARY_PAGE_SIZE = 50
+
+
 @login_required
 def check_index(request: HttpRequest) -> HttpResponse:
-    """The Checks menu entry: the first agent's Checks tab in the current team."""
-    agent = (
-        Agent.objects.visible_to(request.user)
-        .filter(team=request.team, archived_at__isnull=True)
-        .order_by("name", "pk")
-        .first()
+    """The Checks menu entry: the check library of every agent of the current team, with search."""
+    team = request.team
+    archived, filter_error = flag_param(request, "archived")
+    agents = Agent.objects.visible_to(request.user).filter(team=team).order_by("name", "pk")
+    raw_agent = request.GET.get("agent", "")
+    an_id = raw_agent.isascii() and raw_agent.isdigit()
+    if an_id and int(raw_agent) > MAX_ID:
+        raise Http404("No such agent in this team.")
+    form = CheckSearchForm(request.GET or None, agents=agents)
+    valid = not form.is_bound or form.is_valid()
+    if not valid and "agent" in form.errors and an_id:
+        raise Http404("No such agent in this team.")  # another team's agent: as if it did not exist
+    checks = (
+        Check.objects.visible_to(request.user)
+        .filter(agent__team=team, archived_at__isnull=not archived)
+        .select_related("agent", "current_version")
+        .annotate(
+            test_count=count_subquery(
+                TestCheck,
+                "library_check",
+                test_version__test__current_version=F("test_version"),
+                test_version__test__archived_at__isnull=True,
+            ),
+            monitor_count=count_related(Check, "monitors", active=True),
+        )
+        .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
-    if agent is None:
-        messages.info(request, "Checks belong to an agent: register an agent first.")
-        return redirect("agents:agent-list")
-    return redirect("checks:check-list", agent_pk=agent.pk)
+    if not valid or filter_error:
+        checks = checks.none()  # say what is wrong rather than show an unfiltered list
+    elif form.is_bound:
+        checks = form.filter(checks)
+    page = Paginator(checks, LIBRARY_PAGE_SIZE).get_page(request.GET.get("page"))
+    labels = _kind_labels()
+    rows = list(page.object_list)
+    for check in rows:
+        check.kind_label = labels.get(check.kind, check.kind)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "checks": rows,
+        "team": team,
+        "archived": archived,
+        "filter_error": filter_error,
+        "query": query.urlencode(),
+        "searched": any(query.get(k) for k in ("q", "kind", "agent")),
+    }
+    status = 400 if filter_error or not valid else 200
+    return render(request, "checks/check_library.html", context, status=status)
 
 
 @login_required

@@ -213,3 +213,16 @@ def test_archived_agent_and_check_lists(measure, team, admin_user, agent):
     measure(url, add_agents, 8, user=admin_user, contains=["Spare 5"])
     url = reverse("checks:check-list", args=[agent.pk]) + "?archived=1"
     measure(url, add_checks, 13, user=admin_user, contains=["latency 5", "Restore"])
+
+
+def test_check_library_across_agents(measure, team, admin_user, agent, member):
+    _checks(agent, member, 1)
+
+    def add():
+        for i in range(N):
+            other = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
+            _checks(other, member, 2, kind="latency")
+
+    # session, user, current team, COUNT checks, the page of checks (+agent, current version, usage
+    # subqueries), agents for the filter select, switcher teams
+    measure(reverse("checks:check-index"), add, 7, contains=["Agent 5", "latency 1"])
