@@ -228,7 +228,10 @@ def _test_rules(fields: dict, test: Test | None = None) -> None:
     test_set = test.test_set if test is not None else fields.pop("test_set", None)
     if test_set is None:
         return  # the agent is unknown, so are its checks
-    base = services.current_test_fields(test.current_version) if test is not None else {}
+    if test is None:
+        services.validate_new_test(test_set=test_set, **fields)
+        return
+    base = services.current_test_fields(test.current_version)
     services.validate_test(agent=test_set.agent, **{**base, **fields})
 
 

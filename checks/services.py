@@ -216,6 +216,10 @@ def update_test_set(*, test_set: TestSet, by, name: str | None = None, descripti
     return test_set
 
 
+def archived_test_set_problem(test_set: TestSet) -> str:
+    return f"test set {test_set.name!r} is archived; restore it to add tests"
+
+
 def archive_test_set(*, test_set: TestSet, by, archived: bool = True) -> TestSet:
     """Hide a test set (and launching it); its tests and their runs stay."""
     access.require(by, access.ARCHIVE, test_set, team=test_set.agent.team)
@@ -447,14 +451,26 @@ def _collect(errors: dict[str, str], validate, *args, **kwargs):
         return None
 
 
+def validate_new_test(*, test_set: TestSet, **fields) -> tuple[str, dict, list]:
+    """validate_test for a new test of `test_set`, which must not be archived (named `test_set`)."""
+    errors: dict[str, str] = {}
+    if test_set.archived_at is not None:
+        errors["test_set"] = archived_test_set_problem(test_set)
+    validated = _collect(errors, validate_test, agent=test_set.agent, **fields)
+    if errors:
+        raise ValidationFailed(errors)
+    return validated
+
+
 def create_test(
     *, test_set: TestSet, by, name: str, scenarios, checks=(), samples_per_scenario=1,
     min_valid_per_scenario=1, required_pass_rate=100,
 ) -> Test:
-    """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field."""
+    """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field; an archived
+    test set takes no new tests (`test_set`)."""
     access.require(by, access.CREATE, Test, team=test_set.agent.team)
-    name, spec, attached = validate_test(
-        agent=test_set.agent, name=name, scenarios=scenarios, checks=checks,
+    name, spec, attached = validate_new_test(
+        test_set=test_set, name=name, scenarios=scenarios, checks=checks,
         samples_per_scenario=samples_per_scenario, min_valid_per_scenario=min_valid_per_scenario,
         required_pass_rate=required_pass_rate,
     )

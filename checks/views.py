@@ -10,19 +10,28 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Lower
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds, services
-from checks.forms import CheckConfigForm, CheckForm, CheckRow, NewTestSetForm, TestBuilder, int_or_text
+from checks.forms import (
+    CheckConfigForm,
+    CheckForm,
+    CheckRow,
+    CheckSearchForm,
+    NewTestSetForm,
+    TestBuilder,
+    int_or_text,
+)
 from checks.judge import judge_configured
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.views import apply_errors, count_related, count_subquery, reverse_model
+from core.views import apply_errors, count_related, count_subquery, flag_param, reverse_model
 from teams.access import page_flags
 from teams.views import forbidden
 
@@ -67,19 +76,61 @@ def _runs():
     return reverse_model(Test, "runs")
 
 
+LIBRARY_PAGE_SIZE = 50
+
+
 @login_required
 def check_index(request: HttpRequest) -> HttpResponse:
-    """The Checks menu entry: the first agent's Checks tab in the current team."""
-    agent = (
-        Agent.objects.visible_to(request.user)
-        .filter(team=request.team, archived_at__isnull=True)
-        .order_by("name", "pk")
-        .first()
+    """The Checks menu entry: the check library of every agent of the current team, with search."""
+    team = request.team
+    archived, filter_error = flag_param(request, "archived")
+    agents = Agent.objects.visible_to(request.user).filter(team=team).order_by("name", "pk")
+    raw_agent = request.GET.get("agent", "")
+    an_id = raw_agent.isascii() and raw_agent.isdigit()
+    if an_id and int(raw_agent) > MAX_ID:
+        raise Http404("No such agent in this team.")
+    form = CheckSearchForm(request.GET or None, agents=agents)
+    valid = not form.is_bound or form.is_valid()
+    if not valid and "agent" in form.errors and an_id:
+        raise Http404("No such agent in this team.")  # another team's agent: as if it did not exist
+    checks = (
+        Check.objects.visible_to(request.user)
+        .filter(agent__team=team, archived_at__isnull=not archived)
+        .select_related("agent", "current_version")
+        .annotate(
+            test_count=count_subquery(
+                TestCheck,
+                "library_check",
+                test_version__test__current_version=F("test_version"),
+                test_version__test__archived_at__isnull=True,
+            ),
+            monitor_count=count_related(Check, "monitors", active=True),
+        )
+        .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
-    if agent is None:
-        messages.info(request, "Checks belong to an agent: register an agent first.")
-        return redirect("agents:agent-list")
-    return redirect("checks:check-list", agent_pk=agent.pk)
+    if not valid or filter_error:
+        checks = checks.none()  # say what is wrong rather than show an unfiltered list
+    elif form.is_bound:
+        checks = form.filter(checks)
+    page = Paginator(checks, LIBRARY_PAGE_SIZE).get_page(request.GET.get("page"))
+    labels = _kind_labels()
+    rows = list(page.object_list)
+    for check in rows:
+        check.kind_label = labels.get(check.kind, check.kind)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "checks": rows,
+        "team": team,
+        "archived": archived,
+        "filter_error": filter_error,
+        "query": query.urlencode(),
+        "searched": any(query.get(k) for k in ("q", "kind", "agent")),
+    }
+    status = 400 if filter_error or not valid else 200
+    return render(request, "checks/check_library.html", context, status=status)
 
 
 @login_required
@@ -87,13 +138,17 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
     search, search_error = parse_search(request.GET.get("q"))
     sort = parse_sort(request.GET.get("sort"), CHECK_COLUMNS, default="name")
-    library = Check.objects.visible_to(request.user).filter(agent=agent).active().search(search)
+    archived, filter_error = flag_param(request, "archived")
+    agent_checks = Check.objects.visible_to(request.user).filter(agent=agent).search(search)
+    library = agent_checks.active()
     used = request.GET.get("used", "")
-    if used not in USED_FILTERS:
+    if used not in USED_FILTERS or archived:
         used = ""
     counts = library.usage_counts()
+    counts["archived"] = agent_checks.filter(archived_at__isnull=False).count()
+    listed = agent_checks.filter(archived_at__isnull=False) if archived else library.used(used)
     checks = (
-        library.used(used)
+        listed
         .select_related("current_version", "created_by")
         .annotate(
             test_count=count_subquery(
@@ -113,8 +168,9 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         check.kind_label = labels.get(check.kind, check.kind)
         check.summary = config_summary(check.current_version.config if check.current_version else {})
     keep = request.GET.copy()  # the filter links keep the search and the sort
-    for name in ("used", "page"):
+    for name in ("used", "archived", "page"):
         keep.pop(name, None)
+    archived_href = f"?{keep.urlencode()}&archived=1" if keep else "?archived=1"
     filters = []
     for key, label in [("", "All"), *USED_FILTERS.items()]:
         if key:
@@ -137,10 +193,18 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "search_error": search_error,
         "sort": sort,
         "sorts": sort.headers(request.GET),
+        "archived": archived,
+        "archived_count": counts["archived"],
+        "archived_href": archived_href,
+        "filter_error": filter_error,
         **page_flags(request.user, agent.team),
     }
     return page_or_fragment(
-        request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context
+        request,
+        "checks/check_list.html",
+        target_fragment(request, ["checks-panel"]),
+        context,
+        status=400 if filter_error else 200,
     )
 
 
@@ -618,6 +682,8 @@ def _builder_response(
     new_check: NewCheckPanel | None = None, notice: str = "",
 ) -> HttpResponse:
     limits = services.Limits.current()
+    if test is None and test_set.archived_at is not None and "test_set" not in builder.errors:
+        builder.add_errors({"test_set": services.archived_test_set_problem(test_set)})  # before typing
     agent = test_set.agent
     ids = builder.attached_ids
     library = list(

@@ -165,6 +165,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "teams.context_processors.console",
             ],
+            "builtins": ["core.templatetags.names"],  # {{ name|trunc }} in every template
         },
     },
 ]

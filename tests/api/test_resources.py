@@ -425,3 +425,34 @@ def test_agent_team_is_required_for_a_member_of_several_teams(api, admin_user, o
     }
     created = api.post("admin", "/api/v1/agents/", {**body, "team": other_team.pk})
     assert created.status_code == 201 and created.json()["team"] == other_team.pk
+
+
+def test_an_archived_test_set_refuses_new_tests_and_launches_naming_the_field(api, library, admin_user):
+    from checks.services import archive_test_set
+    from runs.models import Run
+
+    test_set, test = library["test_set"], library["test"]
+    archive_test_set(test_set=test_set, by=admin_user)
+    body = {"test_set": test_set.pk, "name": "Refunds", "scenarios": [{"input": "Refund EC-1042"}]}
+    created = api.post("member", "/api/v1/tests/", body)
+    assert created.status_code == 400
+    assert created.json()["test_set"] == ["test set 'Orders' is archived; restore it to add tests"]
+    both = api.post("member", "/api/v1/tests/", {**body, "name": ""}).json()
+    assert set(both) == {"test_set", "name"}  # reported with the other problems at once
+
+    runs_before = Run.objects.count()
+    launched = api.post("member", "/api/v1/runs/", {"test": test.pk})
+    assert launched.status_code == 400
+    assert launched.json()["test"] == ["test set 'Orders' is archived; restore it to launch its tests"]
+    whole = api.post("member", f"/api/v1/test-sets/{test_set.pk}/runs/", {})
+    assert whole.status_code == 400 and "archived" in whole.json()["test_set"][0]
+    assert Run.objects.count() == runs_before
+
+
+@pytest.mark.parametrize("resource", ["agents", "checks", "test-sets", "tests"])
+def test_the_archived_filter_must_be_a_boolean(api, library, resource):
+    bad = api.get("member", f"/api/v1/{resource}/?archived=maybe")
+    assert bad.status_code == 400
+    assert bad.json() == {"archived": ["'maybe' is not a boolean; use true or false"]}
+    for value in ("true", "false", "1", "0", "True"):
+        assert api.get("member", f"/api/v1/{resource}/?archived={value}").status_code == 200, value

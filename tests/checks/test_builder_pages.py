@@ -408,3 +408,38 @@ def test_new_check_at_the_check_limit_is_disabled(login, member, test_set, libra
     html = login(member).post(url, {**data, "_action": "refresh"}, **HTMX).content.decode()
     button = html.split('value="new_check"')[1].split(">")[0]
     assert "disabled" in button
+
+
+def test_an_archived_test_set_offers_no_new_test_or_launch_and_refuses_both(
+    login, member, admin_user, test_set
+):
+    from checks.services import archive_test_set
+    from runs.models import Run
+
+    test = create_test(test_set=test_set, by=member, name="Kept", scenarios=["hi"])
+    archive_test_set(test_set=test_set, by=admin_user)
+    client = login(member)
+    html = client.get(test_set.get_absolute_url()).content.decode()
+    assert '<span class="tag warn">archived</span>' in html
+    assert reverse("checks:test-create", args=[test_set.pk]) not in html and "Run all tests" not in html
+    assert f"?test={test.pk}" not in html  # no Run button per test either
+    assert "Run this test" not in client.get(test.get_absolute_url()).content.decode()
+
+    message = "test set &#x27;Orders&#x27; is archived; restore it to add tests"
+    url = reverse("checks:test-create", args=[test_set.pk])
+    page = client.get(url)
+    assert page.status_code == 200 and message in page.content.decode()
+    response = client.post(url, _builder())
+    html = response.content.decode()
+    assert response.status_code == 200 and message in html
+    assert 'id="id_test_set_error"' in html  # on the test set field, not lost
+    assert not Test.objects.filter(name="Order status").exists()
+
+    launch = reverse("runs:run-launch")
+    refused = "test set &#x27;Orders&#x27; is archived; restore it to launch its tests"
+    assert refused in client.get(launch, {"test": test.pk}).content.decode()
+    for body in ({"test": test.pk}, {"test_set": test_set.pk}):
+        response = client.post(launch, body)
+        assert response.status_code == 200, body
+        assert "is archived; restore it to launch" in response.content.decode(), body
+    assert not Run.objects.exists()
