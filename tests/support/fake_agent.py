@@ -356,39 +356,29 @@ class FakeAgentServer:
                 st.dropped += 1
                 return False
             extra_headers = {str(k): str(v) for k, v in (fake.get("headers") or {}).items()}
+
+            async def reply(code: int, payload: bytes) -> bool:
+                nonlocal status
+                status = code
+                await self._send(writer, _response(code, payload, keep_alive, extra_headers))
+                return keep_alive
+
             if int(fake.get("status_429_times") or 0) >= attempt:
-                status = 429
                 st.behaviours["429"] += 1
                 if fake.get("retry_after") is not None:
                     extra_headers["Retry-After"] = str(fake["retry_after"])
-                await self._send(writer, _response(429, b'{"error":"slow down"}', keep_alive, extra_headers))
-                return keep_alive
+                return await reply(429, b'{"error":"slow down"}')
             if int(fake.get("fail_times") or 0) >= attempt:
-                status = int(fake.get("fail_status") or 500)
+                failing = int(fake.get("fail_status") or 500)
                 st.behaviours["fail_times"] += 1
-                await self._send(
-                    writer,
-                    _response(
-                        status, _json({"error": f"failing attempt {attempt}"}), keep_alive, extra_headers
-                    ),
-                )
-                return keep_alive
+                return await reply(failing, _json({"error": f"failing attempt {attempt}"}))
             if fake.get("status") is not None and int(fake["status"]) != 200:
-                status = int(fake["status"])
+                told = int(fake["status"])
                 st.behaviours["status"] += 1
-                await self._send(
-                    writer,
-                    _response(
-                        status, _json({"error": f"told to answer {status}"}), keep_alive, extra_headers
-                    ),
-                )
-                return keep_alive
+                return await reply(told, _json({"error": f"told to answer {told}"}))
             if fake.get("malformed"):
                 st.behaviours["malformed"] += 1
-                await self._send(
-                    writer, _response(200, b'{"output": "half a reply', keep_alive, extra_headers)
-                )
-                return keep_alive
+                return await reply(200, b'{"output": "half a reply')
             if fake.get("huge_bytes"):
                 st.behaviours["huge"] += 1
                 await self._send_huge(
@@ -397,12 +387,9 @@ class FakeAgentServer:
                 return False
             if fake.get("body") is not None:
                 raw = fake["body"]
-                payload = raw.encode() if isinstance(raw, str) else _json(raw)
-                await self._send(writer, _response(200, payload, keep_alive, extra_headers))
-                return keep_alive
-            reply = self._openai_reply(data, fake) if openai else self._reply(data, fake)
-            await self._send(writer, _response(200, _json(reply), keep_alive, extra_headers))
-            return keep_alive
+                return await reply(200, raw.encode() if isinstance(raw, str) else _json(raw))
+            document = self._openai_reply(data, fake) if openai else self._reply(data, fake)
+            return await reply(200, _json(document))
         finally:
             st.in_flight -= 1
             st.statuses[status] += 1
