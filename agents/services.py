@@ -178,9 +178,10 @@ def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, 
     return agent
 
 
-def archive_agent(*, agent: Agent, by) -> Agent:
+def archive_agent(*, agent: Agent, by, archived: bool = True) -> Agent:
+    """Archive an agent (`archived=False` restores it). Admins only; its runs and checks stay."""
     access.require(by, access.ARCHIVE, agent, team=agent.team)
-    if agent.archived_at is None:
-        agent.archived_at = timezone.now()
+    if (agent.archived_at is None) == archived:
+        agent.archived_at = timezone.now() if archived else None
         agent.save(update_fields=["archived_at", "updated_at"])
     return agent

@@ -16,7 +16,7 @@ from agents.forms import AgentForm
 from agents.models import Agent
 from core.errors import DomainError, PermissionDenied
 from core.htmx import is_fragment_request
-from core.views import apply_errors, count_related, reverse_model
+from core.views import apply_errors, count_related, flag_param, reverse_model
 from teams.access import page_flags
 from teams.views import forbidden
 
@@ -26,10 +26,15 @@ PAGE_SIZE = 25
 @login_required
 def agent_list(request: HttpRequest) -> HttpResponse:
     team = request.team
+    archived, filter_error = flag_param(request, "archived")
     last_run = reverse_model(Agent, "runs").objects.filter(agent=OuterRef("pk")).order_by("-created_at", "-id")
+    team_agents = Agent.objects.visible_to(request.user).filter(team=team)
+    counts = team_agents.aggregate(
+        active=Count("pk", filter=Q(archived_at__isnull=True)),
+        archived=Count("pk", filter=Q(archived_at__isnull=False)),
+    )
     agents = (
-        Agent.objects.visible_to(request.user)
-        .filter(team=team, archived_at__isnull=True)
+        team_agents.filter(archived_at__isnull=not archived)
         .annotate(
             check_count=count_related(Agent, "checks", archived_at__isnull=True),
             test_set_count=count_related(Agent, "test_sets", archived_at__isnull=True),
@@ -41,8 +46,17 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         .order_by("name", "pk")
     )
     page = Paginator(agents, PAGE_SIZE).get_page(request.GET.get("page"))
-    context = {"page": page, "agents": page.object_list, "team": team, **page_flags(request.user, team)}
-    return render(request, "agents/agent_list.html", context)
+    context = {
+        "page": page,
+        "agents": page.object_list,
+        "team": team,
+        "archived": archived,
+        "counts": counts,
+        "filter_error": filter_error,
+        "query": "archived=1" if archived else "",
+        **page_flags(request.user, team),
+    }
+    return render(request, "agents/agent_list.html", context, status=400 if filter_error else 200)
 
 
 @login_required
@@ -135,9 +149,13 @@ def agent_ping(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def agent_archive(request: HttpRequest, pk: int) -> HttpResponse:
     agent = _agent_for(request, pk)
+    restore = request.POST.get("restore") == "1"
     try:
-        services.archive_agent(agent=agent, by=request.user)
+        services.archive_agent(agent=agent, by=request.user, archived=not restore)
     except PermissionDenied as exc:
         return forbidden(request, str(exc))
+    if restore:
+        messages.success(request, f"Agent {agent.name} restored.")
+        return redirect(agent)
     messages.success(request, f"Agent {agent.name} archived; its runs and checks stay readable.")
     return redirect("agents:agent-list")

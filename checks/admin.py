@@ -144,7 +144,17 @@ class CheckAdmin(TeamScopedAdmin):
     @admin.action(description="Archive selected checks")
     def archive(self, request, queryset):
         for check in queryset:
-            services.archive_check(check=check, by=actor(request))
+            users = [t.name for t in Test.objects.using_check(check).order_by("name", "pk")[:50]]
+            services.archive_check(check=check, by=actor(request), confirm=True)  # selected on purpose
+            if users:
+                self.message_user(
+                    request,
+                    f"{check.name} is still used by {len(users)} test{'s' if len(users) != 1 else ''}: "
+                    f"{services.names_list(users)}. Archived, it keeps running its last version "
+                    f"(v{check.version}) in them until a test is edited; saving one then asks to remove "
+                    "it or to restore the check.",
+                    level=messages.WARNING,
+                )
 
     @admin.action(description="Restore selected checks")
     def restore(self, request, queryset):
@@ -211,6 +221,23 @@ class TestCheckInline(admin.TabularInline):
         return False
 
 
+class TestAdminForm(forms.ModelForm):
+    def clean(self):
+        # edit_test's own rules on the new name plus the current content (an archived check, a limit
+        # lowered since): a form error, not a 500 from save_model.
+        data = super().clean()
+        version = self.instance.current_version if self.instance.pk else None
+        if version is None or self.errors:
+            return data
+        fields = {**services.current_test_fields(version), "name": data.get("name")}
+        try:
+            services.validate_test(agent=self.instance.test_set.agent, **fields)
+        except DomainError as exc:
+            for key, message in exc.errors.items():
+                self.add_error("name" if key == "name" else None, f"{key}: {message}")
+        return data
+
+
 @admin.register(Test)
 class TestAdmin(TeamScopedAdmin):
     team_path = "test_set__agent__team"
@@ -223,6 +250,10 @@ class TestAdmin(TeamScopedAdmin):
 
     def has_add_permission(self, request):
         return False  # tests are built in the test builder or over the API (scenarios, checks, limits)
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        kwargs.setdefault("form", TestAdminForm)
+        return super().get_form(request, obj, change, **kwargs)
 
     def save_model(self, request, obj, form, change):
         services.edit_test(test=obj, by=actor(request), name=form.cleaned_data["name"])

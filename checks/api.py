@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, viewsets
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.response import Response
 
 from agents.models import Agent
 from checks import services
@@ -64,6 +66,10 @@ class TestFilter(ArchivedFilterSet):
 # ----------------------------------------------------------------------------- checks
 
 
+class ArchiveParams(serializers.Serializer):
+    confirm = serializers.BooleanField(default=False)
+
+
 def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
     """The service's rules on a check body whose other fields did not parse (see validated_or_400)."""
     fields.pop("agent", None)
@@ -92,10 +98,6 @@ def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
         summary="Replace a check's content: saves version n+1",
         request=CheckCreateSerializer,
         responses={200: CheckSerializer},
-    ),
-    destroy=extend_schema(
-        summary="Archive a check",
-        description="Admins only. Its versions and every result that used them stay.",
     ),
 )
 class CheckViewSet(
@@ -128,6 +130,31 @@ class CheckViewSet(
 
     def rules(self, fields: dict, obj: Check | None = None) -> None:
         _check_rules(fields, current=obj.current_version if obj is not None else None)
+
+    @extend_schema(
+        summary="Archive a check",
+        description=(
+            "Admins only. Its versions and every result that used them stay. A check that active tests "
+            "use answers 409 with `tests` (id, name) unless `?confirm=true`: archived, it stays in those "
+            "tests and their runs keep running its last version until a test is edited (saving a new "
+            "version then refuses the archived check)."
+        ),
+        parameters=[OpenApiParameter("confirm", bool, description="Archive even if tests use it.")],
+        responses={204: None, 409: OpenApiTypes.OBJECT},
+    )
+    def destroy(self, request, *args, **kwargs):
+        check = self.get_object()
+        params = ArchiveParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        try:
+            services.archive_check(check=check, by=request.user, confirm=params.validated_data["confirm"])
+        except services.CheckInUse as exc:
+            return Response(
+                {"detail": f"{exc} (DELETE with ?confirm=true)",
+                 "tests": [{"id": t.pk, "name": t.name} for t in exc.tests]},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
         summary="A check's versions, newest first",
@@ -201,7 +228,10 @@ def _test_rules(fields: dict, test: Test | None = None) -> None:
     test_set = test.test_set if test is not None else fields.pop("test_set", None)
     if test_set is None:
         return  # the agent is unknown, so are its checks
-    base = services.current_test_fields(test.current_version) if test is not None else {}
+    if test is None:
+        services.validate_new_test(test_set=test_set, **fields)
+        return
+    base = services.current_test_fields(test.current_version)
     services.validate_test(agent=test_set.agent, **{**base, **fields})
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
+from django.db import models
 from django.forms.fields import InvalidJSONInput
 
 from checks import kinds
@@ -342,6 +343,54 @@ class CheckConfigForm:
     @property
     def has_errors(self) -> bool:
         return bool(self.errors) or any(cf.errors for cf in self.fields)
+
+
+# ---------------------------------------------------------------- the team's check library
+
+
+class CheckSearchForm(forms.Form):
+    """The cross-agent library's search: text (check name, agent name or kind), a kind, an agent."""
+
+    q = forms.CharField(
+        label="Search", required=False, max_length=200, help_text="A check's name, its agent or its kind.",
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. refund, latency, Support bot"}),
+        error_messages={
+            "max_length": "at most 200 characters (it has %(show_value)d)",
+            "null_characters_not_allowed": "must not contain NUL characters (\\u0000)",
+        },
+    )
+    kind = forms.ChoiceField(label="Kind", required=False)
+    agent = forms.ModelChoiceField(label="Agent", required=False, queryset=None, empty_label="All agents")
+
+    def __init__(self, *args, agents, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [("", "All kinds"), *kinds.kind_choices()]
+        self.fields["agent"].queryset = agents
+
+    def clean_q(self) -> str:
+        text = self.cleaned_data["q"]
+        problem = json_text_problem(text)
+        if problem:
+            raise forms.ValidationError(problem)
+        return text
+
+    def filter(self, checks):
+        """`checks` narrowed by the valid form's fields (call is_valid() first)."""
+        data = self.cleaned_data
+        if data.get("agent"):
+            checks = checks.filter(agent=data["agent"])
+        if data.get("kind"):
+            checks = checks.filter(kind=data["kind"])
+        text = data.get("q", "")
+        if text:
+            folded = text.casefold()
+            kind_names = [n for n, label in kinds.kind_choices() if folded in f"{n} {label}".casefold()]
+            checks = checks.filter(
+                models.Q(name__icontains=text)
+                | models.Q(agent__name__icontains=text)
+                | models.Q(kind__in=kind_names)
+            )
+        return checks
 
 
 # ---------------------------------------------------------------- test sets

@@ -133,6 +133,10 @@ class TestQuerySet(TeamScopedQuerySet):
     def active(self):
         return self.filter(archived_at__isnull=True)
 
+    def using_check(self, check):
+        """Active tests whose current version attaches `check` (their runs execute it)."""
+        return self.active().filter(current_version__attached_checks__library_check=check)
+
 
 class Test(models.Model):
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from core.errors import ValidationFailed
+from core.errors import Conflict, ValidationFailed
 from teams import access
 
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
@@ -114,9 +114,40 @@ def edit_check(
     return locked
 
 
-def archive_check(*, check: Check, by, archived: bool = True) -> Check:
-    """Hide a check from pickers; its versions and every run that used them stay."""
+class CheckInUse(Conflict):
+    """Archiving a check that tests still use, unconfirmed. `tests` lists them (at most 50)."""
+
+    def __init__(self, check: Check, tests: list[Test]) -> None:
+        self.tests = tests
+        super().__init__(
+            f"check {check.name!r} is used by {len(tests)} test{'s' if len(tests) != 1 else ''}: "
+            f"{names_list([t.name for t in tests])}. Archived, it stays in them and their runs keep running "
+            f"its last version (v{check.version}) until a test is edited, which then asks to remove it; "
+            "confirm to archive it anyway"
+        )
+
+
+def names_list(names: Sequence[str], limit: int = 5) -> str:
+    """'A, B and C' (', and N more' past `limit`)."""
+    shown = list(names[:limit])
+    if len(names) > limit:
+        return f"{', '.join(shown)} and {len(names) - limit} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def archive_check(*, check: Check, by, archived: bool = True, confirm: bool = False) -> Check:
+    """Hide a check from pickers (new tests, launch-time additions); its versions and every run stay.
+
+    Tests that already attach it keep it: their runs execute its last version, which cannot change
+    while it is archived (edit_check refuses), until the test is edited; saving a test then refuses an
+    archived check (resolve_checks). Archiving a check that active tests use raises CheckInUse naming
+    them unless ``confirm``.
+    """
     access.require(by, access.ARCHIVE, check, team=check.agent.team)
+    if archived and not confirm and check.archived_at is None:
+        tests = list(Test.objects.using_check(check).select_related("test_set").order_by("name", "pk")[:50])
+        if tests:
+            raise CheckInUse(check, tests)
     check.archived_at = timezone.now() if archived else None
     check.save(update_fields=["archived_at", "updated_at"])
     return check
@@ -183,6 +214,10 @@ def update_test_set(*, test_set: TestSet, by, name: str | None = None, descripti
                 f"{test_set.agent} already has a test set called {test_set.name!r}", field="name"
             ) from exc
     return test_set
+
+
+def archived_test_set_problem(test_set: TestSet) -> str:
+    return f"test set {test_set.name!r} is archived; restore it to add tests"
 
 
 def archive_test_set(*, test_set: TestSet, by, archived: bool = True) -> TestSet:
@@ -356,7 +391,7 @@ def resolve_checks(*, agent: Agent, checks: object, limit: int, field: str = "ch
         if check is None:
             errors[where] = f"check {check_id} is not in {agent}'s library"
         elif check.archived_at is not None:
-            errors[where] = f"check {check.name!r} is archived"
+            errors[where] = f"check {check.name!r} is archived; leave it out, or restore it in the library"
         elif check_id in seen:
             errors[where] = f"check {check.name!r} is attached twice"
         else:
@@ -416,14 +451,26 @@ def _collect(errors: dict[str, str], validate, *args, **kwargs):
         return None
 
 
+def validate_new_test(*, test_set: TestSet, **fields) -> tuple[str, dict, list]:
+    """validate_test for a new test of `test_set`, which must not be archived (named `test_set`)."""
+    errors: dict[str, str] = {}
+    if test_set.archived_at is not None:
+        errors["test_set"] = archived_test_set_problem(test_set)
+    validated = _collect(errors, validate_test, agent=test_set.agent, **fields)
+    if errors:
+        raise ValidationFailed(errors)
+    return validated
+
+
 def create_test(
     *, test_set: TestSet, by, name: str, scenarios, checks=(), samples_per_scenario=1,
     min_valid_per_scenario=1, required_pass_rate=100,
 ) -> Test:
-    """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field."""
+    """Create a test with version 1. Every limit of DESIGN.md is checked, naming the field; an archived
+    test set takes no new tests (`test_set`)."""
     access.require(by, access.CREATE, Test, team=test_set.agent.team)
-    name, spec, attached = validate_test(
-        agent=test_set.agent, name=name, scenarios=scenarios, checks=checks,
+    name, spec, attached = validate_new_test(
+        test_set=test_set, name=name, scenarios=scenarios, checks=checks,
         samples_per_scenario=samples_per_scenario, min_valid_per_scenario=min_valid_per_scenario,
         required_pass_rate=required_pass_rate,
     )

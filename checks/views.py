@@ -3,25 +3,35 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Lower
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks import kinds, services
-from checks.forms import CheckConfigForm, CheckForm, NewTestSetForm, TestBuilder, int_or_text
+from checks.forms import (
+    CheckConfigForm,
+    CheckForm,
+    CheckRow,
+    CheckSearchForm,
+    NewTestSetForm,
+    TestBuilder,
+    int_or_text,
+)
 from checks.judge import judge_configured
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.views import apply_errors, count_related, count_subquery, reverse_model
+from core.views import apply_errors, count_related, count_subquery, flag_param, reverse_model
 from teams.access import page_flags
 from teams.views import forbidden
 
@@ -66,19 +76,61 @@ def _runs():
     return reverse_model(Test, "runs")
 
 
+LIBRARY_PAGE_SIZE = 50
+
+
 @login_required
 def check_index(request: HttpRequest) -> HttpResponse:
-    """The Checks menu entry: the first agent's Checks tab in the current team."""
-    agent = (
-        Agent.objects.visible_to(request.user)
-        .filter(team=request.team, archived_at__isnull=True)
-        .order_by("name", "pk")
-        .first()
+    """The Checks menu entry: the check library of every agent of the current team, with search."""
+    team = request.team
+    archived, filter_error = flag_param(request, "archived")
+    agents = Agent.objects.visible_to(request.user).filter(team=team).order_by("name", "pk")
+    raw_agent = request.GET.get("agent", "")
+    an_id = raw_agent.isascii() and raw_agent.isdigit()
+    if an_id and int(raw_agent) > MAX_ID:
+        raise Http404("No such agent in this team.")
+    form = CheckSearchForm(request.GET or None, agents=agents)
+    valid = not form.is_bound or form.is_valid()
+    if not valid and "agent" in form.errors and an_id:
+        raise Http404("No such agent in this team.")  # another team's agent: as if it did not exist
+    checks = (
+        Check.objects.visible_to(request.user)
+        .filter(agent__team=team, archived_at__isnull=not archived)
+        .select_related("agent", "current_version")
+        .annotate(
+            test_count=count_subquery(
+                TestCheck,
+                "library_check",
+                test_version__test__current_version=F("test_version"),
+                test_version__test__archived_at__isnull=True,
+            ),
+            monitor_count=count_related(Check, "monitors", active=True),
+        )
+        .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
-    if agent is None:
-        messages.info(request, "Checks belong to an agent: register an agent first.")
-        return redirect("agents:agent-list")
-    return redirect("checks:check-list", agent_pk=agent.pk)
+    if not valid or filter_error:
+        checks = checks.none()  # say what is wrong rather than show an unfiltered list
+    elif form.is_bound:
+        checks = form.filter(checks)
+    page = Paginator(checks, LIBRARY_PAGE_SIZE).get_page(request.GET.get("page"))
+    labels = _kind_labels()
+    rows = list(page.object_list)
+    for check in rows:
+        check.kind_label = labels.get(check.kind, check.kind)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "checks": rows,
+        "team": team,
+        "archived": archived,
+        "filter_error": filter_error,
+        "query": query.urlencode(),
+        "searched": any(query.get(k) for k in ("q", "kind", "agent")),
+    }
+    status = 400 if filter_error or not valid else 200
+    return render(request, "checks/check_library.html", context, status=status)
 
 
 @login_required
@@ -86,13 +138,17 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
     search, search_error = parse_search(request.GET.get("q"))
     sort = parse_sort(request.GET.get("sort"), CHECK_COLUMNS, default="name")
-    library = Check.objects.visible_to(request.user).filter(agent=agent).active().search(search)
+    archived, filter_error = flag_param(request, "archived")
+    agent_checks = Check.objects.visible_to(request.user).filter(agent=agent).search(search)
+    library = agent_checks.active()
     used = request.GET.get("used", "")
-    if used not in USED_FILTERS:
+    if used not in USED_FILTERS or archived:
         used = ""
     counts = library.usage_counts()
+    counts["archived"] = agent_checks.filter(archived_at__isnull=False).count()
+    listed = agent_checks.filter(archived_at__isnull=False) if archived else library.used(used)
     checks = (
-        library.used(used)
+        listed
         .select_related("current_version", "created_by")
         .annotate(
             test_count=count_subquery(
@@ -112,8 +168,9 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         check.kind_label = labels.get(check.kind, check.kind)
         check.summary = config_summary(check.current_version.config if check.current_version else {})
     keep = request.GET.copy()  # the filter links keep the search and the sort
-    for name in ("used", "page"):
+    for name in ("used", "archived", "page"):
         keep.pop(name, None)
+    archived_href = f"?{keep.urlencode()}&archived=1" if keep else "?archived=1"
     filters = []
     for key, label in [("", "All"), *USED_FILTERS.items()]:
         if key:
@@ -136,10 +193,18 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "search_error": search_error,
         "sort": sort,
         "sorts": sort.headers(request.GET),
+        "archived": archived,
+        "archived_count": counts["archived"],
+        "archived_href": archived_href,
+        "filter_error": filter_error,
         **page_flags(request.user, agent.team),
     }
     return page_or_fragment(
-        request, "checks/check_list.html", target_fragment(request, ["checks-panel"]), context
+        request,
+        "checks/check_list.html",
+        target_fragment(request, ["checks-panel"]),
+        context,
+        status=400 if filter_error else 200,
     )
 
 
@@ -294,7 +359,7 @@ def check_detail(request: HttpRequest, pk: int) -> HttpResponse:
             }
         )
     tests = (
-        Test.objects.filter(current_version__attached_checks__library_check=check, archived_at__isnull=True)
+        Test.objects.using_check(check)
         .select_related("test_set", "current_version")
         .order_by("name", "pk")[:50]
     )
@@ -345,11 +410,22 @@ def _show(value) -> str:
 def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
     check = _check_for(request, pk)
     restore = request.POST.get("restore") == "1"
+    confirm = request.POST.get("confirm") == "1"
     try:
-        services.archive_check(check=check, by=request.user, archived=not restore)
+        services.archive_check(check=check, by=request.user, archived=not restore, confirm=confirm)
     except PermissionDenied as exc:
         return forbidden(request, str(exc))
-    messages.success(request, f"Check {check.name} {'restored' if restore else 'archived'}.")
+    except services.CheckInUse as exc:  # ask first, naming the tests that use it
+        context = {"check": check, "agent": check.agent, "tab": "checks", "tests": exc.tests,
+                   "kind_label": _kind_labels().get(check.kind, check.kind)}
+        return render(request, "checks/check_archive_confirm.html", context)
+    text = f"Check {check.name} {'restored' if restore else 'archived'}."
+    if not restore and confirm:
+        users = [t.name for t in Test.objects.using_check(check).order_by("name", "pk")[:50]]
+        if users:
+            keep = "keeps" if len(users) == 1 else "keep"
+            text += f" {services.names_list(users)} {keep} running v{check.version}."
+    messages.success(request, text)
     return redirect(check)
 
 
@@ -537,10 +613,77 @@ def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
     }
 
 
+@dataclass
+class NewCheckPanel:
+    """The builder's "+ New check" form: a library check created in place, then attached."""
+
+    form: CheckForm  # name and kind, prefixed nc-
+    config_form: CheckConfigForm
+    advisory: bool = False
+    focus: bool = False
+
+    @property
+    def judge_missing(self) -> bool:
+        return self.config_form.kind.name == JUDGE_KIND and not judge_configured()
+
+
+UNFINISHED_CHECK = "Create and attach the new check, or cancel it, before saving the test."
+
+
+def _new_check_panel(data, action: str) -> NewCheckPanel | None:
+    """The panel as posted with the builder (open while `nc_open` is sent), or None when closed."""
+    if action == "new_check":
+        kind = _kind_or_default(None)
+        form = CheckForm(initial={"kind": kind.name}, prefix="nc")
+        return NewCheckPanel(form, CheckConfigForm(kind), focus=True)
+    if data.get("nc_open") != "1" or action == "nc:cancel":
+        return None
+    kind = _kind_or_default(data.get("nc-kind"))
+    if action == "nc:kind":  # another kind: its fields with their defaults, as the check form does
+        config_form = CheckConfigForm(kind)
+    else:
+        rows = action.removeprefix("nc:") if action.startswith(("nc:add:", "nc:remove:")) else ""
+        config_form = CheckConfigForm(kind, data=data, action=rows)
+    return NewCheckPanel(CheckForm(data, prefix="nc"), config_form, advisory="nc-advisory" in data)
+
+
+def _create_new_check(request, panel: NewCheckPanel, builder: TestBuilder, agent: Agent) -> Check | None:
+    """Save the panel's check to the library (checks.services.create_check) and attach it to the builder.
+
+    Returns the check, or None with the problems on the panel's fields. Raises PermissionDenied."""
+    limits = services.Limits.current()
+    config = panel.config_form.parse()
+    if len(builder.checks) >= limits.checks:
+        panel.form.add_error(None, f"This test is at the limit of {limits.checks} checks: remove one first.")
+        return None
+    kind = panel.config_form.kind.name
+    if panel.form.is_valid() and not panel.config_form.has_errors:
+        try:
+            check = services.create_check(
+                agent=agent, by=request.user, name=panel.form.cleaned_data["name"], kind=kind, config=config
+            )
+        except PermissionDenied:
+            raise  # a DomainError too, but not a field's problem
+        except DomainError as exc:
+            _spread_check_errors(panel.form, panel.config_form, exc)
+            return None
+        builder.checks.append(CheckRow(check_id=check.pk, advisory=panel.advisory))
+        return check
+    if panel.config_form.has_errors:  # every problem at once: the service checks the fields that parsed
+        try:
+            services.validate_check(name=request.POST.get("nc-name", ""), kind=kind, config=config)
+        except ValidationFailed as exc:
+            _spread_check_errors(panel.form, panel.config_form, exc)
+    return None
+
+
 def _builder_response(
-    request, *, test_set: TestSet, test: Test | None, builder: TestBuilder, fragment: str | None = None
+    request, *, test_set: TestSet, test: Test | None, builder: TestBuilder, fragment: str | None = None,
+    new_check: NewCheckPanel | None = None, notice: str = "",
 ) -> HttpResponse:
     limits = services.Limits.current()
+    if test is None and test_set.archived_at is not None and "test_set" not in builder.errors:
+        builder.add_errors({"test_set": services.archived_test_set_problem(test_set)})  # before typing
     agent = test_set.agent
     ids = builder.attached_ids
     library = list(
@@ -549,6 +692,8 @@ def _builder_response(
     by_id = {c.pk: c for c in library}
     for row in builder.checks:
         row.check = by_id.get(row.check_id)
+    # Named at the top as well as in their rows: a new version cannot keep an archived check.
+    archived = [row.check.name for row in builder.checks if row.check and row.check.archived_at]
     labels = _kind_labels()
     addable = [c for c in library if c.pk not in ids and c.archived_at is None]
     for c in addable:
@@ -562,6 +707,10 @@ def _builder_response(
         "counter": builder_counter(builder, limits),
         "limits": limits,
         "addable": addable,
+        "archived": archived,
+        "new_check": new_check,
+        "notice": notice,
+        "kinds": kinds.all_kinds(),
         "roles": ("user", "assistant", "system", "tool"),
         "action_url": request.path,
     }
@@ -578,9 +727,24 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
         return _builder_response(
             request, test_set=test_set, test=test, builder=builder, fragment="builder-counter"
         )
+    # "+ New check": its fields are posted with the builder's, so every round trip keeps both.
+    panel = _new_check_panel(request.POST, action)
+    notice = ""
+    if action == "nc:save" and panel is not None:
+        try:
+            created = _create_new_check(request, panel, builder, test_set.agent)
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
+        if created is not None:
+            panel, notice = None, f"Check {created.name} created in the library and attached (version 1)."
     if action:
-        builder.apply(action, request.POST, services.Limits.current())
-        return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder")
+        if action != "new_check" and not action.startswith("nc:"):
+            builder.apply(action, request.POST, services.Limits.current())
+        return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder",
+                                 new_check=panel, notice=notice)
+    if panel is not None:  # saving the test would drop what was typed for the new check
+        builder.add_errors({"__all__": UNFINISHED_CHECK})
+        return _builder_response(request, test_set=test_set, test=test, builder=builder, new_check=panel)
     kwargs = builder.service_kwargs()
     if builder.has_errors:
         # Show every problem at once: the service checks what did parse (a bad field is left out).

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import django_filters
+from django import forms
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions, pagination, serializers, status
@@ -24,6 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from core import errors
 from core.errors import DomainError
 from core.jsontext import json_text_problem
+from core.views import parse_flag
 
 MAX_ID = 2**63 - 1  # BigAutoField
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
@@ -172,10 +174,31 @@ class VisibleModelChoiceFilter(django_filters.ModelChoiceFilter):
         return self._model.objects.visible_to(getattr(request, "user", None))
 
 
-class ArchivedFilterSet(django_filters.FilterSet):
-    """Lists show active objects unless `?archived=true`."""
+class StrictBooleanField(forms.NullBooleanField):
+    """A query-string boolean: true/false, 1/0, yes/no, on/off or blank; anything else is invalid
+    (Django's NullBooleanField quietly reads an unknown word as "not given")."""
 
-    archived = django_filters.BooleanFilter(
+    widget = forms.TextInput
+
+    def to_python(self, value):
+        if value is None or isinstance(value, bool):
+            return value
+        try:
+            return parse_flag(str(value))
+        except ValueError:
+            raise forms.ValidationError(
+                f"{str(value)[:40]!r} is not a boolean; use true or false", code="invalid"
+            ) from None
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
+class ArchivedFilterSet(django_filters.FilterSet):
+    """Lists show active objects unless `?archived=true`; `?archived=maybe` is a 400 naming `archived`."""
+
+    archived = StrictBooleanFilter(
         method="filter_archived", help_text="true: only archived ones; false (the default): only active ones."
     )
 

@@ -36,6 +36,33 @@ def apply_errors(form, exc: DomainError, *, aliases: dict[str, str] | None = Non
             form.add_error(None, message if key == "__all__" else f"{key}: {message}")
 
 
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def parse_flag(raw: str) -> bool | None:
+    """1/true/yes/on → True, 0/false/no/off → False (any case), blank → None; else ValueError."""
+    word = raw.strip().lower()
+    if not word:
+        return None
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise ValueError(f"{raw[:40]!r} is not a boolean")
+
+
+def flag_param(request: HttpRequest, name: str) -> tuple[bool, str]:
+    """A yes/no query parameter of a page (`?archived=1`): (value, "") or (False, the reason it is bad).
+
+    Absent or blank is False; a value parse_flag does not know is an error the page shows (with status
+    400) instead of silently ignoring it.
+    """
+    raw = request.GET.get(name, "")
+    try:
+        return bool(parse_flag(raw)), ""
+    except ValueError as exc:
+        return False, f"{name}: {exc}; use 1 (yes) or 0 (no)"
+
+
 def reverse_model(model, name: str):
     """The model behind `model`'s reverse relation `name` (e.g. `reverse_model(Agent, "runs")` is Run).
 

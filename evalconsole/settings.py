@@ -166,6 +166,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "teams.context_processors.console",
             ],
+            "builtins": ["core.templatetags.names"],  # {{ name|trunc }} in every template
         },
     },
 ]
@@ -289,7 +290,8 @@ EVALCONSOLE_ALLOW_PRIVATE_URLS = env_bool("EVALCONSOLE_ALLOW_PRIVATE_URLS", True
 EVALCONSOLE_MAX_RESPONSE_BYTES = env_int("EVALCONSOLE_MAX_RESPONSE_BYTES", 5_000_000, minimum=1024)
 
 # --- Run execution (runs/execution.py; read at call time) ---
-EVALCONSOLE_SAMPLE_LEASE_S = env_int("EVALCONSOLE_SAMPLE_LEASE_S", 60, minimum=1)  # renewed while a call runs
+# A dead worker's samples free their agent's slots when their lease runs out; renewed every second.
+EVALCONSOLE_SAMPLE_LEASE_S = env_int("EVALCONSOLE_SAMPLE_LEASE_S", 5, minimum=1)
 EVALCONSOLE_WORKER_CONCURRENCY = env_int("EVALCONSOLE_WORKER_CONCURRENCY", 200, minimum=1)  # calls per worker
 EVALCONSOLE_DRAIN_IDLE_MS = env_int("EVALCONSOLE_DRAIN_IDLE_MS", 1500, minimum=0)  # linger for new launches
 EVALCONSOLE_DRAIN_POLL_MS = env_int("EVALCONSOLE_DRAIN_POLL_MS", 20, minimum=1)

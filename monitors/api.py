@@ -76,7 +76,9 @@ def _agent_id(raw: str) -> int:
             "`existing`. New tasks are sampled by the agent's active monitors and evaluated in "
             "the background; this call never waits for that. Validation errors name the item and "
             "the field: `items.3.completed_at` (for a single object, just the field). 201 when "
-            "something was created, else 200."
+            "something was created, else 200. The evidence keys are the agent protocol's: an "
+            "evalconsole/1 reply body (`output`, `messages`, `toolCalls`, `trace`) plus `external_id` "
+            "and `completed_at` is a task; `tool_calls` is accepted for `toolCalls` (not both)."
         ),
         request=TaskItemSerializer(many=True),
         responses={
@@ -118,7 +120,11 @@ _TASK_FILTER_PARAMS = [
     OpenApiParameter("agent", OpenApiTypes.INT, description="Agent id."),
     OpenApiParameter("completed_after", OpenApiTypes.DATETIME, description="ISO 8601, inclusive."),
     OpenApiParameter("completed_before", OpenApiTypes.DATETIME, description="ISO 8601, exclusive."),
-    OpenApiParameter("q", OpenApiTypes.STR, description="Text in the task's metadata (keys or values)."),
+    OpenApiParameter(
+        "q",
+        OpenApiTypes.STR,
+        description="Text in the task's external id, output or metadata (keys or values).",
+    ),
     OpenApiParameter(
         "has_failures", OpenApiTypes.BOOL, description="Tasks with at least one failed check result."
     ),

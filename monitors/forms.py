@@ -6,9 +6,18 @@ from decimal import Decimal
 
 from django import forms
 
-from monitors.services import TaskFilters
+from monitors.services import DEFAULT_TASK_SORT, TASK_SORTS, TaskFilters
 
 HAS_FAILURES_CHOICES = [("", "Any"), ("yes", "With failures"), ("no", "Without failures")]
+SORT_LABELS = {
+    "-completed_at": "Newest first",
+    "completed_at": "Oldest first",
+    "external_id": "Task id, A to Z",
+    "-external_id": "Task id, Z to A",
+    "agent": "Agent, A to Z",
+    "-agent": "Agent, Z to A",
+}
+SORT_CHOICES = [(value, SORT_LABELS[value]) for value in TASK_SORTS]  # one label per allowed sort
 
 
 class TaskFilterForm(forms.Form):
@@ -26,12 +35,20 @@ class TaskFilterForm(forms.Form):
         help_text="UTC, exclusive.",
     )
     q = forms.CharField(
-        label="Metadata contains",
+        label="Search",
         required=False,
         max_length=200,
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. customer-42"}),
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. EC-1042"}),
+        help_text="Task id, output or metadata.",
+        error_messages={"max_length": "at most %(limit_value)d characters"},
     )
     has_failures = forms.ChoiceField(label="Check results", required=False, choices=HAS_FAILURES_CHOICES)
+    sort = forms.ChoiceField(
+        label="Sort by",
+        required=False,
+        choices=SORT_CHOICES,
+        error_messages={"invalid_choice": "must be one of " + ", ".join(v for v, _ in SORT_CHOICES)},
+    )
 
     def __init__(self, *args, agents=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -48,6 +65,11 @@ class TaskFilterForm(forms.Form):
             q=(data.get("q") or "").strip(),
             has_failures=failures,
         )
+
+    def ordering(self) -> str:
+        """The cleaned ?sort= value (the default when missing or invalid)."""
+        data = getattr(self, "cleaned_data", {}) or {}
+        return data.get("sort") or DEFAULT_TASK_SORT
 
 
 class AnyChoicesField(forms.TypedMultipleChoiceField):

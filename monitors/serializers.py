@@ -18,7 +18,11 @@ from runs.models import CheckResult
 
 
 class TaskItemSerializer(serializers.Serializer):
-    """Documentation of one posted task (validation is done by monitors.services in plain Python, fast)."""
+    """Documentation of one posted task (validation is done by monitors.services in plain Python, fast).
+
+    An agent's evalconsole/1 reply (`output`, `messages`, `toolCalls`, `trace`) plus `external_id` and
+    `completed_at` is a valid task: `toolCalls` is accepted as the protocol spells it, or `tool_calls`.
+    """
 
     external_id = serializers.CharField(
         max_length=200, help_text="Your id for the conversation; re-posting it is a no-op."
@@ -34,7 +38,15 @@ class TaskItemSerializer(serializers.Serializer):
         child=serializers.DictField(),
         required=False,
         allow_null=True,
-        help_text="[{name, status, input?, output?, error?, node?}]; null = unknown.",
+        help_text="[{name, status, input?, output?, error?, node?}]; null = unknown. "
+        "Also accepted as `toolCalls` (the agent protocol's key); sending both is a 400.",
+    )
+    toolCalls = serializers.ListField(  # noqa: N815 - the agent protocol's key, as it goes over the wire
+        child=serializers.DictField(),
+        required=False,
+        allow_null=True,
+        help_text="The agent protocol's spelling of `tool_calls`: an evalconsole/1 reply's `toolCalls` "
+        "posts as it is. Send one of the two.",
     )
     trace = serializers.ListField(
         child=serializers.DictField(),

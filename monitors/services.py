@@ -50,8 +50,9 @@ TASK_FIELDS = (
     "latency_ms",
     "completed_at",
 )
+# The agent protocol's spelling of a field (an evalconsole/1 reply posts as a task as it is).
+FIELD_ALIASES = {"toolCalls": "tool_calls"}
 _FIELD_HINTS = {
-    "toolCalls": "tool_calls",
     "externalId": "external_id",
     "completedAt": "completed_at",
     "latencyMs": "latency_ms",
@@ -198,7 +199,7 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
             errors.add(index, None, "must be a task object")
             continue
         known_errors = errors.count
-        unknown = [key for key in item if key not in TASK_FIELDS]
+        unknown = [key for key in item if key not in TASK_FIELDS and key not in FIELD_ALIASES]
         if unknown:
             key = unknown[0]
             hint = f" (did you mean {_FIELD_HINTS[key]!r}?)" if key in _FIELD_HINTS else ""
@@ -226,9 +227,16 @@ def validate_task_items(items: object, *, max_batch: int | None = None) -> list[
         # toolCalls/trace are stored exactly as reported (null = unknown, [] = none); the check kinds
         # validate their items and answer `indeterminate` for malformed ones. Only the outer shape
         # is checked here, because anything but a list or null is certainly a client mistake.
+        sent_as = {name: name for name in FIELD_ALIASES.values()}
+        for alias, name in FIELD_ALIASES.items():
+            if alias in item:
+                if name in item:
+                    errors.add(index, name, f"send {alias} or {name}, not both (they are the same field)")
+                else:
+                    item, sent_as[name] = {**item, name: item[alias]}, alias
         tool_calls, trace = item.get("tool_calls"), item.get("trace")
         if tool_calls is not None and not isinstance(tool_calls, list):
-            errors.add(index, "tool_calls", "must be a list of tool calls or null")
+            errors.add(index, sent_as["tool_calls"], "must be a list of tool calls or null")
         if trace is not None and not isinstance(trace, list):
             errors.add(index, "trace", "must be a list of trace entries or null")
         metadata = item.get("metadata")
@@ -765,11 +773,30 @@ def filter_tasks(qs: QuerySet[Task], filters: TaskFilters) -> QuerySet[Task]:
     if filters.has_failures is not None:
         qs = qs.filter(has_failures=filters.has_failures)
     if filters.q:
-        # Substring of the metadata's JSON text (keys and values), case-insensitive.
+        # Substring of the external id, the output or the metadata's JSON text, case-insensitive.
         qs = qs.annotate(metadata_text=Cast("metadata", TextField())).filter(
-            metadata_text__icontains=filters.q
+            Q(external_id__icontains=filters.q)
+            | Q(output__icontains=filters.q)
+            | Q(metadata_text__icontains=filters.q)
         )
     return qs
+
+
+# ?sort= of the task list (an allow-list): value -> ordering; ties are newest first, so pages are stable.
+TASK_SORTS = {
+    "-completed_at": ("-completed_at", "-id"),
+    "completed_at": ("completed_at", "id"),
+    "external_id": ("external_id", "-completed_at", "-id"),
+    "-external_id": ("-external_id", "-completed_at", "-id"),
+    "agent": ("agent__name", "-completed_at", "-id"),
+    "-agent": ("-agent__name", "-completed_at", "-id"),
+}
+DEFAULT_TASK_SORT = "-completed_at"
+
+
+def sort_tasks(qs: QuerySet[Task], sort: str) -> QuerySet[Task]:
+    """Order by a TASK_SORTS value; anything else (validated by the caller) reads as newest first."""
+    return qs.order_by(*TASK_SORTS.get(sort, TASK_SORTS[DEFAULT_TASK_SORT]))
 
 
 # ---------------------------------------------------------------- one-off evaluations

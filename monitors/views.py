@@ -23,7 +23,7 @@ from agents.models import Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
 from monitors import services as monitoring
-from monitors.forms import LaunchEvaluationForm, MonitorForm, TaskFilterForm
+from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult
 from teams.access import page_flags
@@ -87,8 +87,10 @@ def task_list(request: HttpRequest) -> HttpResponse:
     team = request.team
     agents = list(_team_agents(request))
     form = TaskFilterForm(request.GET or None, agents=agents)
-    filters = form.filters() if form.is_bound and form.is_valid() else monitoring.TaskFilters()
-    tasks = (
+    valid = form.is_bound and form.is_valid()
+    filters = form.filters() if valid else monitoring.TaskFilters()
+    sort = form.ordering() if valid else monitoring.DEFAULT_TASK_SORT
+    tasks = monitoring.sort_tasks(
         monitoring.filter_tasks(Task.objects.visible_to(request.user).filter(agent__team=team), filters)
         .select_related("agent")
         .only(
@@ -101,21 +103,35 @@ def task_list(request: HttpRequest) -> HttpResponse:
             "agent__id",
             "agent__name",
         )
-        .annotate(preview=Left("output", 160))
-        .order_by("-completed_at", "-id")
+        .annotate(preview=Left("output", 160)),
+        sort,
     )
     page = Paginator(tasks, TASKS_PER_PAGE).get_page(request.GET.get("page"))
     params = filters.as_params()
+    sorted_params = params if sort == monitoring.DEFAULT_TASK_SORT else {**params, "sort": sort}
     context = {
         "form": form,
         "page": page,
         "tasks": page.object_list,
         "filter_params": params,
-        "query": urlencode(params),
+        "sort_links": _sort_links(params, sort),
+        "sort_label": SORT_LABELS[sort],
+        "query": urlencode(sorted_params),
         "agents": agents,
         **page_flags(request.user, team),
     }
     return _page_or_fragment(request, "monitors/task_list.html", "task-results", context)
+
+
+def _sort_links(params: dict[str, str], sort: str) -> dict[str, dict[str, str]]:
+    """Per sortable column: the query string its header links to (same column again reverses it)
+    and its aria-sort value."""
+    links = {}
+    for key in ("external_id", "agent", "completed_at"):
+        state = "ascending" if sort == key else "descending" if sort == f"-{key}" else ""
+        following = f"-{key}" if state == "ascending" else key
+        links[key] = {"query": urlencode({**params, "sort": following}), "aria_sort": state}
+    return links
 
 
 @login_required

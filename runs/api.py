@@ -1,18 +1,23 @@
-"""REST API v1: runs (launch → 202, read, samples, cancel). Thin over runs.services."""
+"""REST API v1: runs (launch → 202, read, samples, export, cancel). Thin over runs.services."""
 
 from __future__ import annotations
 
 import django_filters
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
+from runs import export as run_export
 from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     LaunchedRunsSerializer,
@@ -51,6 +56,18 @@ class RunFilter(django_filters.FilterSet):
         fields = ["agent", "test", "test_set", "status", "result", "batch", "created_after", "created_before"]
 
 
+EXPORTED = "The download (`Content-Disposition: attachment`). CSV columns: {}.".format(
+    ", ".join(run_export.CSV_COLUMNS)
+)
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """The export's `?format=` names the download, not a renderer: errors are always JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 def _token(request) -> ApiToken | None:
     return request.auth if isinstance(request.auth, ApiToken) else None
 
@@ -84,7 +101,7 @@ class RunViewSet(
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
-        if self.action == "samples":  # only the run's scenarios are read
+        if self.action in ("samples", "export"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user)
 
@@ -148,6 +165,46 @@ class RunViewSet(
             page, many=True, context={**self.get_serializer_context(), "scenario_names": names}
         )
         return self.get_paginated_response(data.data)
+
+    @extend_schema(
+        summary="Export a run's samples and check results (CSV or JSON)",
+        description="A download of every sample of the run and its check results, streamed. "
+        "`format=json` (the default): an array of samples exactly as `GET runs/{id}/samples/` shows them, "
+        "unpaginated. `format=csv`: one row per check result (a sample without results is one row with "
+        "empty check columns); text cells starting with `=`, `+`, `-`, `@`, a tab or a carriage return "
+        "get a leading `'` so a spreadsheet never runs them as formulas. The run page links here.",
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                enum=list(run_export.FORMATS),
+                default="json",
+                description="csv or json.",
+            )
+        ],
+        responses={
+            (200, "application/json"): OpenApiResponse(SampleSerializer(many=True), description=EXPORTED),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description=EXPORTED),
+        },
+        operation_id="v1_runs_export",
+        filters=False,
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        filterset_class=None,
+        pagination_class=None,
+        content_negotiation_class=ExportNegotiation,
+    )
+    def export(self, request, pk=None, format=None):
+        run = self.get_object()  # another team's run is a 404 whatever the format
+        fmt = request.query_params.get("format") or format or "json"  # `?format=` or `export.csv`
+        if fmt not in run_export.FORMATS:
+            raise ValidationError({"format": [f"Must be csv or json, not {fmt[:20]!r}."]})
+        body = run_export.stream(run, fmt, self.get_serializer_context())
+        response = StreamingHttpResponse(body, content_type=run_export.CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="{run_export.filename(run, fmt)}"'
+        return response
 
 
 def launch_test_set_response(view, request, test_set: TestSet) -> Response:

@@ -12,10 +12,16 @@ version of the run on the evidence (checks.evaluation, in a thread), compute the
 (runs.outcomes.sample_outcome) and hand the result to the writer, which records finished samples
 in batches (one transaction each, every sample guarded by its claim token).
 
-While calls run the loop renews their leases; a sample that was cancelled or taken over (its
-lease expired) is dropped: its call is cancelled and nothing is written. The drain returns when no
-work has been claimable for EVALCONSOLE_DRAIN_IDLE_MS (new launches in that window are picked up
-without a new task) or when half the django-q2 timeout has passed; leftovers get a new task.
+While calls run the loop renews their leases every second (one UPDATE for all of them, however
+many); a sample that was cancelled or taken over (its lease expired) is dropped: its call is
+cancelled and nothing is written. Leases are short (EVALCONSOLE_SAMPLE_LEASE_S, 5 s), so the
+samples of a worker that died stop counting against their agent's cap within seconds: every drain
+claims the freed slots at once and re-queues the dead worker's samples (runs.queue.recover_runs)
+every half lease.
+
+The drain returns when no work has been claimable for EVALCONSOLE_DRAIN_IDLE_MS (new launches in
+that window are picked up without a new task) or when half the django-q2 timeout has passed;
+leftovers get a new task.
 """
 
 from __future__ import annotations
@@ -252,12 +258,15 @@ class _Drain:
         self.hard_s = hard_s
         self.capacity = int(settings.EVALCONSOLE_WORKER_CONCURRENCY)
         self.poll_s = int(settings.EVALCONSOLE_DRAIN_POLL_MS) / 1000
-        lease = queue.lease_seconds()
+        self.lease_s = lease = queue.lease_seconds()
+        # Renew every second (a 5 s lease survives 4 missed renewals); look for dead workers' expired
+        # leases every half lease. Both are a few statements per drain, whatever is in flight.
         self.heartbeat_s = max(0.2, min(1.0, lease / 3))
         self.recover_every_s = max(1.0, lease / 2)
         self.plans: dict[int, RunPlan] = {}
         self.inflight: dict[asyncio.Task, ClaimedSample] = {}
-        self.finished: list[SampleWrite] = []
+        # Finished, not yet written (their leases are still renewed until they are).
+        self.finished: list[tuple[ClaimedSample, SampleWrite]] = []
         self.report = DrainReport()
         self._done: list[asyncio.Task] = []
         self.failures = 0
@@ -320,7 +329,16 @@ class _Drain:
                     last_work = last_claim
                     self._start(claim)
             now = time.monotonic()
-            if self.inflight and now - last_heartbeat >= self.heartbeat_s:
+            if not (self.inflight or self.finished):
+                last_heartbeat = now  # nothing held: the next renewal is due a heartbeat after a claim
+            elif now - last_heartbeat >= self.heartbeat_s:
+                if now - last_heartbeat > self.lease_s / 2:
+                    log.warning(
+                        "drain: leases renewed %.1f s after the last renewal (lease %.0f s): another "
+                        "worker may have taken over samples of this one (EVALCONSOLE_SAMPLE_LEASE_S)",
+                        now - last_heartbeat,
+                        self.lease_s,
+                    )
                 await self._step("renew leases", self._heartbeat)
                 last_heartbeat = now
             if now - last_recover >= self.recover_every_s:
@@ -365,6 +383,12 @@ class _Drain:
                 targets[agent_id] = target_for(agent)
             except Exception as exc:  # noqa: BLE001 - e.g. a protocol the engine does not know
                 targets[agent_id] = exc
+        claimed = {sample.id for sample in claim.samples}
+        for task, old in list(self.inflight.items()):
+            if old.id in claimed and not task.done():
+                # We claimed it again: our older claim lapsed (its lease expired and the sample was
+                # re-queued); only the new claim may call the agent and write.
+                task.cancel()
         for sample in claim.samples:
             plan = self.plans[sample.run_id]
             target = targets[sample.agent_id]
@@ -411,21 +435,23 @@ class _Drain:
                 log.error("sample %s: executor crashed: %r", sample.id, exc)
                 self.report.errors.append(repr(exc))
                 continue
-            self.finished.append(task.result())
+            self.finished.append((sample, task.result()))
 
     async def _flush(self) -> None:
         # Everything that finished while we were busy is written together (one transaction).
         self._collect()
         if not self.finished:
             return
-        batch = list(self.finished)
+        batch = [write for _, write in self.finished]
         written = await self.db(queue.record_sample_results, batch)
         del self.finished[: len(batch)]
         self.report.written += sum(written)
         self.report.dropped += len(written) - sum(written)
 
     async def _heartbeat(self) -> None:
-        held = await self.db(queue.renew_leases, list(self.inflight.values()))
+        # Finished samples waiting for their write (it failed, or is retried) keep their leases too.
+        samples = list(self.inflight.values()) + [sample for sample, _ in self.finished]
+        held = await self.db(queue.renew_leases, samples)
         for task, sample in list(self.inflight.items()):
             if sample.id not in held and not task.done():
                 task.cancel()  # cancelled or taken over: stop calling the agent

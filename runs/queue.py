@@ -367,21 +367,24 @@ def renew_leases(samples: Iterable[ClaimedSample]) -> set[int]:
 
     A sample missing from the answer was cancelled or taken over (its lease had expired): its
     executor must stop and drop its result.
+
+    One UPDATE however many samples (a drain renews all its calls every second):
+    ``WHERE pk IN (ids) AND status = 'running' AND claimed_by IN (tokens)``. Only when it matches
+    fewer rows than it was given does a SELECT say which ones are still held, each by its own token.
+    Tokens are unique per claim, so a row is matched by another of the caller's tokens only if the
+    caller claimed that sample again; the drain then has already cancelled the older call.
     """
-    claims = {sample.id: sample.claim for sample in samples}
+    claims: dict[int, set[str]] = {}
+    for sample in samples:
+        claims.setdefault(sample.id, set()).add(sample.claim)
     if not claims:
         return set()
-    held = {
-        pk
-        for pk, claim in Sample.objects.filter(pk__in=list(claims), status=Sample.Status.RUNNING).values_list(
-            "pk", "claimed_by"
-        )
-        if claims.get(pk) == claim
-    }
-    if held:
-        until = timezone.now() + timedelta(seconds=lease_seconds())
-        Sample.objects.filter(pk__in=list(held), status=Sample.Status.RUNNING).update(lease_expires_at=until)
-    return held
+    tokens = sorted(set().union(*claims.values()))
+    rows = Sample.objects.filter(pk__in=sorted(claims), status=Sample.Status.RUNNING, claimed_by__in=tokens)
+    until = timezone.now() + timedelta(seconds=lease_seconds())
+    if rows.update(lease_expires_at=until) == len(claims) and all(len(c) == 1 for c in claims.values()):
+        return set(claims)
+    return {pk for pk, claim in rows.values_list("pk", "claimed_by") if claim in claims[pk]}
 
 
 # --------------------------------------------------------------------------- worker: record

@@ -71,6 +71,11 @@ def _initial_summary(version: TestVersion) -> dict:
     return summarise_run(records, specs).as_dict()
 
 
+def archived_test_set_problem(test_set: TestSet) -> str:
+    """Why no test of `test_set` may be launched while it is archived (the launcher shows it too)."""
+    return f"test set {test_set.name!r} is archived; restore it to launch its tests"
+
+
 def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
     """The writes of one launch (the caller holds the transaction)."""
     test = Test.objects.select_related("test_set__agent__team", "current_version").get(pk=test.pk)
@@ -78,6 +83,8 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
     access.require(_launcher(by, token), access.CREATE, Run, team=agent.team)
     if test.archived_at is not None:
         raise ValidationFailed(f"test {test.name!r} is archived; restore it to launch it", field="test")
+    if test.test_set.archived_at is not None:
+        raise ValidationFailed(archived_test_set_problem(test.test_set), field="test")
     if agent.archived_at is not None:
         raise ValidationFailed(f"agent {agent.name!r} is archived", field="test")
     if test.current_version_id is None:

@@ -99,6 +99,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         check.kind_label = labels.get(check.kind, check.kind)
         check.judge_skipped = check.kind == JUDGE_KIND and not judge_ready
     form = LaunchForm(request.POST or None, library=library)
+    archived_problem = services.archived_test_set_problem(test_set) if test_set.archived_at else ""
     if request.method == "POST" and form.is_valid():
         try:
             if test is not None:
@@ -134,6 +135,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         "advisory": {int(x) for x in advisory if x.isdigit()},
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
         "skipped_judges": skipped_judges,
+        "archived_problem": archived_problem,
     }
     return render(request, "runs/run_launch.html", context)
 

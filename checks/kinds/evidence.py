@@ -7,7 +7,7 @@ item index; kinds turn it into an INDETERMINATE verdict. Parsing happens once pe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ._common import json_type
@@ -206,13 +206,18 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:40] + "…"
 
 
+def _memoised(evidence: Evidence, part: str, parse: Callable[[object], Any]) -> Any:
+    """``parse(evidence.<part>)``, computed once per Evidence (memoised under the part's name)."""
+    memo = evidence.memo()
+    parsed = memo.get(part)
+    if parsed is None:
+        parsed = memo[part] = parse(getattr(evidence, part))
+    return parsed
+
+
 def tool_calls_of(evidence: Evidence) -> ParsedToolCalls:
     """Parsed ``evidence.tool_calls``, memoised on the Evidence."""
-    memo = evidence.memo()
-    parsed = memo.get("tool_calls")
-    if parsed is None:
-        parsed = memo["tool_calls"] = parse_tool_calls(evidence.tool_calls)
-    return parsed
+    return _memoised(evidence, "tool_calls", parse_tool_calls)
 
 
 def trace_of(evidence: Evidence) -> ParsedTrace:

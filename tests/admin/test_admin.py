@@ -365,6 +365,34 @@ def test_admin_archives_a_check_from_the_list(root_client, greets):
     assert Check.objects.get(pk=greets.pk).archived_at is not None
 
 
+def test_admin_archiving_a_check_tests_use_names_them_in_a_warning(root_client, greets, member, test_set):
+    from checks import services
+
+    check = greets
+    services.create_test(test_set=test_set, by=member, name="Welcome", scenarios=["hi"], checks=[check.pk])
+    response = root_client.post(
+        "/admin/checks/check/", {"action": "archive", "_selected_action": [check.pk]}, follow=True
+    )
+    html = response.content.decode()
+    assert Check.objects.get(pk=check.pk).archived_at is not None
+    assert "Greets is still used by 1 test: Welcome" in html
+    assert "keeps running its last version (v1)" in html
+
+
+def test_admin_rename_of_a_test_with_an_archived_check_is_a_form_error(root_client, greets, member, test_set):
+    from checks import services
+    from checks.models import Test
+
+    check = greets
+    test = services.create_test(test_set=test_set, by=member, name="Welcome", scenarios=["hi"],
+                                checks=[check.pk])
+    services.archive_check(check=check, by=None, confirm=True)
+    response = root_client.post(f"/admin/checks/test/{test.pk}/change/", {"name": "Welcome back"})
+    assert response.status_code == 200
+    assert "&#x27;Greets&#x27; is archived" in response.content.decode()
+    assert Test.objects.get(pk=test.pk).version == 1
+
+
 def test_admin_check_delete_is_refused_with_the_reason(root_client, greets):
     check = greets
     change_page = root_client.get(f"/admin/checks/check/{check.pk}/change/").content.decode()

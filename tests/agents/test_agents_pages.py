@@ -185,3 +185,50 @@ def test_archive_hides_the_agent_from_the_list(login, admin_user, agent):
     assert (
         f'href="{agent.get_absolute_url()}"' not in client.get(reverse("agents:agent-list")).content.decode()
     )
+
+
+def test_archived_agents_are_listed_under_the_archived_filter_and_admins_restore_them(
+    login, admin_user, member, agent
+):
+    from agents.services import archive_agent
+
+    archive_agent(agent=agent, by=admin_user)
+    url = reverse("agents:agent-list")
+    client = login(admin_user)
+    html = client.get(url).content.decode()
+    assert f'href="{agent.get_absolute_url()}"' not in html
+    assert 'data-filter="archived">Archived<span class="count">1</span>' in html
+    archived = client.get(url, {"archived": "1"}).content.decode()
+    assert f'href="{agent.get_absolute_url()}"' in archived
+    assert '<span class="tag warn">archived</span>' in archived
+    assert 'aria-current="true" data-filter="archived"' in archived
+    assert "Restore" in archived
+    assert "Restore agent" in client.get(agent.get_absolute_url()).content.decode()
+
+    # members see archived agents but cannot restore them
+    assert "Restore" not in login(member).get(url, {"archived": "1"}).content.decode()
+    restore = reverse("agents:agent-archive", args=[agent.pk])
+    assert login(member).post(restore, {"restore": "1"}).status_code == 403
+    agent.refresh_from_db()
+    assert agent.archived_at is not None
+
+    response = login(admin_user).post(restore, {"restore": "1"}, follow=True)
+    agent.refresh_from_db()
+    assert agent.archived_at is None and "Agent Support bot restored" in response.content.decode()
+    assert f'href="{agent.get_absolute_url()}"' in client.get(url).content.decode()
+
+
+def test_the_archived_filter_refuses_a_value_that_is_not_a_boolean(login, member, agent):
+    response = login(member).get(reverse("agents:agent-list"), {"archived": "maybe"})
+    assert response.status_code == 400
+    assert "archived: &#x27;maybe&#x27; is not a boolean" in response.content.decode()
+
+
+def test_another_teams_archived_agent_is_404_and_not_listed(login, outsider, admin_user, agent):
+    from agents.services import archive_agent
+
+    archive_agent(agent=agent, by=admin_user)
+    client = login(outsider)
+    assert agent.name not in client.get(reverse("agents:agent-list"), {"archived": "1"}).content.decode()
+    restore = reverse("agents:agent-archive", args=[agent.pk])
+    assert client.post(restore, {"restore": "1"}).status_code == 404

@@ -60,7 +60,9 @@ EXPECTED: dict[str, dict[str, int]] = {
     **collection("agents", members_edit=False),  # outsider's create: "Team 1 does not exist"
     "POST /api/v1/agents/{id}/ping/": write(member=200, admin=200, outsider=404),
     # checks: members build them; admins archive them.
+    # The world's test uses its check: an admin is allowed, and told so first (409 until ?confirm=true).
     **collection("checks"),  # outsider's create: "Agent 1 does not exist"
+    "DELETE /api/v1/checks/{id}/": write(member=403, admin=409, outsider=404),
     "GET /api/v1/checks/{id}/versions/": read(outsider=404),
     # test sets and tests: members build them and launch runs; admins archive them.
     **collection("test-sets"),
@@ -74,6 +76,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "POST /api/v1/runs/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
     "GET /api/v1/runs/{id}/": read(outsider=404),
     "GET /api/v1/runs/{id}/samples/": read(outsider=404),
+    "GET /api/v1/runs/{id}/export/": read(outsider=404),
     "POST /api/v1/runs/{id}/cancel/": write(member=200, admin=200, outsider=404),
     # tokens: everyone manages their own; {id} is the admin's token, nobody else's.
     "GET /api/v1/tokens/": read(),

@@ -171,6 +171,25 @@ def test_check_archive_is_admin_only_and_keeps_the_check_readable(api, library):
     assert api.get("member", "/api/v1/checks/?archived=true").json()["count"] == 1
 
 
+def test_archiving_a_check_tests_use_is_a_409_naming_them_until_confirmed(api, library):
+    check, test = library["check"], library["test"]
+    response = api.delete("admin", f"/api/v1/checks/{check.pk}/")
+    assert response.status_code == 409
+    body = response.json()
+    assert body["tests"] == [{"id": test.pk, "name": "Order status"}]
+    assert "Order status" in body["detail"] and "?confirm=true" in body["detail"]
+    assert api.get("admin", f"/api/v1/checks/{check.pk}/").json()["archived_at"] is None
+    response = api.delete("admin", f"/api/v1/checks/{check.pk}/?confirm=maybe")
+    assert response.status_code == 400 and "confirm" in response.json()
+    assert api.delete("member", f"/api/v1/checks/{check.pk}/?confirm=true").status_code == 403
+    assert api.delete("admin", f"/api/v1/checks/{check.pk}/?confirm=true").status_code == 204
+    assert api.get("admin", f"/api/v1/checks/{check.pk}/").json()["archived_at"] is not None
+    # The test still shows the check; saving a new version names it.
+    response = api.patch("member", f"/api/v1/tests/{test.pk}/", {"name": "Renamed"})
+    assert response.status_code == 400
+    assert "'Mentions shipping' is archived" in response.json()["checks.0.check"][0]
+
+
 def test_another_teams_object_in_a_body_does_not_exist(api, other_team, outsider):
     from agents.services import create_agent
     from checks.services import create_check
@@ -406,3 +425,34 @@ def test_agent_team_is_required_for_a_member_of_several_teams(api, admin_user, o
     }
     created = api.post("admin", "/api/v1/agents/", {**body, "team": other_team.pk})
     assert created.status_code == 201 and created.json()["team"] == other_team.pk
+
+
+def test_an_archived_test_set_refuses_new_tests_and_launches_naming_the_field(api, library, admin_user):
+    from checks.services import archive_test_set
+    from runs.models import Run
+
+    test_set, test = library["test_set"], library["test"]
+    archive_test_set(test_set=test_set, by=admin_user)
+    body = {"test_set": test_set.pk, "name": "Refunds", "scenarios": [{"input": "Refund EC-1042"}]}
+    created = api.post("member", "/api/v1/tests/", body)
+    assert created.status_code == 400
+    assert created.json()["test_set"] == ["test set 'Orders' is archived; restore it to add tests"]
+    both = api.post("member", "/api/v1/tests/", {**body, "name": ""}).json()
+    assert set(both) == {"test_set", "name"}  # reported with the other problems at once
+
+    runs_before = Run.objects.count()
+    launched = api.post("member", "/api/v1/runs/", {"test": test.pk})
+    assert launched.status_code == 400
+    assert launched.json()["test"] == ["test set 'Orders' is archived; restore it to launch its tests"]
+    whole = api.post("member", f"/api/v1/test-sets/{test_set.pk}/runs/", {})
+    assert whole.status_code == 400 and "archived" in whole.json()["test_set"][0]
+    assert Run.objects.count() == runs_before
+
+
+@pytest.mark.parametrize("resource", ["agents", "checks", "test-sets", "tests"])
+def test_the_archived_filter_must_be_a_boolean(api, library, resource):
+    bad = api.get("member", f"/api/v1/{resource}/?archived=maybe")
+    assert bad.status_code == 400
+    assert bad.json() == {"archived": ["'maybe' is not a boolean; use true or false"]}
+    for value in ("true", "false", "1", "0", "True"):
+        assert api.get("member", f"/api/v1/{resource}/?archived={value}").status_code == 200, value

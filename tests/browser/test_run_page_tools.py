@@ -1,10 +1,14 @@
 """The run page's reading tools in a real browser: the "failures only" filter (swapped in place by
-HTMX, reflected in the URL, cleared again) and output diffs (two samples of a run; a scenario in two
-runs on the compare page)."""
+HTMX, reflected in the URL, cleared again), output diffs (two samples of a run; a scenario in two
+runs on the compare page) and the CSV / JSON export links."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -139,3 +143,22 @@ def test_output_diff_of_two_samples_and_of_a_scenario_in_two_runs(
     expect(page.locator("#output-diff tr.diff-added .text")).to_have_text("was delivered.")
     page.locator("#diff-picker").scroll_into_view_if_needed()
     shot("compare-output-diff", full_page=False)
+
+
+def test_export_links_download_the_run_as_csv_and_json(
+    page: Page, live_server, log_in, shot, admin_user, finished_run
+):
+    log_in("ada", "pw-ada")
+    page.goto(f"{live_server.url}{finished_run.get_absolute_url()}")
+    exports = page.locator("#run-export")
+    shot("run-export-links", full_page=False)
+    with page.expect_download() as csv_download:
+        exports.get_by_role("link", name="CSV").click()
+    assert csv_download.value.suggested_filename == f"run-{finished_run.pk}-samples.csv"
+    header, *rows = list(csv.reader(io.StringIO(Path(csv_download.value.path()).read_text())))
+    assert header[:3] == ["run", "scenario_index", "scenario"] and len(rows) == 6  # one check, 6 samples
+    with page.expect_download() as json_download:
+        exports.get_by_role("link", name="JSON").click()
+    assert json_download.value.suggested_filename == f"run-{finished_run.pk}-samples.json"
+    samples = json.loads(Path(json_download.value.path()).read_text())
+    assert sorted(s["outcome"] for s in samples) == ["error", "error", "fail", "fail", "pass", "pass"]

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from checks.models import Test, TestSet
+from checks.models import Check, Test, TestSet
 from checks.services import create_check, create_test
 from tests.support.page_fixtures import live_agent, login, order_test, run_now  # noqa: F401
 
@@ -299,3 +299,147 @@ def test_nul_characters_are_refused_as_the_api_refuses_them(login, member, test_
     assert "must not contain NUL characters" in html
     assert html.count("must not contain NUL characters") == 1
     assert not Test.objects.exists()
+
+
+def test_editing_a_test_names_an_archived_check_at_the_top_and_in_its_row(login, admin_user, member,
+                                                                          test_set, library):
+    from checks.services import archive_check
+
+    test = create_test(test_set=test_set, by=member, name="T", scenarios=["hello"], checks=[library[0].pk])
+    archive_check(check=library[0], by=admin_user, confirm=True)
+    client = login(member)
+    url = reverse("checks:test-edit", args=[test.pk])
+    html = client.get(url).content.decode()
+    top = html.split('<div id="builder">')[1].split("<fieldset")[0]
+    assert 'id="archived-checks"' in top and "Mentions order" in top  # said before saving
+    data = {
+        "name": "T2", "scenario_count": "1", "s-0-mode": "single", "s-0-input": "hello",
+        "check_count": "1", "c-0-id": str(library[0].pk),
+        "samples_per_scenario": "1", "min_valid_per_scenario": "1", "required_pass_rate": "100",
+    }
+    response = client.post(url, data)
+    html = response.content.decode()
+    assert response.status_code == 200
+    top = html.split('<div id="builder">')[1].split("<fieldset")[0]
+    assert 'class="errorbox"' in top and "Mentions order" in top and "is archived" in top
+    row = html.split('data-check="Mentions order"')[1].split("</tr>")[0]
+    assert '<span class="tag warn">archived</span>' in row and "is archived" in row
+    test.refresh_from_db()
+    assert test.version == 1
+    # Removing the archived check lets the edit through.
+    data.update(check_count="0")
+    assert client.post(url, data).status_code == 302
+
+
+# ---------------------------------------------------------------- + New check in the builder (issue 14: 25)
+
+
+def _new_check(**fields):
+    return {"nc_open": "1", "nc-name": "Looked up", "nc-kind": "tool_usage", "cfg-tool": "lookup_order",
+            "cfg-mode": "at_least", "cfg-count": "1", "cfg-inputs-count": "0", "cfg-node": "", **fields}
+
+
+def test_new_check_opens_in_place_and_keeps_the_builder(login, member, test_set):
+    client = login(member)
+    url = reverse("checks:test-create", args=[test_set.pk])
+    html = client.post(url, _builder(_action="new_check"), HTTP_HX_TARGET="builder", **HTMX).content.decode()
+    assert html.lstrip().startswith('<div id="builder">')
+    panel = html.split('id="new-check"')[1]
+    assert 'name="nc-name"' in panel and 'name="nc-kind"' in panel and 'id="new-check-fields"' in panel
+    assert "Where is EC-1042?" in html and 'value="Order status"' in html  # what was typed stays
+    # Picking a kind swaps that kind's fields in; the builder still keeps everything.
+    html = client.post(url, _builder(_action="nc:kind", **_new_check()), **HTMX).content.decode()
+    fields = html.split('id="new-check-fields"')[1]
+    assert 'data-kind="tool_usage"' in fields and 'name="cfg-tool"' in fields and "Input conditions" in fields
+    html = client.post(url, _builder(_action="nc:add:inputs", **_new_check()), **HTMX).content.decode()
+    assert 'name="cfg-inputs-0-field"' in html and 'value="Looked up"' in html
+    # Other builder actions keep the open panel and what was typed in it.
+    html = client.post(url, _builder(_action="add_scenario", **_new_check()), **HTMX).content.decode()
+    assert 'name="scenario_count" value="3"' in html and 'value="lookup_order"' in html
+    assert not Check.objects.exists() and not Test.objects.exists()
+
+
+def test_new_check_is_validated_by_the_service_and_errors_stay_in_the_panel(login, member, test_set):
+    response = login(member).post(
+        reverse("checks:test-create", args=[test_set.pk]),
+        _builder(_action="nc:save", **_new_check(**{"nc-name": "", "cfg-count": "1" + "0" * 30})),
+        **HTMX,
+    )
+    panel = response.content.decode().split('id="new-check"')[1].split('id="builder-counter"')[0]
+    assert response.status_code == 200
+    assert "a check needs a name" in panel and "must be at most 1,000" in panel
+    assert "Where is EC-1042?" in response.content.decode()
+    assert not Check.objects.exists()
+
+
+def test_new_check_is_saved_to_the_library_and_attached(login, member, test_set, agent):
+    client = login(member)
+    url = reverse("checks:test-create", args=[test_set.pk])
+    html = client.post(url, _builder(_action="nc:save", **_new_check(**{"nc-advisory": "on"})), **HTMX)
+    html = html.content.decode()
+    check = Check.objects.get()
+    assert (check.agent, check.name, check.kind, check.version) == (agent, "Looked up", "tool_usage", 1)
+    assert check.current_version.config["tool"] == "lookup_order"
+    assert f'name="c-0-id" value="{check.pk}"' in html
+    assert 'name="c-0-advisory" id="id_c-0-advisory" checked' in html
+    assert 'id="new-check"' not in html and "Looked up created in the library and attached" in html
+    assert "Where is EC-1042?" in html
+    # It is a library check like any other: the test saves with it, the Checks tab lists it.
+    data = _builder(check_count="1", **{"c-0-id": str(check.pk), "c-0-advisory": "on"})
+    assert client.post(url, data).status_code == 302
+    attached = Test.objects.get().current_version.attached_checks.all()
+    assert [(c.library_check_id, c.required) for c in attached] == [(check.pk, False)]
+    library = client.get(reverse("checks:check-list", args=[agent.pk])).content.decode()
+    assert check.get_absolute_url() in library
+
+
+def test_saving_the_test_with_an_unfinished_new_check_asks_to_finish_it(login, member, test_set):
+    response = login(member).post(reverse("checks:test-create", args=[test_set.pk]), _builder(**_new_check()))
+    html = response.content.decode()
+    assert response.status_code == 200 and not Test.objects.exists()
+    assert "Create and attach the new check, or cancel it, before saving the test" in html
+    assert 'value="lookup_order"' in html
+
+
+def test_new_check_at_the_check_limit_is_disabled(login, member, test_set, library, settings):
+    settings.EVALCONSOLE_MAX_CHECKS = 1
+    data = _builder(check_count="1", **{"c-0-id": str(library[0].pk)})
+    url = reverse("checks:test-create", args=[test_set.pk])
+    html = login(member).post(url, {**data, "_action": "refresh"}, **HTMX).content.decode()
+    button = html.split('value="new_check"')[1].split(">")[0]
+    assert "disabled" in button
+
+
+def test_an_archived_test_set_offers_no_new_test_or_launch_and_refuses_both(
+    login, member, admin_user, test_set
+):
+    from checks.services import archive_test_set
+    from runs.models import Run
+
+    test = create_test(test_set=test_set, by=member, name="Kept", scenarios=["hi"])
+    archive_test_set(test_set=test_set, by=admin_user)
+    client = login(member)
+    html = client.get(test_set.get_absolute_url()).content.decode()
+    assert '<span class="tag warn">archived</span>' in html
+    assert reverse("checks:test-create", args=[test_set.pk]) not in html and "Run all tests" not in html
+    assert f"?test={test.pk}" not in html  # no Run button per test either
+    assert "Run this test" not in client.get(test.get_absolute_url()).content.decode()
+
+    message = "test set &#x27;Orders&#x27; is archived; restore it to add tests"
+    url = reverse("checks:test-create", args=[test_set.pk])
+    page = client.get(url)
+    assert page.status_code == 200 and message in page.content.decode()
+    response = client.post(url, _builder())
+    html = response.content.decode()
+    assert response.status_code == 200 and message in html
+    assert 'id="id_test_set_error"' in html  # on the test set field, not lost
+    assert not Test.objects.filter(name="Order status").exists()
+
+    launch = reverse("runs:run-launch")
+    refused = "test set &#x27;Orders&#x27; is archived; restore it to launch its tests"
+    assert refused in client.get(launch, {"test": test.pk}).content.decode()
+    for body in ({"test": test.pk}, {"test_set": test_set.pk}):
+        response = client.post(launch, body)
+        assert response.status_code == 200, body
+        assert "is archived; restore it to launch" in response.content.decode(), body
+    assert not Run.objects.exists()

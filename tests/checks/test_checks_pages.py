@@ -398,3 +398,184 @@ def test_check_list_says_why_a_sort_or_search_was_refused(login, member, agent):
         html = response.content.decode()
         assert response.status_code == 200 and message in html, params
         assert _check_order(html) == ["One", "Two"]
+
+
+# ---------------------------------------------------------------- archiving a check tests use (issue 14: 4)
+
+
+@pytest.fixture
+def used_check(agent, member):
+    check = create_check(agent=agent, by=member, name="Greets", kind="text_includes", config={"text": "hi"})
+    test_set = create_test_set(agent=agent, by=member, name="Support")
+    tests = [
+        create_test(test_set=test_set, by=member, name=name, scenarios=["hello"], checks=[check.pk])
+        for name in ("Welcome", "Refund")
+    ]
+    return check, tests
+
+
+def test_archiving_a_check_tests_use_asks_first_naming_them(login, admin_user, used_check):
+    check, tests = used_check
+    client = login(admin_user)
+    page = client.get(check.get_absolute_url()).content.decode()
+    assert "Archive" in page
+    response = client.post(reverse("checks:check-archive", args=[check.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200  # a confirmation, nothing archived yet
+    check.refresh_from_db()
+    assert check.archived_at is None
+    confirm = html.split('id="archive-confirm"')[1].split("</form>")[0]
+    assert "2 tests use this check" in confirm
+    for test in tests:
+        assert f'href="{test.get_absolute_url()}"' in confirm
+    assert "keep running its last version, v1" in confirm
+    assert 'name="confirm" value="1"' in confirm
+    response = client.post(reverse("checks:check-archive", args=[check.pk]), {"confirm": "1"}, follow=True)
+    check.refresh_from_db()
+    assert check.archived_at is not None
+    html = response.content.decode()
+    assert "Check Greets archived" in html and "Refund and Welcome keep running v1" in html
+    # The archived check's page says what happens to the tests that still use it.
+    assert "Tests that still use it keep running its last version, v1" in html
+
+
+def test_archiving_an_unused_check_needs_no_confirmation(login, admin_user, agent, member):
+    check = create_check(agent=agent, by=member, name="Spare", kind="text_includes", config={"text": "x"})
+    response = login(admin_user).post(reverse("checks:check-archive", args=[check.pk]))
+    assert response.status_code == 302
+    check.refresh_from_db()
+    assert check.archived_at is not None
+
+
+def test_the_test_page_shows_an_archived_check_as_archived(login, admin_user, member, used_check):
+    from checks.services import archive_check
+
+    check, tests = used_check
+    archive_check(check=check, by=admin_user, confirm=True)
+    html = login(member).get(tests[0].get_absolute_url()).content.decode()
+    row = html.split('data-check="Greets"')[1].split("</tr>")[0]
+    assert '<span class="tag warn">archived</span>' in row
+    assert "Runs of this version still use v1" in row
+
+
+def test_archived_checks_are_listed_under_the_archived_filter_and_admins_restore_them(
+    login, admin_user, member, agent
+):
+    from checks.services import archive_check
+
+    kept = create_check(agent=agent, by=member, name="Kept", kind="text_includes", config={"text": "a"})
+    gone = create_check(agent=agent, by=member, name="Gone", kind="latency", config={"max_ms": 100})
+    archive_check(check=gone, by=admin_user)
+    url = reverse("checks:check-list", args=[agent.pk])
+    client = login(admin_user)
+    html = client.get(url).content.decode()
+    assert 'data-filter="archived">Archived<span class="count">1</span>' in html
+    assert gone.get_absolute_url() not in html and kept.get_absolute_url() in html
+    archived = client.get(url, {"archived": "1"}).content.decode()
+    assert gone.get_absolute_url() in archived and kept.get_absolute_url() not in archived
+    assert 'aria-current="true" data-filter="archived"' in archived
+    assert f'action="{reverse("checks:check-archive", args=[gone.pk])}"' in archived  # restore in the row
+    fragment = client.get(url, {"archived": "1"}, HTTP_HX_TARGET="checks-panel", **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="checks-panel">') and gone.get_absolute_url() in fragment
+
+    member_view = login(member).get(url, {"archived": "1"}).content.decode()
+    assert gone.get_absolute_url() in member_view and "Restore" not in member_view
+    response = login(admin_user).post(reverse("checks:check-archive", args=[gone.pk]), {"restore": "1"})
+    assert response.status_code == 302
+    gone.refresh_from_db()
+    assert gone.archived_at is None
+    assert gone.get_absolute_url() in client.get(url).content.decode()
+
+
+def test_the_checks_archived_filter_refuses_a_value_that_is_not_a_boolean(login, member, agent):
+    response = login(member).get(reverse("checks:check-list", args=[agent.pk]), {"archived": "maybe"})
+    assert response.status_code == 400
+    assert "archived: &#x27;maybe&#x27; is not a boolean" in response.content.decode()
+
+
+@pytest.fixture
+def team_library(team, admin_user, member, agent, other_team, outsider):
+    """Checks of two agents of `team`, and one of another team's agent that must never show."""
+    from agents.services import create_agent
+
+    billing = create_agent(team=team, by=admin_user, name="Billing bot", endpoint_url="http://127.0.0.1:9/b")
+    foreign = create_agent(team=other_team, by=outsider, name="Foreign bot", endpoint_url="http://127.0.0.1:9/f")
+    create_check(agent=agent, by=member, name="Mentions order", kind="text_includes", config={"text": "EC"})
+    create_check(agent=billing, by=member, name="Fast reply", kind="latency", config={"max_ms": 500})
+    create_check(
+        agent=billing, by=member, name="Order looked up", kind="tool_usage",
+        config={"tool": "lookup_order", "mode": "at_least", "count": 1},
+    )
+    create_check(agent=foreign, by=outsider, name="Foreign order", kind="text_includes", config={"text": "x"})
+    return {"support": agent, "billing": billing, "foreign": foreign}
+
+
+def test_the_checks_menu_opens_a_library_of_every_agent_of_the_team_with_search(
+    login, member, team_library
+):
+    billing = team_library["billing"]
+    client = login(member)
+    url = reverse("checks:check-index")
+    response = client.get(url)
+    assert response.status_code == 200  # the library itself, not a redirect to the first agent's tab
+    html = response.content.decode()
+    assert 'role="search"' in html and f'href="{reverse("checks:check-list", args=[billing.pk])}"' in html
+
+    def shown(**params):
+        page = client.get(url, params)
+        assert page.status_code == 200, params
+        body = page.content.decode()
+        return {n for n in ("Mentions order", "Fast reply", "Order looked up", "Foreign order") if n in body}
+
+    assert shown() == {"Mentions order", "Fast reply", "Order looked up"}  # never another team's
+    assert shown(q="ORDER") == {"Mentions order", "Order looked up"}  # by name, any case
+    assert shown(q="billing") == {"Fast reply", "Order looked up"}  # by agent name
+    assert shown(q="latency") == {"Fast reply"}  # by kind name
+    assert shown(q="tool usage") == {"Order looked up"}  # by kind label
+    assert shown(kind="tool_usage") == {"Order looked up"}
+    assert shown(agent=billing.pk) == {"Fast reply", "Order looked up"}
+    assert shown(agent=billing.pk, q="fast") == {"Fast reply"}
+
+
+def test_the_library_paginates_and_lists_archived_checks_apart(login, member, admin_user, agent):
+    from checks.services import archive_check
+
+    for i in range(51):
+        create_check(agent=agent, by=member, name=f"Check {i:02}", kind="latency", config={"max_ms": 10 + i})
+    archive_check(check=Check.objects.get(name="Check 00"), by=admin_user)
+    client = login(member)
+    url = reverse("checks:check-index")
+    first = client.get(url).content.decode()
+    assert first.count('class="check-row"') == 50 and "Page 1 of 1" not in first and "Check 00" not in first
+    archived = client.get(url, {"archived": "1"}).content.decode()
+    assert archived.count('class="check-row"') == 1 and "Check 00" in archived
+    for i in range(2):
+        create_check(agent=agent, by=member, name=f"More {i}", kind="latency", config={"max_ms": 5})
+    second = client.get(url, {"page": 2}).content.decode()
+    assert second.count('class="check-row"') == 2 and "Page 2 of 2" in second
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"kind": "nope"}, "Select a valid choice"),
+        ({"agent": "abc"}, "Select a valid choice"),
+        ({"q": "a\x00b"}, "must not contain NUL characters"),
+        ({"q": "x" * 201}, "at most 200 characters"),
+        ({"archived": "maybe"}, "archived: &#x27;maybe&#x27; is not a boolean"),
+    ],
+)
+def test_the_library_search_answers_bad_input_with_a_clear_error(
+    login, member, team_library, params, message
+):
+    response = login(member).get(reverse("checks:check-index"), params)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html and 'class="check-row"' not in html
+
+
+def test_the_library_filtered_by_another_teams_agent_is_404(login, member, team_library):
+    url = reverse("checks:check-index")
+    client = login(member)
+    assert client.get(url, {"agent": team_library["foreign"].pk}).status_code == 404
+    assert client.get(url, {"agent": "9" * 30}).status_code == 404  # beyond any id: no overflow

@@ -54,7 +54,9 @@ def _check(name: str) -> Check:
 EDITS = {
     "rename the demo test set": lambda: checks.update_test_set(
         test_set=TestSet.objects.get(name="Support basics"), by=_admin(), name="Our support tests"),
-    "archive a demo check": lambda: checks.archive_check(check=_check("Looks up the order"), by=_admin()),
+    # The demo's tests use it, so archiving asks first (issue 14: 4); the team's admin confirms.
+    "archive a demo check": lambda: checks.archive_check(
+        check=_check("Looks up the order"), by=_admin(), confirm=True),
     "rename a demo check": lambda: checks.edit_check(
         check=_check("Mentions the order id"), by=_admin(), name="Quotes the order number"),
     "rename a demo test": lambda: checks.edit_test(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from monitors import services as monitoring
 from monitors.models import Evaluation, Monitor, Task
-from runs.models import CheckResult
+from runs.models import CheckResult, Outcome
 from tests.monitors.conftest import task_item
 
 V1 = "/api/v1"
@@ -311,3 +315,93 @@ def test_ingest_rejects_text_no_database_can_store(api, agent, django_capture_on
     assert response.status_code == 400
     assert set(response.json()) == {"items.0.output", "items.1.metadata"}
     assert "NUL" in response.json()["items.0.output"][0]
+
+
+def _evalconsole_request(text: str) -> dict:
+    return {
+        "protocol": "evalconsole/1",
+        "run": "live",
+        "sample": "1",
+        "attempt": 1,
+        "scenario": {"name": "live", "input": text, "messages": [{"role": "user", "content": text}]},
+    }
+
+
+def _demo_agent_reply(text: str) -> dict:
+    """The demo agent's evalconsole/1 reply body, over HTTP, exactly as it sent it."""
+    import httpx
+
+    from agents.demo_agent import DemoAgent
+
+    with DemoAgent() as demo:
+        return httpx.post(demo.url, json=_evalconsole_request(text), timeout=10).json()
+
+
+def _python_adapter_reply(text: str) -> dict:
+    """The Python adapter's reply body for an agent that calls one recorded tool."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "adapters" / "python"))
+    from evalconsole_adapter import ToolRecorder, wrap
+
+    recorder = ToolRecorder()
+
+    @recorder.tool
+    def lookup_order(order_id: str) -> dict:
+        return {"status": "shipped"}
+
+    def agent(messages, scenario) -> str:
+        return f"Order EC-1042 is {lookup_order('EC-1042')['status']}."
+
+    return json.loads(json.dumps(wrap(agent, recorder=recorder)(_evalconsole_request(text))))
+
+
+@pytest.mark.parametrize(
+    "produce", [_demo_agent_reply, _python_adapter_reply], ids=["demo-agent", "python-adapter"]
+)
+def test_an_agent_reply_body_posts_as_a_task_with_its_tool_calls(
+    produce, api, agent, member, make_check, django_capture_on_commit_callbacks
+):
+    """The protocol's `toolCalls` is accepted as is (issue 14, 15): stored and evaluated."""
+    used = make_check("Looks up the order", kind="tool_usage", tool="lookup_order", mode="at_least", count=1)
+    monitoring.create_monitor(agent=agent, by=member, name="All", checks=[used.pk], sample_rate=100)
+    reply = produce("Where is my order EC-1042?")
+    assert "toolCalls" in reply and "tool_calls" not in reply  # the wire format, untouched
+    task = {**reply, "external_id": "reply-1", "completed_at": "2025-01-01T12:00:00Z"}
+    response, _ = post_tasks(api, agent, task, django_capture_on_commit_callbacks)
+    assert response.status_code == 201, response.json()
+    stored = Task.objects.get(external_id="reply-1")
+    assert stored.tool_calls == reply["toolCalls"] and stored.output == reply["output"]
+    assert [c["name"] for c in stored.tool_calls][:1] == ["lookup_order"]
+    if "trace" in reply:
+        assert stored.trace == reply["trace"]
+    result = CheckResult.objects.get(task=stored)
+    assert result.outcome == Outcome.PASS, result.explanation
+    detail = api.get(f"{V1}/tasks/{stored.pk}/").json()
+    assert detail["tool_calls"] == reply["toolCalls"]
+
+
+def test_tool_calls_in_both_spellings_is_a_400_naming_both(api, agent, django_capture_on_commit_callbacks):
+    calls = [{"name": "lookup_order", "status": "succeeded"}]
+    item = task_item(1, tool_calls=calls, toolCalls=calls)
+    response, _ = post_tasks(api, agent, item, django_capture_on_commit_callbacks)
+    assert response.status_code == 400
+    (message,) = response.json()["tool_calls"]
+    assert "toolCalls" in message and "tool_calls" in message
+    bad = task_item(2, tool_calls=None, toolCalls="lookup_order")
+    response, _ = post_tasks(
+        api, agent, {k: v for k, v in bad.items() if k != "tool_calls"}, django_capture_on_commit_callbacks
+    )
+    assert response.status_code == 400 and "toolCalls" in response.json()  # named as it was sent
+    assert not Task.objects.exists()
+
+
+def test_openapi_documents_both_spellings_of_tool_calls(db):
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    item = schema["components"]["schemas"]["TaskItemRequest"]["properties"]
+    assert {"tool_calls", "toolCalls", "output", "messages", "trace"} <= set(item)
+    assert "toolCalls" in item["tool_calls"]["description"]
+    ingest = schema["paths"]["/api/v1/agents/{agent_id}/tasks/"]["post"]["description"]
+    assert "toolCalls" in ingest and "tool_calls" in ingest

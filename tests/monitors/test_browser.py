@@ -100,3 +100,38 @@ def test_monitor_form_shows_inline_errors_instead_of_browser_popups(
     expect(page.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "monitor_form_errors.png"), full_page=True)
+
+
+def test_task_list_search_box_and_sortable_headers(page: Page, live_server, member, admin_user, team, agent):
+    from agents.services import create_agent
+
+    other = create_agent(team=team, by=admin_user, name="Alpha bot", endpoint_url="http://127.0.0.1:9/alpha")
+    items = [task_item(i) for i in range(4)]
+    items[1]["output"] = "Your refund is on its way"
+    monitoring.ingest_tasks(agent=agent, by=member, items=items)
+    monitoring.ingest_tasks(agent=other, by=member, items=[task_item(9)])
+    login(page, live_server, member.username)
+    page.goto(f"{live_server.url}/tasks/")
+    rows = page.locator("#task-results tbody tr")
+    expect(rows).to_have_count(5)
+    page.get_by_role("searchbox", name="Search").fill("refund")
+    page.get_by_role("searchbox", name="Search").press("Enter")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("conv-1")
+    expect(page).to_have_url(
+        f"{live_server.url}/tasks/?agent=&completed_after=&completed_before=&q=refund&has_failures=&sort=-completed_at"
+    )
+    page.goto(f"{live_server.url}/tasks/")
+    page.locator("#task-results").get_by_role("link", name="Agent", exact=True).click()
+    expect(page.get_by_role("columnheader", name="Agent", exact=True)).to_have_attribute(
+        "aria-sort", "ascending"
+    )
+    expect(rows.first).to_contain_text("Alpha bot")
+    page.locator("#task-results").get_by_role("link", name="Agent", exact=True).click()
+    expect(page.get_by_role("columnheader", name="Agent", exact=True)).to_have_attribute(
+        "aria-sort", "descending"
+    )
+    expect(rows.first).to_contain_text("Support bot")
+    expect(page.get_by_label("Sort by")).to_have_value("-agent")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "task_list_sorted.png"), full_page=True)

@@ -103,14 +103,14 @@ def test_ingestion_validation_names_item_index_and_field(agent, member):
     items[1]["completed_at"] = "yesterday"
     items[2]["messages"] = [{"role": "robot", "content": "hi"}]
     items[3]["external_id"] = "conv-0"
-    items[4]["toolCalls"] = []
+    items[4]["latencyMs"] = 5  # (toolCalls, the protocol's key, is accepted: see test_api)
     with pytest.raises(ValidationFailed) as exc:
         monitoring.ingest_tasks(agent=agent, by=member, items=items)
     errors = exc.value.errors
     assert "ISO 8601" in errors["items.1.completed_at"]
     assert "items.2.messages.0.role" in errors
     assert "also appears in item 0" in errors["items.3.external_id"]
-    assert "tool_calls" in errors["items.4.toolCalls"]
+    assert "did you mean 'latency_ms'" in errors["items.4.latencyMs"]
     assert "items.0.completed_at" not in errors
     assert not Task.objects.exists()  # all or nothing
 

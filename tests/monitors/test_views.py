@@ -15,6 +15,7 @@ from monitors.models import Evaluation, Monitor, Task
 from tests.monitors.conftest import task_item
 from tests.monitors.test_api import expected_grid, grid_checks, grid_items
 
+SUPPORT_BOT = '<span class="trunc" title="Support bot">Support bot</span>'  # as pages show it (|trunc)
 XSS_SCRIPT = "<script>alert('pwned')</script>"
 XSS_IMG = '<img src=x onerror="alert(1)">'
 
@@ -122,7 +123,8 @@ def test_select_tasks_choose_checks_launch_grid(
     # Tick the 50 tasks on the list, continue to the check picker.
     picker = client.get(reverse("monitors:evaluation-create"), {"task": [str(i) for i in result.ids]})
     html = picker.content.decode()
-    assert picker.status_code == 200 and "Evaluate 50 tasks of Support bot" in html
+    assert picker.status_code == 200
+    assert 'Evaluate 50 tasks of <span class="trunc" title="Support bot">Support bot</span>' in html
     assert all(f'value="{c.pk}"' in html for c in checks)
     form = {"task": [str(i) for i in result.ids], "checks": [str(c.pk) for c in checks], "name": "Grid"}
     with django_capture_on_commit_callbacks(execute=True):
@@ -275,8 +277,9 @@ def test_monitor_page_labels_both_versions_of_an_edited_check(
     )
     client.force_login(member)
     html = client.get(reverse("monitors:monitor-detail", args=[monitor.pk])).content.decode()
-    assert 'Mentions answer <span class="tag">v1</span> <span class="tag warn">earlier version</span>' in html
-    assert 'Mentions answer <span class="tag">v2</span> <span class="tag">current</span>' in html
+    name = '<span class="trunc" title="Mentions answer">Mentions answer</span>'  # the |trunc filter
+    assert f'{name} <span class="tag">v1</span> <span class="tag warn">earlier version</span>' in html
+    assert f'{name} <span class="tag">v2</span> <span class="tag">current</span>' in html
     assert '"label": "Mentions answer v1"' in html and '"label": "Mentions answer v2"' in html  # chart data
     assert "uPlot.iife.min.js" in html
     day = client.get(
@@ -395,7 +398,7 @@ def test_select_all_matching_without_agent_filter_when_tasks_share_one_agent(
     picker = client.get(reverse("monitors:evaluation-create"), {"all": "1"}, follow=True)
     html = picker.content.decode()
     assert "Filter the task list to one agent" not in html
-    assert "Evaluate 5 tasks of Support bot" in html
+    assert f"Evaluate 5 tasks of {SUPPORT_BOT}" in html
     with django_capture_on_commit_callbacks(execute=True):
         launched = client.post(reverse("monitors:evaluation-create"), {"all": "1", "checks": [checks[0].pk]})
     evaluation = Evaluation.objects.get()
@@ -414,7 +417,7 @@ def test_select_all_matching_over_two_agents_is_refused(
     picker = client.get(reverse("monitors:evaluation-create"), {"all": "1"}, follow=True)
     assert "Filter the task list to one agent" in picker.content.decode()
     one = client.get(reverse("monitors:evaluation-create"), {"all": "1", "q": "c1"}, follow=True)
-    assert "Evaluate 1 task of Support bot" in one.content.decode()  # the filter leaves one agent
+    assert f"Evaluate 1 task of {SUPPORT_BOT}" in one.content.decode()  # the filter leaves one agent
 
 
 def _field_errors(html: str, name: str) -> list[str]:
@@ -474,3 +477,73 @@ def test_monitor_form_reports_every_problem_inline_on_its_field(
     assert _field_errors(html, "checks") == ["choose at least one check to run on the sampled tasks"]
     monitor.refresh_from_db()
     assert monitor.sample_rate == 10 and monitor.checks.count() == 1
+
+
+def _listed_ids(html: str) -> list[str]:
+    return re.findall(r'<td><a href="/tasks/\d+/">([^<]+)</a></td>', html)
+
+
+def test_task_list_sorts_by_allowed_columns(
+    client, member, admin_user, team, agent, django_capture_on_commit_callbacks
+):
+    from agents.services import create_agent
+
+    other = create_agent(team=team, by=admin_user, name="Alpha bot", endpoint_url="http://127.0.0.1:9/alpha")
+    ingest(agent, member, [task_item(i) for i in (3, 1, 2)], django_capture_on_commit_callbacks)
+    ingest(other, member, [task_item(i) for i in (4,)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    url = reverse("monitors:task-list")
+    assert _listed_ids(client.get(url).content.decode()) == ["conv-4", "conv-3", "conv-2", "conv-1"]
+    assert _listed_ids(client.get(url, {"sort": "completed_at"}).content.decode()) == [
+        "conv-1",
+        "conv-2",
+        "conv-3",
+        "conv-4",
+    ]
+    assert _listed_ids(client.get(url, {"sort": "-external_id"}).content.decode()) == [
+        "conv-4",
+        "conv-3",
+        "conv-2",
+        "conv-1",
+    ]
+    by_agent = client.get(url, {"sort": "agent"}).content.decode()
+    assert _listed_ids(by_agent) == ["conv-4", "conv-3", "conv-2", "conv-1"]  # Alpha bot, then newest first
+    # The column headers are sort links that keep the filters; the sorted one says how it is sorted.
+    assert 'aria-sort="ascending"' in by_agent
+    html = client.get(url, {"sort": "external_id", "agent": agent.pk}).content.decode()
+    assert f'href="?agent={agent.pk}&amp;sort=-external_id"' in html  # clicking again reverses
+    assert f"agent={agent.pk}&amp;sort=external_id&amp;page=" not in html  # (one page: no pagination)
+    bad = client.get(url, {"sort": "password"})
+    assert bad.status_code == 200
+    assert "must be one of -completed_at, completed_at, external_id" in bad.content.decode()
+
+
+def test_task_list_search_matches_external_id_and_output(
+    client, member, agent, checks, django_capture_on_commit_callbacks
+):
+    items = [task_item(i) for i in range(6)]
+    items[2]["external_id"] = "order-EC-1042"
+    items[4]["output"] = "Your Refund is on its way"
+    ingest(agent, member, items, django_capture_on_commit_callbacks)
+    client.force_login(member)
+    url = reverse("monitors:task-list")
+    assert _listed_ids(client.get(url, {"q": "ec-1042"}).content.decode()) == ["order-EC-1042"]
+    assert _listed_ids(client.get(url, {"q": "refund"}).content.decode()) == ["conv-4"]
+    assert "conv-3" in _listed_ids(client.get(url, {"q": '"c3"'}).content.decode())  # metadata still
+    html = client.get(url).content.decode()
+    assert re.search(r'<input type="search" name="q"[^>]*id="id_q"', html)
+    # "Select all matching" after a search evaluates exactly the tasks listed.
+    picker = client.get(reverse("monitors:evaluation-create"), {"all": "1", "q": "refund"}, follow=True)
+    assert f"Evaluate 1 task of {SUPPORT_BOT}" in picker.content.decode()
+
+
+@pytest.mark.parametrize("n", [1, 60])
+def test_sorted_and_searched_task_list_queries_do_not_grow(
+    client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    ingest(agent, member, [task_item(i) for i in range(n)], django_capture_on_commit_callbacks)
+    client.force_login(member)
+    # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
+    with django_assert_num_queries(8):
+        response = client.get(reverse("monitors:task-list"), {"sort": "-agent", "q": "answer"})
+    assert response.status_code == 200 and len(_listed_ids(response.content.decode())) == min(n, 50)

@@ -55,9 +55,9 @@ def test_agent_list(measure, team, admin_user, agent):
             a = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
             _checks(a, admin_user, 2)
 
-    # session, user, current team, membership (role), COUNT agents, agents page with check/test-set/last-run
-    # subqueries, teams for the switcher
-    measure(reverse("agents:agent-list"), add, 7, contains=["Agent 5"])
+    # session, user, current team, membership (role), active/archived counts, COUNT agents, agents page
+    # with check/test-set/last-run subqueries, teams for the switcher
+    measure(reverse("agents:agent-list"), add, 8, contains=["Agent 5"])
 
 
 def test_check_list(measure, agent, member):
@@ -70,9 +70,10 @@ def test_check_list(measure, agent, member):
             test_set=test_set, by=member, name="T", scenarios=["x"], checks=[c.pk for c in checks[:3]]
         )
 
-    # session, user, agent, 4 usage counts (all / in tests / in dashboards / unused), COUNT for the page,
-    # checks page (current version, creator, usage subqueries), membership, current team, switcher teams
-    measure(reverse("checks:check-list", args=[agent.pk]), add, 12, contains=["latency 5", "text_includes 5"])
+    # session, user, agent, 4 usage counts (all / in tests / in dashboards / unused), archived count, COUNT
+    # for the page, checks page (current version, creator, usage subqueries), membership, current team,
+    # switcher teams
+    measure(reverse("checks:check-list", args=[agent.pk]), add, 13, contains=["latency 5", "text_includes 5"])
 
 
 def test_check_list_sorted_and_searched(measure, agent, member):
@@ -82,9 +83,10 @@ def test_check_list_sorted_and_searched(measure, agent, member):
         _checks(agent, member, N)
         _checks(agent, member, N, kind="latency")
 
-    # the same 12 queries: the search narrows the library and its counts, the sort orders the page
+    # the same 13 queries as test_check_list (with the archived count): the search narrows the library
+    # and its counts, the sort orders the page
     url = f"{reverse('checks:check-list', args=[agent.pk])}?q=e&sort=-used&used=unused"
-    measure(url, add, 12, contains=["latency 5", "text_includes 5"])
+    measure(url, add, 13, contains=["latency 5", "text_includes 5"])
 
 
 def test_testset_list(measure, agent, member):
@@ -209,3 +211,42 @@ def test_token_list(measure, member):
 
     # session, user, COUNT tokens, tokens page, current team, switcher teams
     measure(reverse("token-list"), add, 6, contains=["t5"])
+
+
+def test_archived_agent_and_check_lists(measure, team, admin_user, agent):
+    from agents.services import archive_agent
+    from checks.services import archive_check
+
+    archive_check(check=_checks(agent, admin_user, 1)[0], by=admin_user)
+    archive_agent(
+        agent=create_agent(team=team, by=admin_user, name="Spare 0", endpoint_url="http://127.0.0.1:9/"),
+        by=admin_user,
+    )
+
+    def add_agents():
+        for i in range(1, N):
+            extra = create_agent(team=team, by=admin_user, name=f"Spare {i}", endpoint_url="http://127.0.0.1:9/")
+            archive_agent(agent=extra, by=admin_user)
+
+    def add_checks():
+        for check in _checks(agent, admin_user, N, kind="latency"):
+            archive_check(check=check, by=admin_user)
+
+    # the same queries as the active lists (see test_agent_list and test_check_list)
+    url = reverse("agents:agent-list") + "?archived=1"
+    measure(url, add_agents, 8, user=admin_user, contains=["Spare 5"])
+    url = reverse("checks:check-list", args=[agent.pk]) + "?archived=1"
+    measure(url, add_checks, 13, user=admin_user, contains=["latency 5", "Restore"])
+
+
+def test_check_library_across_agents(measure, team, admin_user, agent, member):
+    _checks(agent, member, 1)
+
+    def add():
+        for i in range(N):
+            other = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
+            _checks(other, member, 2, kind="latency")
+
+    # session, user, current team, COUNT checks, the page of checks (+agent, current version, usage
+    # subqueries), agents for the filter select, switcher teams
+    measure(reverse("checks:check-index"), add, 7, contains=["Agent 5", "latency 1"])

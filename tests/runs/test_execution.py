@@ -188,6 +188,80 @@ def test_transient_database_errors_do_not_lose_results(make_test, member, fake, 
     assert set(run.samples.values_list("executions", flat=True)) == {1}
 
 
+def test_finished_samples_keep_their_leases_while_their_write_is_retried(
+    make_test, member, fake, monkeypatch, settings
+):
+    import functools
+
+    from django.db import OperationalError
+
+    settings.EVALCONSOLE_SAMPLE_LEASE_S = 1  # renewals every 0.33 s: several while the write fails
+    real_record, real_renew = queue.record_sample_results, queue.renew_leases
+    failures = {"left": 6}
+    renewed: list[set[int]] = []
+
+    @functools.wraps(real_record)
+    def flaky(items):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OperationalError("database is locked")
+        return real_record(items)
+
+    @functools.wraps(real_renew)
+    def spy(samples):
+        held = real_renew(samples)
+        renewed.append(held)
+        return held
+
+    monkeypatch.setattr(queue, "record_sample_results", flaky)
+    monkeypatch.setattr(queue, "renew_leases", spy)
+    run = services.launch_run(test=make_test(scenarios=[ORDER]), by=member)
+    report = drain(idle_ms=0)
+    run.refresh_from_db()
+    sample = run.samples.get()
+    assert (run.status, report.written, sample.executions) == ("completed", 1, 1)
+    assert {sample.pk} in renewed  # renewed after its call had finished, before it was written
+
+
+def test_a_sample_claimed_again_by_the_same_drain_drops_the_older_call(make_test, member, monkeypatch):
+    import asyncio
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runs import execution
+
+    services.launch_run(test=make_test(scenarios=[ORDER]), by=member)
+    first = queue.claim_samples(worker="w", capacity=1)
+    # Our renewals lapsed (a stalled loop): recovery re-queued the sample and we claimed it again.
+    Sample.objects.update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert queue.recover_runs().requeued == 1
+    second = queue.claim_samples(worker="w", capacity=1)
+    assert [s.id for s in second.samples] == [s.id for s in first.samples]
+
+    async def never_answers(*args, **kwargs):
+        await asyncio.sleep(60)
+
+    monkeypatch.setattr(execution, "execute_sample", never_answers)
+
+    async def scenario() -> tuple[bool, bool]:
+        d = execution._Drain(worker="w", db=execution._DB(), idle_s=0, claim_for_s=1, hard_s=1)
+        d._wake, d.client = asyncio.Event(), None  # execute_sample is replaced: no HTTP client needed
+        d.plans.update(first.plans)
+        old = asyncio.ensure_future(never_answers())
+        d.inflight[old] = first.samples[0]
+        d._start(second)
+        await asyncio.sleep(0)
+        new = [task for task, sample in d.inflight.items() if sample.claim == second.samples[0].claim]
+        result = old.cancelled(), new[0].cancelled()
+        for task in d.inflight:
+            task.cancel()
+        await asyncio.gather(*d.inflight, return_exceptions=True)
+        return result
+
+    assert asyncio.run(scenario()) == (True, False)
+
+
 def test_successes_grow_a_shrunk_window_back(make_test, member, fake, live_agent):
     live_agent.concurrency_window = 2.0
     live_agent.save()

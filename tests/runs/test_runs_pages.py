@@ -15,6 +15,7 @@ from tests.support.page_fixtures import live_agent, login, order_test, run_now  
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+NAME = '<span class="trunc" title="{0}">{0}</span>'  # a name as pages show it (the |trunc filter)
 
 
 def finish(run: Run, outcomes: list[str], *, check_outcome=None, details=None, latencies=None) -> Run:
@@ -158,7 +159,8 @@ def test_flaky_scenarios_and_per_check_rates(login, member, order_test):
         latencies=[100.0, 400.0, 200.0, 300.0],
     )
     html = login(member).get(run.get_absolute_url()).content.decode()
-    assert "Flaky scenarios" in html and "<strong>Known order</strong>: 1 passed, 1 failed" in html
+    assert "Flaky scenarios" in html
+    assert f"<strong>{NAME.format('Known order')}</strong>: 1 passed, 1 failed" in html
     assert '<span class="v" id="latency-median">250 ms</span>' in html
     assert '<span class="v" id="latency-slowest">400 ms</span>' in html
     rates = html.split('id="check-rates"')[1].split("</table>")[0]
@@ -632,3 +634,22 @@ def test_run_list_says_which_filters_are_active_with_a_way_to_clear_each(
     assert f"agent <strong>{live_agent.name}</strong>" in filters
     assert f"test <strong>{order_test.name}</strong>" in filters
     assert 'id="active-filters"' not in client.get(reverse("runs:run-list")).content.decode()
+
+
+def test_run_page_links_to_the_csv_and_json_exports_which_a_session_may_download(
+    login, member, outsider, order_test
+):
+    run = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "error", "pass"])
+    client = login(member)
+    html = client.get(run.get_absolute_url()).content.decode()
+    links = html.split('id="run-export"')[1].split("</span>")[0]
+    for fmt in ("csv", "json"):
+        url = f"/api/v1/runs/{run.pk}/export/?format={fmt}"
+        assert f'<a href="{url}" download>' in links
+        response = client.get(url)  # the browser's session, no token
+        assert (
+            response.status_code == 200 and f"run-{run.pk}-samples.{fmt}" in response["Content-Disposition"]
+        )
+        assert b"".join(response.streaming_content).count(b"Mentions order") == 3  # 3 samples have results
+        assert login(outsider).get(url).status_code == 404
+        client = login(member)

@@ -3,6 +3,7 @@ recover), in sync mode."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -44,6 +45,26 @@ def _write(sample: Sample, claim: str, outcome: str = "pass", **extra) -> Sample
 
 
 # --------------------------------------------------------------------------- launch
+
+
+def test_runs_of_an_unchanged_test_keep_an_archived_checks_last_version(make_test, member, admin_user,
+                                                                         order_checks):
+    from checks.services import archive_check
+
+    check = order_checks[0]
+    edit_check(check=check, by=member, config={"text": "EC-2001"})  # v2
+    test = make_test()
+    archive_check(check=check, by=admin_user, confirm=True)
+    run = services.launch_run(test=test, by=member)
+    check.refresh_from_db()
+    assert check.version == 2
+    used = dict(run.run_checks.values_list("check_version__parent_id", "check_version__number"))
+    assert used[check.pk] == 2  # still executed, at the version it had when archived
+    with pytest.raises(ValidationFailed, match="archived"):
+        edit_check(check=check, by=member, config={"text": "EC-3003"})  # pinned: no new version
+    with pytest.raises(ValidationFailed) as refused:
+        services.launch_run(test=test, by=member, additional_checks=[check.pk])
+    assert "is archived" in str(refused.value)
 
 
 def test_launch_creates_run_checks_and_one_sample_per_scenario_and_sample(
@@ -333,6 +354,27 @@ def test_renew_leases_reports_lost_samples(make_test, member):
     assert queue.renew_leases(claim.samples) == {s.id for s in claim.samples}
     services.cancel_run(run=run, by=member)
     assert queue.renew_leases(claim.samples) == set()
+
+
+def test_renewing_leases_is_one_update_however_many_samples_and_claims(
+    make_test, member, django_assert_num_queries
+):
+    run = services.launch_run(test=make_test(scenarios=["a", "b", "c", "d", "e"], samples=2), by=member)
+    held = [s for _ in range(4) for s in queue.claim_samples(worker="w", capacity=3).samples]
+    assert len(held) == 10 and len({s.claim for s in held}) == 4  # four claims, four tokens
+    Sample.objects.filter(run=run).update(lease_expires_at=timezone.now() + timedelta(seconds=1))
+    with django_assert_num_queries(1):  # the UPDATE; nothing else while every claim holds
+        assert queue.renew_leases(held) == {s.id for s in held}
+    soonest = Sample.objects.filter(run=run).order_by("lease_expires_at").first().lease_expires_at
+    assert soonest > timezone.now() + timedelta(seconds=queue.lease_seconds() - 1)
+
+    lost, cancelled = held[0], held[5]
+    Sample.objects.filter(pk=lost.id).update(claimed_by="another-worker:1:abc")  # taken over
+    Sample.objects.filter(pk=cancelled.id).update(status=Sample.Status.CANCELLED)
+    with django_assert_num_queries(2):  # the UPDATE matched fewer rows: one SELECT says which
+        assert queue.renew_leases(held) == {s.id for s in held} - {lost.id, cancelled.id}
+    stale = dataclasses.replace(held[1], claim="w:stale-token")  # the same sample under an old claim
+    assert queue.renew_leases([stale]) == set()
 
 
 # --------------------------------------------------------------------------- AIMD window

@@ -219,8 +219,10 @@ class FakeAgentServer:
                 conn = headers.get("connection", "").lower()
                 keep_alive = conn != "close" and not (version == "HTTP/1.0" and conn != "keep-alive")
                 path = target.split("?", 1)[0]
-                keep_alive = await self.route(method, path, headers, body, keep_alive, reader, writer)
-                if not keep_alive:
+                kept = await self.route(method, path, keep_alive, writer)
+                if kept is None:
+                    kept = await self.answer(path, headers, body, keep_alive, reader, writer)
+                if not kept:
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             return
@@ -247,31 +249,36 @@ class FakeAgentServer:
         if writer.transport.get_write_buffer_size() > 256 * 1024:
             await writer.drain()
 
-    async def route(
+    async def _respond(
         self,
-        method: str,
-        path: str,
-        headers: dict[str, str],
-        body: bytes,
-        keep_alive: bool,
-        reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
+        status: int,
+        payload: bytes,
+        keep_alive: bool,
+        headers: dict[str, str] | None = None,
     ) -> bool:
+        """Send one response; whether the connection stays open."""
+        await self._send(writer, _response(status, payload, keep_alive, headers))
+        return keep_alive
+
+    async def route(
+        self, method: str, path: str, keep_alive: bool, writer: asyncio.StreamWriter
+    ) -> bool | None:
+        """Answer the fake's own endpoints (stats, reset, health; 404 to any other non-POST).
+
+        Returns whether the connection stays open, or None for a POST to the agent (see ``answer``).
+        """
         if method == "GET" and path == "/stats":
-            await self._send(writer, _response(200, _json(self.stats.as_dict()), keep_alive))
-            return keep_alive
+            return await self._respond(writer, 200, _json(self.stats.as_dict()), keep_alive)
         if path in ("/reset", "/stats/reset"):
             self.stats.reset()
             self.requests.clear()
-            await self._send(writer, _response(200, b'{"reset":true}', keep_alive))
-            return keep_alive
+            return await self._respond(writer, 200, b'{"reset":true}', keep_alive)
         if method == "GET" and path in ("/health", "/"):
-            await self._send(writer, _response(200, b'{"ok":true}', keep_alive))
-            return keep_alive
+            return await self._respond(writer, 200, b'{"ok":true}', keep_alive)
         if method != "POST":
-            await self._send(writer, _response(404, b'{"error":"not found"}', keep_alive))
-            return keep_alive
-        return await self.answer(path, headers, body, keep_alive, reader, writer)
+            return await self._respond(writer, 404, b'{"error":"not found"}', keep_alive)
+        return None
 
     # ----------------------------------------------------------------- agent behaviour
 
@@ -356,39 +363,28 @@ class FakeAgentServer:
                 st.dropped += 1
                 return False
             extra_headers = {str(k): str(v) for k, v in (fake.get("headers") or {}).items()}
+
+            async def reply(code: int, payload: bytes) -> bool:
+                nonlocal status
+                status = code
+                return await self._respond(writer, code, payload, keep_alive, extra_headers)
+
             if int(fake.get("status_429_times") or 0) >= attempt:
-                status = 429
                 st.behaviours["429"] += 1
                 if fake.get("retry_after") is not None:
                     extra_headers["Retry-After"] = str(fake["retry_after"])
-                await self._send(writer, _response(429, b'{"error":"slow down"}', keep_alive, extra_headers))
-                return keep_alive
+                return await reply(429, b'{"error":"slow down"}')
             if int(fake.get("fail_times") or 0) >= attempt:
-                status = int(fake.get("fail_status") or 500)
+                failing = int(fake.get("fail_status") or 500)
                 st.behaviours["fail_times"] += 1
-                await self._send(
-                    writer,
-                    _response(
-                        status, _json({"error": f"failing attempt {attempt}"}), keep_alive, extra_headers
-                    ),
-                )
-                return keep_alive
+                return await reply(failing, _json({"error": f"failing attempt {attempt}"}))
             if fake.get("status") is not None and int(fake["status"]) != 200:
-                status = int(fake["status"])
+                told = int(fake["status"])
                 st.behaviours["status"] += 1
-                await self._send(
-                    writer,
-                    _response(
-                        status, _json({"error": f"told to answer {status}"}), keep_alive, extra_headers
-                    ),
-                )
-                return keep_alive
+                return await reply(told, _json({"error": f"told to answer {told}"}))
             if fake.get("malformed"):
                 st.behaviours["malformed"] += 1
-                await self._send(
-                    writer, _response(200, b'{"output": "half a reply', keep_alive, extra_headers)
-                )
-                return keep_alive
+                return await reply(200, b'{"output": "half a reply')
             if fake.get("huge_bytes"):
                 st.behaviours["huge"] += 1
                 await self._send_huge(
@@ -397,12 +393,9 @@ class FakeAgentServer:
                 return False
             if fake.get("body") is not None:
                 raw = fake["body"]
-                payload = raw.encode() if isinstance(raw, str) else _json(raw)
-                await self._send(writer, _response(200, payload, keep_alive, extra_headers))
-                return keep_alive
-            reply = self._openai_reply(data, fake) if openai else self._reply(data, fake)
-            await self._send(writer, _response(200, _json(reply), keep_alive, extra_headers))
-            return keep_alive
+                return await reply(200, raw.encode() if isinstance(raw, str) else _json(raw))
+            document = self._openai_reply(data, fake) if openai else self._reply(data, fake)
+            return await reply(200, _json(document))
         finally:
             st.in_flight -= 1
             st.statuses[status] += 1

@@ -6,7 +6,17 @@ import { z } from 'zod';
 
 import { createEvalconsoleHandler } from '@evalconsole/ai-sdk';
 
-import { callsTools, evalRequest, post, quiet, readJson, says, scriptedModel } from './helpers.js';
+import {
+  callsTools,
+  evalRequest,
+  post,
+  quiet,
+  readJson,
+  says,
+  scriptedModel,
+  SHIPPED_LOOKUP,
+  UNKNOWN_ORDER_LOOKUP,
+} from './helpers.js';
 
 const ORDERS: Record<string, string> = { 'EC-1042': 'shipped' };
 
@@ -35,14 +45,7 @@ describe('tool evidence', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(await readJson(res), {
       output: 'Order EC-1042 has shipped.',
-      toolCalls: [
-        {
-          name: 'lookup_order',
-          status: 'succeeded',
-          input: { orderId: 'EC-1042' },
-          output: { found: true, orderId: 'EC-1042', status: 'shipped' },
-        },
-      ],
+      toolCalls: [SHIPPED_LOOKUP],
     });
     assert.equal(model.doGenerateCalls.length, 2, 'the tool result went back to the model');
   });
@@ -58,9 +61,7 @@ describe('tool evidence', () => {
 
     assert.deepEqual(body, {
       output: 'I could not find that order.',
-      toolCalls: [
-        { name: 'lookup_order', status: 'failed', input: { orderId: 'EC-9999' }, error: 'order EC-9999 not found' },
-      ],
+      toolCalls: [UNKNOWN_ORDER_LOOKUP],
     });
   });
 

@@ -73,5 +73,21 @@ function assertJson(response: Response): void {
   if (!type.startsWith('application/json')) throw new Error(`expected JSON, got ${type}`);
 }
 
+/** The reported call of lookup_order that found EC-1042 shipped (the tests' order tool and the example's). */
+export const SHIPPED_LOOKUP = {
+  name: 'lookup_order',
+  status: 'succeeded',
+  input: { orderId: 'EC-1042' },
+  output: { found: true, orderId: 'EC-1042', status: 'shipped' },
+};
+
+/** The reported call of lookup_order for the unknown order EC-9999, which threw. */
+export const UNKNOWN_ORDER_LOOKUP = {
+  name: 'lookup_order',
+  status: 'failed',
+  input: { orderId: 'EC-9999' },
+  error: 'order EC-9999 not found',
+};
+
 /** Silence the default error log in tests that make the agent fail. */
 export const quiet = { onError: () => undefined };

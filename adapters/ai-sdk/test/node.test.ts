@@ -11,7 +11,7 @@ import { z } from 'zod';
 
 import { createEvalconsoleHandler, toNodeHandler } from '@evalconsole/ai-sdk';
 
-import { callsTools, evalRequest, says, scriptedModel } from './helpers.js';
+import { callsTools, evalRequest, says, scriptedModel, SHIPPED_LOOKUP, UNKNOWN_ORDER_LOOKUP } from './helpers.js';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -55,14 +55,7 @@ describe('node:http server on loopback', () => {
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(await res.json(), {
       output: 'Order EC-1042 has shipped.',
-      toolCalls: [
-        {
-          name: 'lookup_order',
-          status: 'succeeded',
-          input: { orderId: 'EC-1042' },
-          output: { found: true, orderId: 'EC-1042', status: 'shipped' },
-        },
-      ],
+      toolCalls: [SHIPPED_LOOKUP],
     });
   });
 
@@ -144,23 +137,14 @@ describe('examples/serve.mjs', () => {
   it('looks up an order when the input has an order id', async () => {
     assert.deepEqual(await ask('Where is my order EC-1042?'), {
       output: 'Order EC-1042 is shipped.',
-      toolCalls: [
-        {
-          name: 'lookup_order',
-          status: 'succeeded',
-          input: { orderId: 'EC-1042' },
-          output: { found: true, orderId: 'EC-1042', status: 'shipped' },
-        },
-      ],
+      toolCalls: [SHIPPED_LOOKUP],
     });
   });
 
   it('reports an unknown order as a failed tool call', async () => {
     const body = await ask('What about EC-9999?');
     assert.equal(body.output, 'Sorry, I could not look up that order: order EC-9999 not found.');
-    assert.deepEqual(body.toolCalls, [
-      { name: 'lookup_order', status: 'failed', input: { orderId: 'EC-9999' }, error: 'order EC-9999 not found' },
-    ]);
+    assert.deepEqual(body.toolCalls, [UNKNOWN_ORDER_LOOKUP]);
   });
 
   it('answers without tools otherwise', async () => {
