@@ -257,7 +257,7 @@ def build_request(
     if target.protocol == "openai-chat":
         return {"model": target.model, "messages": messages}
     metadata = scenario.get("metadata")
-    return {
+    body = {
         "protocol": WIRE_PROTOCOL,
         "run": str(run_id),
         "sample": str(sample_id),
@@ -269,6 +269,9 @@ def build_request(
             "metadata": dict(metadata) if isinstance(metadata, Mapping) else {},
         },
     }
+    if isinstance(scenario.get("world"), Mapping):  # a scene's sample: its world's tools (WORLDS.md)
+        body["scenario"]["world"] = dict(scenario["world"])
+    return body
 
 
 # Framing and encoding are ours to decide: an agent's configured headers cannot override them.

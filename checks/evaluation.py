@@ -28,11 +28,12 @@ def make_context(*, team_id: int | None = None, cache: dict | None = None) -> Co
 
 def evidence_from(
     *, output: str, messages: Iterable[Mapping] = (), tool_calls: object = None, trace: object = None,
-    latency_ms: float | None = None, metadata: Mapping | None = None,
+    latency_ms: float | None = None, metadata: Mapping | None = None, world: object = None,
 ) -> Evidence:
+    """``world``: the sample's frozen world (scene tests); state and trace kinds read it."""
     return Evidence(
         output=output or "", messages=tuple(messages or ()), tool_calls=tool_calls, trace=trace,
-        latency_ms=latency_ms, metadata=dict(metadata or {}),
+        latency_ms=latency_ms, metadata=dict(metadata or {}), world=world,
     )
 
 

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -49,6 +50,8 @@ from checks.kinds import Outcome
 from runs import queue
 from runs.outcomes import sample_outcome
 from runs.queue import CheckResultWrite, ClaimedSample, RunPlan, SampleWrite
+from worlds import services as worlds
+from worlds.engine.evaluate import STATUS_OUTCOME
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +79,27 @@ def transcript_for(scenario: dict, reply: AgentReply) -> list:
     return base + [{"role": "assistant", "content": reply.output}]
 
 
+@dataclass(frozen=True)
+class SceneTrial:
+    """A sample that plays a scene: its world, and how to end it (→ the frozen world, checks.json)."""
+
+    world_id: str
+    end: Callable[[str], Awaitable[tuple[Any, dict]]]
+
+
 def evaluate_sample(
-    plan: RunPlan, scenario: dict, reply: AgentReply, transcript: list
+    plan: RunPlan,
+    scenario: dict,
+    reply: AgentReply,
+    transcript: list,
+    *,
+    world: Any = None,
+    world_checks: Sequence[Mapping] = (),
 ) -> tuple[str, tuple[CheckResultWrite, ...]]:
-    """(sample outcome, its check results) for a successful agent reply. Pure apart from judges."""
+    """(sample outcome, its check results) for a successful agent reply. Pure apart from judges.
+
+    A scene's sample also counts its scene's own required checks (``world_checks``, judged on the
+    world), and its library checks read the world (state, and the world's trace for trace checks)."""
     evidence = evidence_from(
         output=reply.output,
         messages=transcript,
@@ -87,6 +107,7 @@ def evaluate_sample(
         trace=reply.trace,
         latency_ms=reply.latency_ms,
         metadata=scenario.get("metadata") or {},
+        world=world,
     )
     ctx = make_context(team_id=plan.team_id, cache=plan.eval_cache)
     results = tuple(
@@ -97,7 +118,8 @@ def evaluate_sample(
         )
         for check in plan.checks
     )
-    outcome = sample_outcome((r.outcome, r.required) for r in results)
+    scene = [(STATUS_OUTCOME[c["status"]], bool(c["required"])) for c in world_checks]
+    outcome = sample_outcome([*((r.outcome, r.required) for r in results), *scene])
     return str(outcome), results
 
 
@@ -141,11 +163,36 @@ def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, at
     )
 
 
+async def _end_trial(trial: SceneTrial | None, reason: str) -> tuple[Any, list]:
+    """End a scene sample's world: (the frozen world, its scene checks); (None, []) when it fails."""
+    if trial is None:
+        return None, []
+    try:
+        world, checks = await trial.end(reason)
+    except Exception:  # noqa: BLE001 - the sample still ends, with the world's failure logged
+        log.exception("world %s: could not end the trial", trial.world_id)
+        return None, []
+    return world, list(checks.get("checks", []))
+
+
 async def execute_sample(
-    sample: ClaimedSample, plan: RunPlan, target: AgentTarget, client, *, evaluate_inline: bool = False
+    sample: ClaimedSample,
+    plan: RunPlan,
+    target: AgentTarget,
+    client,
+    *,
+    evaluate_inline: bool = False,
+    scenario: dict | None = None,
+    trial: SceneTrial | None = None,
 ) -> SampleWrite:
-    """Call the agent for one claimed sample and evaluate it. Never raises (except cancellation)."""
-    scenario = plan.scenarios[sample.scenario_index] if sample.scenario_index < len(plan.scenarios) else {}
+    """Call the agent for one claimed sample and evaluate it. Never raises (except cancellation).
+
+    ``scenario`` overrides the plan's (a scene sample carries its world); ``trial`` ends that world
+    when the reply arrives (or the call fails) and judges the scene's checks on it."""
+    if scenario is None:
+        scenario = (
+            plan.scenarios[sample.scenario_index] if sample.scenario_index < len(plan.scenarios) else {}
+        )
     try:
         reply = await call_agent(
             target,
@@ -157,22 +204,38 @@ async def execute_sample(
         )
     except AgentCallError as exc:
         attempts = sample.previous_attempts + [a.as_dict() for a in exc.attempts]
-        return _failure_write(sample, plan, exc, attempts)
+        timed_out = "timed out" in (exc.message or "")
+        world, _ = await _end_trial(trial, "timeout" if timed_out else "error")
+        return _with_world(_failure_write(sample, plan, exc, attempts), trial, world)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must still end the sample with a reason
         log.exception("sample %s: unexpected error calling the agent", sample.id)
-        return _failure_write(
+        world, _ = await _end_trial(trial, "error")
+        failed = _failure_write(
             sample,
             plan,
             AgentCallError(f"internal error: {type(exc).__name__}: {exc}"),
             list(sample.previous_attempts),
         )
+        return _with_world(failed, trial, world)
+    world, world_checks = await _end_trial(trial, "reply")
+    if trial is not None and world is None:
+        failed = _failure_write(
+            sample,
+            plan,
+            AgentCallError("the sample's world could not be judged"),
+            list(sample.previous_attempts),
+        )
+        return _with_world(failed, trial, None)
     transcript = transcript_for(scenario, reply)
+    extra = {"world": world, "world_checks": world_checks}
     if evaluate_inline:
-        outcome, results = evaluate_sample(plan, scenario, reply, transcript)
+        outcome, results = evaluate_sample(plan, scenario, reply, transcript, **extra)
     else:  # judge-based kinds may block: keep them off the event loop
-        outcome, results = await asyncio.to_thread(evaluate_sample, plan, scenario, reply, transcript)
+        outcome, results = await asyncio.to_thread(
+            evaluate_sample, plan, scenario, reply, transcript, **extra
+        )
     attempts = sample.previous_attempts + [a.as_dict() for a in reply.attempts]
     return SampleWrite(
         sample_id=sample.id,
@@ -180,17 +243,40 @@ async def execute_sample(
         agent_id=sample.agent_id,
         claim=sample.claim,
         outcome=outcome,
-        request=reply.request,
+        request=without_credentials(reply.request) if trial else reply.request,
         output=reply.output,
         tool_calls=reply.tool_calls,
-        trace=reply.trace,
+        # A scene's sample keeps the trace the world recorded, never the one the agent reports.
+        trace=world.trace.to_list() if world is not None else reply.trace,
         transcript=transcript,
         latency_ms=reply.latency_ms,
         attempts=attempts,
         results=results,
         saw_429=any(a.get("status_code") == 429 for a in attempts),
         grow_window=sample.windowed,
+        world_id=trial.world_id if trial else None,
+        world_checks=world_checks,
     )
+
+
+def _with_world(write: SampleWrite, trial: SceneTrial | None, world: Any) -> SampleWrite:
+    if trial is None:
+        return write
+    trace = world.trace.to_list() if world is not None else None
+    return dataclasses.replace(
+        write, world_id=trial.world_id, trace=trace, request=without_credentials(write.request)
+    )
+
+
+def without_credentials(request: dict | None) -> dict | None:
+    """The request as stored: a world's tool credentials are never kept (base URLs are)."""
+    world = ((request or {}).get("scenario") or {}).get("world")
+    if not isinstance(world, dict):
+        return request
+    tools = {
+        name: {"base_url": tool.get("base_url", "")} for name, tool in (world.get("tools") or {}).items()
+    }
+    return {**request, "scenario": {**request["scenario"], "world": {**world, "tools": tools}}}
 
 
 # --------------------------------------------------------------------------- the drain
@@ -396,11 +482,41 @@ class _Drain:
                 coro = self._bad_target(sample, plan, target)
             else:
                 inline = not any(c.kind in BLOCKING_KINDS for c in plan.checks)
-                coro = execute_sample(sample, plan, target, self.client, evaluate_inline=inline)
+                if sample.scenario_index in plan.scenes:
+                    coro = self._scene_sample(sample, plan, target, inline)
+                else:
+                    coro = execute_sample(sample, plan, target, self.client, evaluate_inline=inline)
             task = asyncio.ensure_future(coro)
             task.add_done_callback(self._on_done)
             self.inflight[task] = sample
             self.report.claimed += 1
+
+    async def _scene_sample(self, sample: ClaimedSample, plan: RunPlan, target: AgentTarget, inline: bool):
+        """A sample of a scene: a fresh world stored for it, the agent called with that world, the
+        world ended when the reply arrives and the scene's checks judged on it."""
+        index = sample.scenario_index
+        try:
+            world_id, world, task = await self.db(
+                worlds.begin_trial, version_id=plan.scenes[index], team_id=plan.team_id
+            )
+        except Exception as exc:  # noqa: BLE001 - e.g. a scene an engine upgrade no longer accepts
+            log.exception("sample %s: could not build its world", sample.id)
+            return services_failure(sample, plan, f"the scene's world could not be built: {exc}")
+        base = plan.scenarios[index] if index < len(plan.scenarios) else {}
+        scenario = {**base, "input": task, "messages": [{"role": "user", "content": task}], "world": world}
+
+        async def end(reason: str):
+            return await self.db(worlds.finish_trial, world_id=world_id, reason=reason)
+
+        return await execute_sample(
+            sample,
+            plan,
+            target,
+            self.client,
+            evaluate_inline=inline,
+            scenario=scenario,
+            trial=SceneTrial(world_id, end),
+        )
 
     async def _bad_target(self, sample: ClaimedSample, plan: RunPlan, exc: Exception) -> SampleWrite:
         return services_failure(sample, plan, f"the agent cannot be called: {exc}")

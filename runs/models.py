@@ -99,6 +99,21 @@ class RunCheck(models.Model):
         return f"{self.check_version} ({how}{', added at launch' if self.additional else ''})"
 
 
+class RunScene(models.Model):
+    """The exact scene version a scenario of a run plays, frozen at launch (as RunCheck for checks)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="run_scenes")
+    scenario_index = models.PositiveSmallIntegerField()
+    scene_version = models.ForeignKey("worlds.SceneVersion", on_delete=models.PROTECT, related_name="run_scenes")
+
+    class Meta:
+        ordering = ["run", "scenario_index"]
+        constraints = [models.UniqueConstraint(fields=["run", "scenario_index"], name="runscene_unique_scenario")]
+
+    def __str__(self) -> str:
+        return f"{self.scene_version} (scenario {self.scenario_index} of run {self.run_id})"
+
+
 class Sample(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -124,6 +139,11 @@ class Sample(models.Model):
     executions = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed it.")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A sample of a scene plays in its own world; its scene's checks are judged there (checks.json).
+    world = models.OneToOneField(
+        "worlds.World", on_delete=models.SET_NULL, null=True, blank=True, related_name="sample"
+    )
+    world_checks = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["run", "scenario_index", "sample_index"]

@@ -34,7 +34,7 @@ from django.utils import timezone
 from agents.models import Agent
 from checks.kinds import Outcome
 from runs import limiter
-from runs.models import CheckResult, Run, RunCheck, Sample
+from runs.models import CheckResult, Run, RunCheck, RunScene, Sample
 from runs.outcomes import RunSummary, SampleRecord, ScenarioSpec, summarise_run
 
 log = logging.getLogger(__name__)
@@ -198,6 +198,8 @@ class RunPlan:
     team_id: int
     scenarios: list
     checks: tuple[PlannedCheck, ...]
+    # scenario index -> the scene version it plays (scene tests); each sample then gets a fresh world
+    scenes: dict[int, int] = field(default_factory=dict)
     # Shared by the run's samples in this worker: identical judge calls (same model, rubric and
     # conversation) within a run are made once.
     eval_cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -258,6 +260,11 @@ def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
                 name=cv.name,
             )
         )
+    scenes: dict[int, dict[int, int]] = {}
+    for run_id, index, version_id in RunScene.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "scenario_index", "scene_version_id"
+    ):
+        scenes.setdefault(run_id, {})[index] = version_id
     plans = {}
     for run_id, agent_id, team_id, scenarios in Run.objects.filter(pk__in=run_ids).values_list(
         "pk", "agent_id", "agent__team_id", "test_version__scenarios"
@@ -268,6 +275,7 @@ def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
             team_id=team_id,
             scenarios=list(scenarios or []),
             checks=tuple(checks.get(run_id, ())),
+            scenes=scenes.get(run_id, {}),
         )
     return plans
 
@@ -438,6 +446,8 @@ class SampleWrite:
     requeue_at: datetime | None = None  # set: put the sample back in the queue until then (429s)
     saw_429: bool = False
     grow_window: bool = False  # a success while the agent's window was shrunk: grow it (AIMD)
+    world_id: str | None = None  # the sample's world (scene tests)
+    world_checks: list = field(default_factory=list)  # the scene's own checks judged there
 
 
 @retried_db_step
@@ -510,6 +520,8 @@ _FINISHED_FIELDS = (
     "error",
     "lease_expires_at",
     "finished_at",
+    "world",
+    "world_checks",
 )
 
 
@@ -538,6 +550,8 @@ def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
             "error": item.error or "",
             "lease_expires_at": None,
             "finished_at": now,
+            "world": item.world_id,
+            "world_checks": item.world_checks,
         }
         rows.append([f.get_db_prep_save(values[f.name], connection) for f in fields] + [item.sample_id])
     with connection.cursor() as cursor:

@@ -18,10 +18,11 @@ from agents.models import Agent
 from checks.models import Check, Test, TestCheck, TestSet, TestVersion
 from checks.services import resolve_checks
 from core.errors import Conflict, ValidationFailed
-from runs.models import Run, RunCheck, Sample
+from runs.models import Run, RunCheck, RunScene, Sample
 from runs.outcomes import SampleRecord, summarise_run
 from runs.queue import ACTIVE, OPEN, run_summary, scenario_specs
 from teams import access
+from worlds.models import TestScene
 
 __all__ = [
     "cancel_run",
@@ -103,6 +104,10 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         .select_related("library_check")
         .order_by("position", "pk")
     )
+    scenes = list(TestScene.objects.filter(test_version=version).select_related("scene").order_by("position"))
+    archived = [ts.scene.name for ts in scenes if ts.scene.archived_at is not None]
+    if archived:
+        raise ValidationFailed(f"scene {archived[0]!r} is archived; restore it to launch this test", field="test")
     attached_ids = {tc.library_check_id for tc in attached}
     additional = _resolve_additional(
         agent=agent, additional_checks=additional_checks, attached_ids=attached_ids
@@ -144,6 +149,10 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         for position, (check, required) in enumerate(additional)
     ]
     RunCheck.objects.bulk_create(run_checks)
+    # Freeze each scene's CURRENT version too: every sample of the run plays exactly that file.
+    RunScene.objects.bulk_create(
+        [RunScene(run=run, scenario_index=ts.position, scene_version_id=ts.scene.current_version_id) for ts in scenes]
+    )
     Sample.objects.bulk_create(
         [
             Sample(run=run, scenario_index=s, sample_index=k)

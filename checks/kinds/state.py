@@ -6,7 +6,8 @@ other fields beside it (``{"datadog.monitor": "$m", "is": "OK"}``). This package
 ``worlds`` and cannot import it, so the shape is checked minimally here; the refs and fields are
 validated against each scene of the test that holds the check (WORLDS.md "In the console").
 
-A sample played in a world carries it as ``evidence.world`` (duck-typed: ``.state_check(name, spec)``
+A sample played in a world carries it as ``evidence.world`` (duck-typed:
+``.state_check(name, spec, written=True)``, refs as written,
 answering passed, expected, actual, explanation and evidence); a sample without one is
 INDETERMINATE ("this sample has no world").
 """
@@ -80,7 +81,7 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     world = getattr(evidence, "world", None)
     if world is None:
         return indeterminate(f"the world's {name} to hold", NO_WORLD)
-    result = world.state_check(name, spec_of(config))
+    result = world.state_check(name, spec_of(config), written=True)
     return Verdict(
         Outcome.PASS if result.passed else Outcome.FAIL,
         result.expected,

@@ -39,7 +39,8 @@ class FakeWorld:
     asked: list = field(default_factory=list)
     answer: Answer | None = None
 
-    def state_check(self, name, spec):
+    def state_check(self, name, spec, *, written=False):
+        assert written, "a library check's refs are as the user wrote them"
         self.asked.append((name, spec))
         return self.answer
 

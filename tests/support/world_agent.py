@@ -45,7 +45,38 @@ def slow(tools: Tools, http: httpx.Client) -> None:
     time.sleep(3)
 
 
+def _slack(tools: Tools, http: httpx.Client, method: str, **args: Any) -> dict[str, Any]:
+    slack = tools["slack"]
+    answer = http.post(
+        slack["base_url"] + method, data=args, headers={"Authorization": f"Bearer {slack['token']}"}
+    )
+    return answer.json()
+
+
+def _question(tools: Tools, http: httpx.Client) -> tuple[str, dict[str, Any]]:
+    channels = _slack(tools, http, "conversations.list")["channels"]
+    support = next(c for c in channels if c["name"] == "support")
+    history = _slack(tools, http, "conversations.history", channel=support["id"])
+    return support["id"], history["messages"][-1]
+
+
+def slack_answer(tools: Tools, http: httpx.Client) -> None:
+    """Read #support and answer its question in the question's thread."""
+    channel, question = _question(tools, http)
+    _slack(
+        tools, http, "chat.postMessage", channel=channel, thread_ts=question["ts"], text="Exports are back."
+    )
+
+
+def slack_top_level(tools: Tools, http: httpx.Client) -> None:
+    """Read #support and answer in the channel, not in the thread (a miss for in_thread_of)."""
+    channel, _ = _question(tools, http)
+    _slack(tools, http, "chat.postMessage", channel=channel, text="Exports are back.")
+
+
 PLANS: dict[str, Callable[[Tools, httpx.Client], None]] = {
+    "slack_answer": slack_answer,
+    "slack_top_level": slack_top_level,
     "crm_lookup": crm_lookup,
     "crm_write": crm_write,
     "crm_spam": crm_spam,

@@ -19,14 +19,17 @@ from datetime import datetime
 from typing import Any
 
 from .budget import OVER_BUDGET_EXPLANATION, CallBudget
+from .checks import validate_state
 from .clock import Clock, iso
 from .credentials import make_credentials, secret_values
 from .events import EventLog
 from .http import BODY_LIMIT, Request, Response
 from .other import OtherSimulator
+from .problems import Problems
+from .refs import Namespace
 from .results import StateResult
 from .scene import Scene
-from .schema import get_tool
+from .schema import Validator, get_tool
 from .simulator import BuildContext, Simulator
 from .trace import Trace, TraceEntry
 
@@ -219,13 +222,40 @@ class World:
             self.events.add("trial_ended", self.clock.now, reason=self.ended)
 
     # -- judging ------------------------------------------------------------------------------------
-    def state_check(self, name: str, spec: Mapping[str, Any]) -> StateResult:
-        """A state check (``slack.message``, ``github.issue``...) on the world as it stands."""
+    def state_check(self, name: str, spec: Mapping[str, Any], *, written: bool = False) -> StateResult:
+        """A state check (``slack.message``, ``github.issue``...) on the world as it stands.
+
+        ``spec`` is normalised (refs as names), as a scene's own checks are; ``written=True``: as a
+        person wrote it (``$slack_support``), e.g. a library check of the console, validated here
+        against this world's scene first: a ref the scene lacks fails, naming it."""
+        if written:
+            normalised, problems = self._normalise_state(name, spec)
+            if problems:
+                found = "; ".join(problems)
+                return StateResult(
+                    False,
+                    f"{name} on refs of this scene",
+                    found,
+                    f"The check does not fit this scene: {found}.",
+                )
+            spec = {k: v for k, v in normalised.items() if k != "check"}
         tool, _, check = name.partition(".")
         sim = self.simulator(tool)
         if sim is None or tool not in self.states:
             return StateResult.of(False, f"a {tool} world", f"this scene has no {tool}")
         return sim.state_check(check, spec)
+
+    def _normalise_state(self, name: str, spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        namespace = Namespace()
+        for ref, record in self.scene.records.items():
+            namespace.declare(ref, record.kind, record.tool, ref)
+        for person in self.scene.people:
+            namespace.declare(person, "person", "", person)
+        for fault in self.scene.faults:
+            namespace.declare(fault.id, "fault", "", fault.id)
+        problems = Problems("check")
+        normalised = validate_state({name: dict(spec)}, "state", Validator(problems, namespace))
+        return normalised or {}, [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
 
     def final_state(self) -> dict[str, Any]:
         """``world.json``: each simulated tool's state now (and its seed, for before → after)."""

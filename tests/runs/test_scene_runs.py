@@ -1,0 +1,138 @@
+"""A test that plays a scene, launched as a run: every sample gets a fresh world stored in the database,
+the agent works in it over real HTTP through the console's /worlds/ entry, the world ends when the
+reply arrives (its URL then answers 410), and the scene's checks and library checks judge it."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from runs import services as runs
+from runs.execution import drain
+from runs.models import RunScene, Sample
+from tests import factories
+from tests.support.world_agent import WorldAgent
+from worlds import services as worlds
+from worlds.models import World
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCENE = """\
+scene: export-question
+task: "A customer asked in #support. Answer her in the thread."
+world:
+  slack:
+    users:
+      slack_bot: { name: orders-bot, bot: true }
+      slack_laura: { name: laura }
+    channels:
+      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
+    messages:
+      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "My CSV export never arrives." }
+checks:
+  - id: answered
+    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
+  - id: read_first
+    trace: { called: "POST /api/conversations.history" }
+"""
+
+
+@pytest.fixture
+def scene_test(team, admin_user, member, live_server, settings):
+    settings.EVALCONSOLE_WORLDS_URL = live_server.url
+
+    def make(agent_url: str, samples: int = 2, checks=()):
+        agent = factories.agent(team, admin_user, endpoint_url=agent_url)
+        test_set = factories.test_set(agent, member)
+        library = [
+            factories.check(agent, member, kind=kind, config=config, name=name).pk
+            for name, kind, config in checks
+        ]
+        return worlds.create_scene_test(
+            test_set=test_set,
+            by=member,
+            name="Export question",
+            scenes=[SCENE],
+            checks=[{"check": pk, "required": True} for pk in library],
+            samples_per_scenario=samples,
+            min_valid_per_scenario=samples,
+        )
+
+    return make
+
+
+def _run(test, member):
+    run = runs.launch_run(test=test, by=member)
+    drain(idle_ms=0)
+    run.refresh_from_db()
+    return run
+
+
+def test_each_sample_plays_in_a_fresh_world_and_the_scenes_checks_judge_it(scene_test, member, live_server):
+    with WorldAgent("slack_answer") as agent:
+        test = scene_test(agent.url)
+        run = _run(test, member)
+    assert run.status == "completed", run.summary
+    assert run.summary["result"] == "pass"
+    samples = list(Sample.objects.filter(run=run).order_by("sample_index"))
+    assert [s.outcome for s in samples] == ["pass", "pass"]
+    world_ids = [s.world_id for s in samples]
+    assert len(set(world_ids)) == 2, "a fresh world per sample"
+
+    request = agent.requests[0]["scenario"]
+    assert request["input"] == "A customer asked in #support. Answer her in the thread."
+    assert request["world"]["now"] == "2026-03-02T09:00:00Z"
+    assert (
+        request["world"]["tools"]["slack"]["base_url"]
+        == f"{live_server.url}/worlds/{request['world']['id']}/slack/api/"
+    )
+    assert request["world"]["tools"]["slack"]["token"].startswith("xoxb-")
+
+    first = samples[0]
+    assert [(c["id"], c["status"]) for c in first.world_checks] == [
+        ("answered", "passed"),
+        ("read_first", "passed"),
+    ]
+    assert [e["path"] for e in first.trace] == [
+        "/api/conversations.list",
+        "/api/conversations.history",
+        "/api/chat.postMessage",
+    ], "the trace is the world's, not the agent's report"
+    assert first.world_checks[0]["evidence"] == [3]
+    assert (
+        RunScene.objects.get(run=run).scene_version_id
+        == test.current_version.attached_scenes.get().scene.current_version_id
+    )
+
+    stored = World.objects.get(pk=world_ids[0])
+    assert stored.ended_at is not None and stored.end_reason == "reply"
+    gone = httpx.post(request["world"]["tools"]["slack"]["base_url"] + "auth.test")
+    assert gone.status_code == 410
+
+
+def test_a_miss_in_the_world_fails_the_sample_with_the_closest_message_named(scene_test, member):
+    with WorldAgent("slack_top_level") as agent:
+        run = _run(scene_test(agent.url, samples=1), member)
+    assert run.summary["result"] == "fail"
+    sample = Sample.objects.get(run=run)
+    answered = sample.world_checks[0]
+    assert (answered["id"], answered["status"]) == ("answered", "failed")
+    assert "Exports are back." in answered["actual"] or "closest" in answered["actual"], answered
+
+
+def test_library_checks_read_the_same_world(scene_test, member):
+    state = {"slack.message": {"channel": "$slack_support", "from": "$slack_bot", "text_contains": "exports"}}
+    with WorldAgent("slack_answer") as agent:
+        test = scene_test(agent.url, samples=1, checks=[("Said exports", "state", state)])
+        run = _run(test, member)
+    sample = Sample.objects.get(run=run)
+    result = sample.results.get()
+    assert result.outcome == "pass", (result.expected, result.actual, result.explanation)
+
+
+def test_an_agent_that_fails_leaves_an_error_sample_and_an_ended_world(scene_test, member):
+    with WorldAgent("error") as agent:
+        run = _run(scene_test(agent.url, samples=1), member)
+    sample = Sample.objects.get(run=run)
+    assert sample.outcome == "error"
+    assert World.objects.get(pk=sample.world_id).end_reason == "error"
