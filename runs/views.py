@@ -30,6 +30,7 @@ from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
 from teams.views import forbidden
+from worlds.display import sample_world
 
 PAGE_SIZE = 25
 NOT_COUNTED = (Outcome.ERROR, Outcome.INDETERMINATE)
@@ -376,6 +377,7 @@ def _samples(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     by_version = {rc.check_version_id: rc for rc in run_checks}
     samples = (
         Sample.objects.filter(run=run)
+        .select_related("world__scene_version")
         .prefetch_related(
             Prefetch("results", queryset=CheckResult.objects.select_related("check_version").order_by("id"))
         )
@@ -399,6 +401,7 @@ def _samples(run: Run, run_checks: list[RunCheck]) -> list[dict]:
                 "trace": _trace(sample.trace),
                 "attempts": [a for a in (sample.attempts or []) if isinstance(a, dict)],
                 "results": [_result_view(r, by_version.get(r.check_version_id)) for r in results],
+                "world": sample_world(sample.world, sample.world_checks or []),
             }
         )
     return rows

@@ -136,3 +136,17 @@ def test_an_agent_that_fails_leaves_an_error_sample_and_an_ended_world(scene_tes
     sample = Sample.objects.get(run=run)
     assert sample.outcome == "error"
     assert World.objects.get(pk=sample.world_id).end_reason == "error"
+
+
+def test_the_run_page_shows_each_samples_world_with_evidence_linked_to_its_trace(scene_test, member, client):
+    with WorldAgent("slack_answer") as agent:
+        run = _run(scene_test(agent.url, samples=1), member)
+    sample = Sample.objects.get(run=run)
+    client.force_login(member)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-check="answered" data-outcome="passed"' in html
+    assert f'href="#s{sample.pk}-seq-3" class="evidence">call 3</a>' in html
+    assert f'<tr id="s{sample.pk}-seq-3"' in html and "/api/chat.postMessage</span>" in html
+    assert 'class="diff-added">+' in html and "Exports are back." in html, "the world's changes"
+    assert "xoxb-" not in html, "no world credential on the page"
+    assert "xoxb-" not in str(sample.request), "nor in the stored request"
