@@ -11,4 +11,5 @@ urlpatterns = [
     path("<int:pk>/", views.scene_detail, name="scene-detail"),
     path("<int:pk>/edit/", views.scene_edit, name="scene-edit"),
     path("<int:pk>/archive/", views.scene_archive, name="scene-archive"),
+    path("test-sets/<int:testset_pk>/tests/new/", views.scene_test_create, name="scene-test-create"),
 ]

@@ -134,3 +134,54 @@ def test_the_scenes_tab_runs_the_same_queries_for_1_and_6_scenes(login, member, 
     for i in range(5):
         services.create_scene(agent=agent, by=member, source=GOOD.replace("crm-lookup", f"s{i}"))
     assert queries() == one
+
+
+def test_a_member_builds_a_test_that_plays_a_library_scene(login, member, agent):
+    from checks.models import Test
+    from tests import factories
+
+    scene = services.create_scene(agent=agent, by=member, source=GOOD)
+    test_set = factories.test_set(agent, member)
+    client = login(member)
+    assert "New scene test" in client.get(f"/checks/test-sets/{test_set.pk}/").content.decode()
+    page = client.get(f"/scenes/test-sets/{test_set.pk}/tests/new/").content.decode()
+    assert "crm-lookup" in page
+    refused = client.post(
+        f"/scenes/test-sets/{test_set.pk}/tests/new/",
+        {"name": "Lookup", "samples_per_scenario": 1, "min_valid_per_scenario": 1, "required_pass_rate": 100},
+    )
+    assert refused.status_code == 400 and "pick at least one scene" in refused.content.decode()
+    saved = client.post(
+        f"/scenes/test-sets/{test_set.pk}/tests/new/",
+        {
+            "name": "Lookup",
+            "scenes": [scene.pk],
+            "samples_per_scenario": 2,
+            "min_valid_per_scenario": 2,
+            "required_pass_rate": 100,
+        },
+    )
+    test = Test.objects.get(name="Lookup")
+    assert saved.status_code == 302 and saved["Location"] == test.get_absolute_url()
+    assert [s.pk for s in services.scenes_of(test.current_version)] == [scene.pk]
+    assert test.current_version.samples_per_scenario == 2
+
+
+def test_min_valid_over_samples_is_an_error_on_its_field(login, member, agent):
+    from tests import factories
+
+    scene = services.create_scene(agent=agent, by=member, source=GOOD)
+    test_set = factories.test_set(agent, member)
+    answer = login(member).post(
+        f"/scenes/test-sets/{test_set.pk}/tests/new/",
+        {
+            "name": "X",
+            "scenes": [scene.pk],
+            "samples_per_scenario": 1,
+            "min_valid_per_scenario": 3,
+            "required_pass_rate": 100,
+        },
+    )
+    assert answer.status_code == 400
+    assert 'id="id_min_valid_per_scenario"' in answer.content.decode()
+    assert "min_valid" in answer.content.decode() or "minimum" in answer.content.decode().lower()
