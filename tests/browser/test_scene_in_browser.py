@@ -1,0 +1,95 @@
+"""A scene from paste to trace in a real browser: paste a scene, see the problem on its line as you
+type, fix it, save it, build a test that plays it, launch, watch the run finish (a real qcluster
+worker; the agent works in the world over HTTP), open a sample and read its world's trace."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from checks.services import create_test_set
+from tests.support.world_agent import WorldAgent
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+GOOD = """\
+scene: export-question
+description: A customer asks why her CSV export never arrives.
+task: "A customer asked in #support. Answer her in the thread."
+world:
+  slack:
+    users:
+      slack_bot: { name: orders-bot, bot: true }
+      slack_laura: { name: laura }
+    channels:
+      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
+    messages:
+      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "My CSV export never arrives." }
+checks:
+  - id: answered
+    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
+  - id: read_first
+    trace: { called: "POST /api/conversations.history" }
+"""
+TYPO = GOOD.replace("channel: $slack_support, from: $slack_bot", "channel: $slak_support, from: $slack_bot")
+
+
+def test_paste_a_scene_fix_it_run_it_and_read_the_trace(
+    page: Page, live_server, log_in, shot, team, admin_user, member, qcluster_factory
+):
+    from tests import factories
+
+    qcluster_factory(env={"EVALCONSOLE_WORLDS_URL": live_server.url})
+    with WorldAgent("slack_answer") as agent_server:
+        agent = factories.agent(team, admin_user, name="Support bot", endpoint_url=agent_server.url)
+        test_set = create_test_set(agent=agent, by=member, name="Support")
+        log_in("alice", "pw-alice")
+
+        # -- paste a scene with a typo: the problem shows on its line as you type
+        page.goto(f"{live_server.url}/scenes/agents/{agent.pk}/new/")
+        page.locator("#id_source").fill(TYPO)
+        problems = page.locator("#scene-problems")
+        expect(problems).to_contain_text("line 15")
+        expect(problems).to_contain_text("unknown ref $slak_support")
+        expect(page.locator("ol.source li#L15")).to_have_class("bad")
+        shot("scene-error")
+
+        # -- fix it: valid as you type; save it
+        page.locator("#id_source").fill(GOOD)
+        expect(page.locator("#scene-problems")).to_contain_text("The scene is valid: 2 checks, tools slack.")
+        page.get_by_role("button", name="Save scene").click()
+        expect(page.locator(".msg")).to_contain_text("saved as version 1")
+        shot("scene")
+
+        # -- a test that plays it
+        page.goto(f"{live_server.url}/checks/test-sets/{test_set.pk}/")
+        page.get_by_role("link", name="New scene test").click()
+        page.locator("#id_name").fill("Export question")
+        page.get_by_label("export-question").check()
+        page.locator("#id_samples_per_scenario").fill("2")
+        page.locator("#id_min_valid_per_scenario").fill("2")
+        page.get_by_role("button", name="Save test").click()
+        expect(page.locator(".msg")).to_contain_text("plays 1 scene")
+
+        # -- launch it and watch it finish
+        page.get_by_role("link", name="Run this test").click()
+        page.get_by_role("button", name="Launch run").click()
+        page.wait_for_url(re.compile(r".*/runs/\d+/$"))
+        expect(page.locator("#run-percent")).to_have_text("100 %", timeout=60_000)
+        expect(page.locator("#run-result")).to_have_text("pass")
+        expect(page.locator("details.sample")).to_have_count(2)
+
+        # -- open a sample: the scene's checks, evidence linked to the world's trace
+        sample = page.locator("details.sample").first
+        sample.locator(":scope > summary").click()
+        answered = sample.locator(".scene-check[data-check='answered']")
+        expect(answered).to_have_attribute("data-outcome", "passed")
+        trace = sample.locator("table.world-trace")
+        expect(trace.locator("tbody tr")).to_have_count(3)
+        expect(trace).to_contain_text("/api/chat.postMessage")
+        answered.locator("a.evidence").first.click()
+        expect(trace.locator("tr[data-seq='3']")).to_be_in_viewport()
+        expect(sample.locator(".world-changes")).to_contain_text("Exports are back.")
+        shot("scene-run")
