@@ -8,19 +8,8 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
-from teams.admin_scope import TeamScopedAdmin
+from checks.admin import ReadOnlyAdmin
 from worlds.models import Scene, SceneVersion, World
-
-
-class ReadOnly(TeamScopedAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class SceneVersionInline(admin.TabularInline):
@@ -36,7 +25,7 @@ class SceneVersionInline(admin.TabularInline):
 
 
 @admin.register(Scene)
-class SceneAdmin(ReadOnly):
+class SceneAdmin(ReadOnlyAdmin):
     team_path = "agent__team"
     list_display = ["name", "agent", "version", "updated_at", "archived_at"]
     list_select_related = ["agent"]
@@ -47,7 +36,7 @@ class SceneAdmin(ReadOnly):
 
 
 @admin.register(SceneVersion)
-class SceneVersionAdmin(ReadOnly):
+class SceneVersionAdmin(ReadOnlyAdmin):
     team_path = "parent__agent__team"
     list_display = ["name", "number", "parent", "created_at"]
     list_select_related = ["parent"]
@@ -56,7 +45,7 @@ class SceneVersionAdmin(ReadOnly):
 
 
 @admin.register(World)
-class WorldAdmin(ReadOnly):
+class WorldAdmin(ReadOnlyAdmin):
     list_display = ["id", "scene_version", "team", "calls", "created_at", "ended_at", "end_reason"]
     list_select_related = ["scene_version", "team"]
     list_filter = ["end_reason"]
