@@ -23,7 +23,7 @@ from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
-from worlds.engine.world import WorldEnded, new_world_id
+from worlds.engine.world import WorldEnded, new_world_id, state_in_scene
 from worlds.models import Scene, SceneVersion, TestScene, World
 
 __all__ = [
@@ -308,6 +308,37 @@ def scenes_of(test_version) -> list[Scene]:
     return [ts.scene for ts in TestScene.objects.filter(test_version=test_version).select_related("scene")]
 
 
+def _checks_fit_scenes(agent: Agent, scenes: list[Scene], checks) -> None:
+    """Library state checks attached to a scene test must name refs every scene has (WORLDS.md
+    "In the console"); the problems are reported on ``checks.<i>``, naming the scene."""
+    from checks.models import Check
+
+    wanted = []
+    for item in checks or ():
+        pk = item.get("check") if isinstance(item, Mapping) else item
+        wanted.append(getattr(pk, "pk", pk))
+    found = {
+        c.pk: c
+        for c in Check.objects.filter(
+            agent=agent, pk__in=[p for p in wanted if type(p) is int], kind="state"
+        ).select_related("current_version")
+    }
+    errors: dict[str, str] = {}
+    for index, pk in enumerate(wanted):
+        check = found.get(pk)
+        if check is None or check.current_version is None:
+            continue
+        for scene in scenes:
+            _, problems = state_in_scene(engine_scene_of(scene.current_version), check.current_version.config)
+            if problems:
+                errors[f"checks.{index}"] = (
+                    f"check {check.name!r} does not fit scene {scene.name!r}: {problems[0]}"
+                )
+                break
+    if errors:
+        raise ValidationFailed(errors)
+
+
 def create_scene_test(*, test_set, by, name: str, scenes, checks=(), **thresholds):
     """A test that plays scenes: one scenario per scene (its task as the input), each sample in a
     fresh world. Files given inline are saved to the agent's library first, in the same transaction."""
@@ -316,6 +347,7 @@ def create_scene_test(*, test_set, by, name: str, scenes, checks=(), **threshold
     access.require(by, access.CREATE, Test, team=test_set.agent.team)
     with transaction.atomic():
         picked = _scene_items(test_set.agent, scenes, by)
+        _checks_fit_scenes(test_set.agent, picked, checks)
         test = checks_services.create_test(
             test_set=test_set, by=by, name=name, scenarios=_scenarios_of(picked), checks=checks, **thresholds
         )
@@ -334,6 +366,13 @@ def edit_scene_test(*, test, by, scenes=None, **changes):
         raise ValidationFailed("a test holds either scenes or plain scenarios, not both", field="scenarios")
     with transaction.atomic():
         picked = _scene_items(test.test_set.agent, scenes, by) if scenes is not None else current
+        if "checks" in changes or scenes is not None:
+            attached = changes.get("checks")
+            if attached is None:
+                attached = [
+                    {"check": tc.library_check_id} for tc in test.current_version.attached_checks.all()
+                ]
+            _checks_fit_scenes(test.test_set.agent, picked, attached)
         edited = checks_services.edit_test(test=test, by=by, scenarios=_scenarios_of(picked), **changes)
         _attach(edited, picked)
     return edited

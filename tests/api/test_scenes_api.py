@@ -176,6 +176,38 @@ def test_another_teams_scene_id_is_not_in_the_library(api, test_set, other_team)
 
     theirs = factories.agent(other_team, name="Theirs")
     foreign = services.create_scene(agent=theirs, by=None, source=SCENE)
-    answer = api.post("member", "/api/v1/tests/", {"test_set": test_set.pk, "name": "X", "scenes": [foreign.pk]})
+    answer = api.post(
+        "member", "/api/v1/tests/", {"test_set": test_set.pk, "name": "X", "scenes": [foreign.pk]}
+    )
     assert answer.status_code == 400
     assert "not in" in answer.json()["scenes.0"][0]
+
+
+def test_a_library_state_check_must_fit_every_scene_of_the_test(api, agent, test_set, member):
+    from tests import factories
+
+    slack = """\
+scene: slack-one
+task: t
+world:
+  slack:
+    users: { slack_bot: { name: bot, bot: true } }
+    channels: { slack_support: { name: support, members: [$slack_bot] } }
+checks:
+  - { id: c, trace: { called: "*" } }
+"""
+    fits = factories.check(
+        agent, member, kind="state", config={"slack.message": {"channel": "$slack_support"}}
+    )
+    misfit = factories.check(agent, member, kind="state", config={"slack.message": {"channel": "$slack_eng"}})
+    body = {"test_set": test_set.pk, "name": "Fits", "scenes": [slack]}
+    ok = api.post("member", "/api/v1/tests/", {**body, "checks": [{"check": fits.pk, "required": True}]})
+    assert ok.status_code == 201, ok.json()
+    refused = api.post(
+        "member",
+        "/api/v1/tests/",
+        {**body, "name": "Misfit", "checks": [{"check": misfit.pk, "required": True}]},
+    )
+    assert refused.status_code == 400
+    assert "does not fit scene 'slack-one'" in refused.json()["checks.0"][0]
+    assert "unknown ref $slack_eng" in refused.json()["checks.0"][0]

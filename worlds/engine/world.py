@@ -33,7 +33,7 @@ from .schema import Validator, get_tool
 from .simulator import BuildContext, Simulator
 from .trace import Trace, TraceEntry
 
-__all__ = ["SNAPSHOT_VERSION", "World", "WorldEnded", "new_world_id"]
+__all__ = ["SNAPSHOT_VERSION", "World", "WorldEnded", "new_world_id", "state_in_scene"]
 
 log = logging.getLogger(__name__)
 
@@ -246,16 +246,7 @@ class World:
         return sim.state_check(check, spec)
 
     def _normalise_state(self, name: str, spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        namespace = Namespace()
-        for ref, record in self.scene.records.items():
-            namespace.declare(ref, record.kind, record.tool, ref)
-        for person in self.scene.people:
-            namespace.declare(person, "person", "", person)
-        for fault in self.scene.faults:
-            namespace.declare(fault.id, "fault", "", fault.id)
-        problems = Problems("check")
-        normalised = validate_state({name: dict(spec)}, "state", Validator(problems, namespace))
-        return normalised or {}, [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
+        return state_in_scene(self.scene, {name: dict(spec)})
 
     def final_state(self) -> dict[str, Any]:
         """``world.json``: each simulated tool's state now (and its seed, for before → after)."""
@@ -265,6 +256,21 @@ class World:
             "ended": self.ended,
             "tools": {tool: self.simulator(tool).final_state() for tool in self.states},
         }
+
+
+def state_in_scene(scene: Scene, raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A state check as a person wrote it (``{"slack.message": {"channel": "$slack_support"}}``),
+    checked against ``scene``'s refs: (its normalised form, the problems, each ``path: message``)."""
+    namespace = Namespace()
+    for ref, record in scene.records.items():
+        namespace.declare(ref, record.kind, record.tool, ref)
+    for person in scene.people:
+        namespace.declare(person, "person", "", person)
+    for fault in scene.faults:
+        namespace.declare(fault.id, "fault", "", fault.id)
+    problems = Problems("check")
+    normalised = validate_state(dict(raw), "state", Validator(problems, namespace))
+    return normalised or {}, [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
 
 
 def _copy(value: Any) -> Any:
