@@ -120,3 +120,15 @@ def test_sloppy_mode_is_chosen_by_path_scenario_name_or_metadata(scenario, path,
 def test_without_a_slack_and_github_world_the_agent_answers_as_before(agent):
     assert demo_agent.world_tools({"scenario": {"input": "hi"}}) is None
     assert demo_agent.world_tools({"scenario": {"world": {"tools": {"crm": {"base_url": "x"}}}}}) is None
+
+
+def test_the_readme_excerpt_is_a_scene_the_demo_agent_passes(capsys, agent, tmp_path):
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Scenes and worlds") :]
+    excerpt = section[section.index("```yaml\n") + 8 :]
+    path = tmp_path / "excerpt.yaml"
+    path.write_text(excerpt[: excerpt.index("```")])
+    code, out, err = scene(capsys, "run", path, "--agent", agent.url, "--out", tmp_path)
+    assert code == 0, out + err
+    code, out, err = scene(capsys, "run", path, "--agent", agent.url + "sloppy", "--out", tmp_path)
+    assert code == 1, out + err
