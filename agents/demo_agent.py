@@ -232,8 +232,16 @@ class _Calls:
         self.trace: list[dict[str, Any]] = []
 
     def http(
-        self, tool: str, method: str, path: str, *, json_body: Any = None, auth: str | None = None
+        self,
+        tool: str,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        auth: str | None = None,
+        name: str | None = None,
     ) -> tuple[int, Any]:
+        """One call to ``path`` below the tool's base URL; ``name`` is its name in ``toolCalls``."""
         base = str(self.tools[tool]["base_url"])
         url = base.rstrip("/") + "/" + path.lstrip("/")
         headers = {"Accept": "application/json", "User-Agent": "evalconsole-demo-agent/1"}
@@ -255,11 +263,12 @@ class _Calls:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {"raw": raw[:200].decode(errors="replace")}
-        shown = urllib.parse.urlsplit(url).path.removeprefix(urllib.parse.urlsplit(base).path.rstrip("/"))
+        # Paths as the world's trace writes them: below the tool's root (Slack's base URL ends in /api/).
+        shown = ("/api/" if tool == "slack" else "/") + path.lstrip("/")
         self.trace.append({"tool": tool, "method": method, "path": shown, "status": status})
         self.tool_calls.append(
             {
-                "name": f"{tool}.{method} {shown}",
+                "name": name or f"{tool} {method} {shown}",
                 "status": "succeeded" if status < 400 else "failed",
                 "input": json_body if json_body is not None else {},
                 "output": {"status": status},
@@ -269,7 +278,9 @@ class _Calls:
 
     def slack(self, method: str, **args: Any) -> dict[str, Any]:
         token = str(self.tools["slack"].get("token", ""))
-        status, body = self.http("slack", "POST", method, json_body=args, auth=f"Bearer {token}")
+        status, body = self.http(
+            "slack", "POST", method, json_body=args, auth=f"Bearer {token}", name=f"slack.{method}"
+        )
         if status >= 400 or not isinstance(body, dict) or not body.get("ok"):
             error = body.get("error") if isinstance(body, dict) else None
             raise WorldCallFailed(f"Slack {method} failed ({error or f'HTTP {status}'})")

@@ -7,10 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from agents import demo_agent
 from evalconsole import cli
+from evalconsole.scene_cli import agent_request
+from tests.support.raw_server import free_port
+from worlds.engine.scene import load_scene
+from worlds.engine.serve import WorldServer
+from worlds.engine.world import World
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_SCENE = REPO / "worlds" / "scenes" / "support-export.yaml"
@@ -132,3 +138,36 @@ def test_the_readme_excerpt_is_a_scene_the_demo_agent_passes(capsys, agent, tmp_
     assert code == 0, out + err
     code, out, err = scene(capsys, "run", path, "--agent", agent.url + "sloppy", "--out", tmp_path)
     assert code == 1, out + err
+
+
+def test_the_reply_reports_the_calls_the_world_recorded(agent):
+    loaded = load_scene(DEMO_SCENE.read_text(), str(DEMO_SCENE))
+    with WorldServer() as server:
+        world = server.add(World.build(loaded))
+        reply = httpx.post(
+            agent.url, json=agent_request(loaded, world, server.root, trial=1), timeout=60
+        ).json()
+    recorded = [(e["tool"], e["method"], e["path"], e["status"]) for e in world.trace.to_list()]
+    assert [(e["tool"], e["method"], e["path"], e["status"]) for e in reply["trace"]] == recorded
+    assert [c["name"] for c in reply["toolCalls"]][:4] == [
+        "slack.auth.test",
+        "slack.conversations.list",
+        "slack.conversations.history",
+        "slack.conversations.replies",
+    ]
+    assert reply["output"].startswith("Done: read the question in #support")
+    assert "filed acme/orders#14 (bug): https://github.com/acme/orders/issues/14" in reply["output"]
+    assert reply["messages"][-1] == {"role": "assistant", "content": reply["output"]}
+
+
+def test_an_unreachable_world_is_said_in_the_output(agent):
+    gone = f"http://127.0.0.1:{free_port()}/worlds/x"
+    tools = {
+        "slack": {"base_url": f"{gone}/slack/api/", "token": "t"},
+        "github": {"base_url": f"{gone}/github/"},
+    }
+    body = {"protocol": "evalconsole/1", "scenario": {"name": "support-export", "world": {"tools": tools}}}
+    reply = httpx.post(agent.url, json=body, timeout=60)
+    assert reply.status_code == 200
+    assert reply.json()["output"].startswith("Stopped: slack is unreachable")
+    assert reply.json()["toolCalls"] == []
