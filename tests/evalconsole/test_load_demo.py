@@ -15,6 +15,8 @@ from checks import services as checks
 from checks.models import Check, CheckVersion, Test, TestSet, TestVersion
 from teams.models import Membership, Team
 from teams.services import add_member
+from worlds import services as worlds
+from worlds.models import Scene
 
 pytestmark = pytest.mark.django_db
 
@@ -40,11 +42,17 @@ def _state() -> dict:
         "test sets": sorted(TestSet.objects.values_list("name", "archived_at")),
         "tests": sorted(Test.objects.values_list("name", "version", "archived_at")),
         "test versions": TestVersion.objects.count(),
+        "scenes": sorted(Scene.objects.values_list("name", "version", "archived_at")),
     }
 
 
 def _admin():
     return get_user_model().objects.get(username="admin")
+
+
+def _first_test_set() -> TestSet:
+    """The demo's first test set ("Support basics", whatever it is called now)."""
+    return TestSet.objects.order_by("pk").first()
 
 
 def _check(name: str) -> Check:
@@ -53,7 +61,7 @@ def _check(name: str) -> Check:
 
 EDITS = {
     "rename the demo test set": lambda: checks.update_test_set(
-        test_set=TestSet.objects.get(name="Support basics"), by=_admin(), name="Our support tests"),
+        test_set=_first_test_set(), by=_admin(), name="Our support tests"),
     # The demo's tests use it, so archiving asks first (issue 14: 4); the team's admin confirms.
     "archive a demo check": lambda: checks.archive_check(
         check=_check("Looks up the order"), by=_admin(), confirm=True),
@@ -63,7 +71,8 @@ EDITS = {
         test=Test.objects.get(name="Order status"), by=_admin(), name="Where is my order"),
     "archive a demo test": lambda: checks.archive_test(
         test=Test.objects.get(name="Refund requests"), by=_admin()),
-    "archive the demo test set": lambda: checks.archive_test_set(test_set=TestSet.objects.get(), by=_admin()),
+    "archive the demo test set": lambda: checks.archive_test_set(test_set=_first_test_set(), by=_admin()),
+    "archive the demo scene": lambda: worlds.archive_scene(scene=Scene.objects.get(name="support-export"), by=_admin()),
     "rename the demo agent": lambda: agents.update_agent(
         agent=Agent.objects.get(), by=_admin(), name="Support agent (staging)"),
     "point the demo agent elsewhere": lambda: agents.update_agent(
@@ -78,6 +87,7 @@ def test_loading_the_demo_twice_changes_nothing():
     _load()
     first = _state()
     assert first["tests"] and first["checks"]
+    assert [name for name, _, _ in first["scenes"]] == ["support-export", "support-export-sloppy"]
     assert "Log in as admin" in _load()
     assert _state() == first
 

@@ -1,4 +1,6 @@
-"""`manage.py load_demo`: the demo team, its admin, the demo support agent, checks and a passing test.
+"""`manage.py load_demo`: the demo team, its admin, the demo support agent, checks and a passing test,
+and the demo scene (worlds/scenes/support-export.yaml) with a test that plays it and a sloppy variant
+that fails (the demo agent makes its mistakes on a scene whose name says "sloppy").
 
 `make up` runs it every time. The demo is created once, with the demo team (slug ``demo``): while that
 team exists, its agent, checks, test sets, tests and members are the team's own and are left exactly as
@@ -9,15 +11,20 @@ so that `make up` can still print a login.
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+import worlds
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
 from teams.models import Team
 from teams.services import add_member, create_team, get_or_create_user
+from worlds.services import create_scene, create_scene_test
+
+DEMO_SCENE = Path(worlds.__file__).parent / "scenes" / "support-export.yaml"
 
 DEMO_CHECKS = [
     ("Mentions the order id", "text_includes", {"text": "EC-1042"}),
@@ -86,3 +93,21 @@ class Command(BaseCommand):
                     {"check": checks["Escalates refunds"].pk, "required": True}],
             samples_per_scenario=1,
         )
+        self._create_world_demo(admin, agent)
+
+    def _create_world_demo(self, admin, agent) -> None:
+        text = DEMO_SCENE.read_text()
+        good = create_scene(agent=agent, by=admin, source=text)
+        sloppy = create_scene(
+            agent=agent,
+            by=admin,
+            source=text.replace("scene: support-export\n", "scene: support-export-sloppy\n", 1).replace(
+                "description: ", "description: (The demo agent is sloppy here, so this one fails.) ", 1
+            ),
+        )
+        test_set = create_test_set(
+            agent=agent, by=admin, name="Support in Slack and GitHub",
+            description="Scenes: the agent works in a simulated Slack and GitHub; checks judge what really happened.",
+        )
+        create_scene_test(test_set=test_set, by=admin, name="Answer and file a bug", scenes=[good.pk])
+        create_scene_test(test_set=test_set, by=admin, name="Sloppy variant (fails)", scenes=[sloppy.pk])
