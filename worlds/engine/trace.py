@@ -7,7 +7,7 @@ Entries are exactly WORLDS.md "The trace". Bodies are cut at 10 KB and marked tr
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -50,10 +50,26 @@ class TraceEntry:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["at"] = iso(self.at)
-        data["worked"] = self.worked
-        return data
+        # Field by field rather than dataclasses.asdict, which deep-copies through copy.deepcopy and
+        # was most of the cost of a stored world's save (bench/README.md "Worlds"). The bodies are
+        # still copied, so the dict shares nothing mutable with the entry.
+        return {
+            "seq": self.seq,
+            "at": iso(self.at),
+            "tool": self.tool,
+            "method": self.method,
+            "path": self.path,
+            "query": {k: list(v) for k, v in self.query.items()},
+            "status": self.status,
+            "request": _copy(self.request),
+            "response": _copy(self.response),
+            "request_truncated": self.request_truncated,
+            "response_truncated": self.response_truncated,
+            "coverage_gap": self.coverage_gap,
+            "slack_ok": self.slack_ok,
+            "graphql_errors_only": self.graphql_errors_only,
+            "worked": self.worked,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceEntry:
@@ -64,6 +80,17 @@ class TraceEntry:
 
 
 _FIELDS = frozenset(TraceEntry.__dataclass_fields__)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of parsed JSON (dicts and lists copied, everything else shared: it is immutable)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_copy(v) for v in value)
+    return value
 
 
 def scrub_query(query: dict[str, list[str]]) -> dict[str, list[str]]:
