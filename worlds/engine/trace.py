@@ -49,10 +49,11 @@ class TraceEntry:
             and not self.graphql_errors_only
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        # Field by field rather than dataclasses.asdict, which deep-copies through copy.deepcopy and
-        # was most of the cost of a stored world's save (bench/README.md "Worlds"). The bodies are
-        # still copied, so the dict shares nothing mutable with the entry.
+    def to_dict(self, *, copy: bool = True) -> dict[str, Any]:
+        """The entry as JSON-able data. Field by field rather than dataclasses.asdict, whose
+        copy.deepcopy per value was most of a stored world's save (bench/README.md "Worlds").
+        ``copy=False`` shares the bodies with the entry (for a snapshot about to be encoded)."""
+        keep = _copy if copy else _same
         return {
             "seq": self.seq,
             "at": iso(self.at),
@@ -61,8 +62,8 @@ class TraceEntry:
             "path": self.path,
             "query": {k: list(v) for k, v in self.query.items()},
             "status": self.status,
-            "request": _copy(self.request),
-            "response": _copy(self.response),
+            "request": keep(self.request),
+            "response": keep(self.response),
             "request_truncated": self.request_truncated,
             "response_truncated": self.response_truncated,
             "coverage_gap": self.coverage_gap,
@@ -80,6 +81,10 @@ class TraceEntry:
 
 
 _FIELDS = frozenset(TraceEntry.__dataclass_fields__)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _copy(value: Any) -> Any:
@@ -181,5 +186,5 @@ class Trace:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def to_list(self) -> list[dict[str, Any]]:
-        return [e.to_dict() for e in self.entries]
+    def to_list(self, *, copy: bool = True) -> list[dict[str, Any]]:
+        return [e.to_dict(copy=copy) for e in self.entries]

@@ -123,7 +123,7 @@ class World:
             "ids": self.ids,
             "states": self.states,
             "seed": self.seed,
-            "trace": self.trace.to_list(),
+            "trace": self.trace.to_list(copy=False),  # shared, like states and seed above
             "events": self.events.to_list(),
         }
 
