@@ -7,7 +7,7 @@ Entries are exactly WORLDS.md "The trace". Bodies are cut at 10 KB and marked tr
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -49,11 +49,28 @@ class TraceEntry:
             and not self.graphql_errors_only
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["at"] = iso(self.at)
-        data["worked"] = self.worked
-        return data
+    def to_dict(self, *, copy: bool = True) -> dict[str, Any]:
+        """The entry as JSON-able data. Field by field rather than dataclasses.asdict, whose
+        copy.deepcopy per value was most of a stored world's save (bench/README.md "Worlds").
+        ``copy=False`` shares the bodies with the entry (for a snapshot about to be encoded)."""
+        keep = _copy if copy else _same
+        return {
+            "seq": self.seq,
+            "at": iso(self.at),
+            "tool": self.tool,
+            "method": self.method,
+            "path": self.path,
+            "query": {k: list(v) for k, v in self.query.items()},
+            "status": self.status,
+            "request": keep(self.request),
+            "response": keep(self.response),
+            "request_truncated": self.request_truncated,
+            "response_truncated": self.response_truncated,
+            "coverage_gap": self.coverage_gap,
+            "slack_ok": self.slack_ok,
+            "graphql_errors_only": self.graphql_errors_only,
+            "worked": self.worked,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceEntry:
@@ -64,6 +81,21 @@ class TraceEntry:
 
 
 _FIELDS = frozenset(TraceEntry.__dataclass_fields__)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _copy(value: Any) -> Any:
+    """A copy of parsed JSON (dicts and lists copied, everything else shared: it is immutable)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_copy(v) for v in value)
+    return value
 
 
 def scrub_query(query: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -154,5 +186,5 @@ class Trace:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def to_list(self) -> list[dict[str, Any]]:
-        return [e.to_dict() for e in self.entries]
+    def to_list(self, *, copy: bool = True) -> list[dict[str, Any]]:
+        return [e.to_dict(copy=copy) for e in self.entries]

@@ -1,0 +1,723 @@
+#!/usr/bin/env python
+"""Benchmark worlds: building one, answering tool calls, and a 10-trial ``scene run``.
+
+  build   World.build(parsed scene) of a 200-record scene (Slack users/channels/messages, a GitHub
+          repo with commits, issues and pulls), median and p95 over many builds; load_scene (parse +
+          validate) timed apart, for information.
+  calls   the server side of tool calls to a world that accumulates a trace of ``--calls`` calls
+          (a mix: chat.postMessage, conversations.history, GET issues, POST issue), p50/p95 in ms,
+          overall and by trace length:
+            engine   WorldServer.answer (the standalone server's work, no socket)
+            service  worlds.services.call_world (row lock, restore the snapshot, call, save)
+            wsgi     the console's WSGI app, called in-process with a real WSGI environ
+                     (middleware, URL routing, the /worlds/ view, call_world)
+          service and wsgi run on the database of --database-url (default: a fresh SQLite file).
+  breakdown  one call_world split into its steps (select + decode, restore, call, snapshot, encode,
+          save + commit) at trace length 1 and 100.
+  run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
+          makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
+
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py build
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --database-url "$PG"
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
+
+Timings are wall clock (time.perf_counter); the machine is shared, so compare figures taken in one
+sitting. See bench/README.md "Worlds" for recorded figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def log(*args: object) -> None:
+    print(*args, file=sys.stderr, flush=True)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+# --------------------------------------------------------------------------- the scene
+
+
+def scene_dict(*, trials: int = 1) -> dict[str, Any]:
+    """A scene with exactly 200 records: Slack 10 users + 10 channels + 80 messages, GitHub 5 users
+    + 1 repo + 20 commits + 60 issues + 14 pulls (commits count as records, as the validator counts)."""
+    users = {
+        f"su{i}": {"name": f"user{i}", "real_name": f"User {i}", "email": f"user{i}@acme.example"}
+        for i in range(10)
+    }
+    users["su0"]["bot"] = True
+    members = [f"$su{i}" for i in range(10)]
+    channels = {f"sc{i}": {"name": f"chan-{i}", "members": members, "topic": f"topic {i}"} for i in range(10)}
+    messages: dict[str, Any] = {}
+    for i in range(80):
+        msg = {
+            "channel": f"$sc{i % 10}",
+            "from": f"$su{1 + i % 9}",
+            "at": f"-{200 - i}m",
+            "text": f"message {i}: the export for workspace {i} is slow again, can someone look?",
+        }
+        if i >= 10 and i % 3 == 0:
+            msg["in_thread_of"] = f"$sm{i - 10}"  # same channel, earlier
+        messages[f"sm{i}"] = msg
+    gh_users = {f"gu{i}": {"login": f"dev{i}"} for i in range(5)}
+    gh_users["gu0"]["bot"] = True
+    commits: dict[str, Any] = {}
+    for i in range(20):
+        commit: dict[str, Any] = {
+            "message": f"change {i}",
+            "files": {f"src/mod{i % 7}.py": f"VALUE = {i}\n" * 20, "README.md": f"# orders\nrev {i}\n"},
+        }
+        if i:
+            commit["parent"] = f"$gc{i - 1 if i < 15 else 10}"  # a main line and a side branch
+        commits[f"gc{i}"] = commit
+    branches = {"main": "$gc14", **{f"feature-{j}": f"$gc{15 + j % 5}" for j in range(14)}}
+    repo = {
+        "name": "acme/orders",
+        "default_branch": "main",
+        "collaborators": {"$gu0": "write", "$gu1": "admin"},
+        "commits": commits,
+        "branches": branches,
+        "production": "$gc14",
+    }
+    issues = {
+        f"gi{i}": {
+            "repo": "$gr",
+            "number": 100 + i,
+            "title": f"Issue {i}: exports slow for workspace {i}",
+            "body": "Since Monday the CSV export takes minutes. " * 3,
+            "labels": ["bug", "perf"] if i % 2 else ["question"],
+            "state": "open" if i % 4 else "closed",
+            "author": f"$gu{1 + i % 4}",
+            "assignees": [f"$gu{1 + i % 4}"],
+        }
+        for i in range(60)
+    }
+    pulls = {
+        f"gp{j}": {
+            "repo": "$gr",
+            "number": 200 + j,
+            "head": f"feature-{j}",
+            "base": "main",
+            "title": f"Feature {j}",
+            "author": f"$gu{1 + j % 4}",
+            "body": "Adds a thing.",
+        }
+        for j in range(14)
+    }
+    return {
+        "scene": "bench-200",
+        "task": "Answer the question in #chan-0 and file an issue.",
+        "trials": trials,
+        "world": {
+            "slack": {"users": users, "channels": channels, "messages": messages},
+            "github": {"users": gh_users, "repos": {"gr": repo}, "issues": issues, "pulls": pulls},
+        },
+        "checks": [
+            {"id": "posted", "state": {"slack.message": {"channel": "$sc0", "from": "$su0"}}},
+            {"id": "listed", "trace": {"called": "GET /repos/acme/orders/issues"}},
+        ],
+    }
+
+
+def scene_text(**kw: Any) -> str:
+    return json.dumps(scene_dict(**kw), indent=1)
+
+
+def record_count(scene) -> int:
+    total = 0
+    for records in scene.world.values():
+        for rec in records.values():
+            total += len(rec) if isinstance(rec, dict) else 1
+    return total
+
+
+# --------------------------------------------------------------------------- build
+
+
+def bench_build(args: argparse.Namespace) -> dict[str, Any]:
+    from worlds.engine import load_scene
+    from worlds.engine.world import World
+
+    text = scene_text()
+    loads = []
+    for _ in range(args.load_iterations):
+        t = time.perf_counter()
+        scene = load_scene(text, "bench.json")
+        loads.append(time.perf_counter() - t)
+    World.build(scene)  # warm imports and caches
+    builds, cpu = [], []
+    for _ in range(args.iterations):
+        c, t = time.process_time(), time.perf_counter()
+        World.build(scene)
+        builds.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    world = World.build(scene)
+    snap = json.dumps(world.snapshot())
+    out = {
+        "records": 200,
+        "scene_bytes": len(text),
+        "snapshot_bytes": len(snap),
+        "build_ms": {
+            "p50": statistics.median(builds) * 1000,
+            "p95": pct(builds, 95) * 1000,
+            "min": min(builds) * 1000,
+            "n": len(builds),
+        },
+        "build_cpu_ms": {"p50": statistics.median(cpu) * 1000, "p95": pct(cpu, 95) * 1000},
+        "load_scene_ms": {
+            "p50": statistics.median(loads) * 1000,
+            "p95": pct(loads, 95) * 1000,
+            "n": len(loads),
+        },
+    }
+    print(f"scene: 200 records, {len(text)} bytes of JSON; a fresh world's snapshot is {len(snap)} bytes")
+    print(
+        f"World.build(parsed):  p50 {out['build_ms']['p50']:.2f} ms  p95 {out['build_ms']['p95']:.2f} ms"
+        f"  min {out['build_ms']['min']:.2f} ms  ({len(builds)} builds)"
+    )
+    print(
+        f"  CPU time of the process: p50 {out['build_cpu_ms']['p50']:.2f} ms"
+        f"  p95 {out['build_cpu_ms']['p95']:.2f} ms"
+        "  (less moved by other jobs on a shared machine)"
+    )
+    print(
+        f"load_scene (info):    p50 {out['load_scene_ms']['p50']:.2f} ms"
+        f"  p95 {out['load_scene_ms']['p95']:.2f} ms"
+        f"  ({len(loads)} loads)"
+    )
+    if args.profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(200):
+            World.build(scene)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
+    return out
+
+
+# --------------------------------------------------------------------------- calls
+
+
+def call_mix(world_tools: dict[str, dict[str, str]], i: int) -> tuple[str, str, str, dict[str, str], bytes]:
+    """(tool, method, target below /worlds/<id>/<tool>, headers, body) of call number i: a cycle of
+    chat.postMessage, conversations.history, GET issues, POST issue."""
+    slack = {"Authorization": f"Bearer {world_tools['slack']['token']}"}
+    gh = {"Authorization": f"token {world_tools['github']['token']}", "Accept": "application/vnd.github+json"}
+    kind = i % 4
+    if kind == 0:
+        body = json.dumps({"channel": "chan-0", "text": f"looking into it ({i})"}).encode()
+        return "slack", "POST", "/api/chat.postMessage", {**slack, "Content-Type": "application/json"}, body
+    if kind == 1:
+        return "slack", "GET", "/api/conversations.history?channel=chan-0&limit=50", slack, b""
+    if kind == 2:
+        return "github", "GET", "/repos/acme/orders/issues?state=open&per_page=30", gh, b""
+    body = json.dumps(
+        {"title": f"Exports slow ({i})", "body": "Filed by the agent.", "labels": ["bug"]}
+    ).encode()
+    return "github", "POST", "/repos/acme/orders/issues", {**gh, "Content-Type": "application/json"}, body
+
+
+KINDS = ("chat.postMessage", "conversations.history", "GET issues", "POST issue")
+
+
+def _engine_caller(scene):
+    from worlds.engine.serve import WorldServer
+    from worlds.engine.world import World
+
+    server = WorldServer()  # not started: answer() is the server's work without the socket
+
+    def new_world():
+        world = server.add(World.build(scene))
+        tools = {t: dict(world.credentials.get(t, {})) for t in ("slack", "github")}
+
+        def call(i: int) -> int:
+            tool, method, target, headers, body = call_mix(tools, i)
+            response = server.answer(method, f"/worlds/{world.id}/{tool}{target}", headers, body)
+            return response.status
+
+        return call
+
+    return new_world
+
+
+def _django_setup(database_url: str | None, work: Path) -> str:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalconsole.settings")
+    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{work / 'bench.sqlite3'}"
+    os.environ.setdefault("SECRET_KEY", "bench-worlds-not-secret")
+    os.environ["DEBUG"] = "0"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.db import connection
+
+    return connection.vendor
+
+
+def _scene_version():
+    from bench.common import admin_and_agent
+    from worlds import services
+
+    stamp = f"{os.getpid()}-{time.time_ns()}"
+    user, agent = admin_and_agent(team=f"worlds-bench-{stamp}", username=f"wb-{stamp}", agent="world-bench")
+    scene = services.create_scene(agent=agent, by=user, source=scene_text())
+    return scene.current_version
+
+
+def _service_caller(version):
+    from core.crypto import decrypt_json
+    from worlds import services
+    from worlds.engine.http import Request
+
+    def new_world():
+        row, _ = services.start_world(version=version)
+        tools = decrypt_json(row.secrets)
+
+        def call(i: int) -> int:
+            tool, method, target, headers, body = call_mix(tools, i)
+            split = urlsplit(target)
+            request = Request.make(method, split.path, split.query, headers, body)
+            return services.call_world(row.id, tool, request).status
+
+        return call
+
+    return new_world
+
+
+def _wsgi_caller(version):
+    from django.core.wsgi import get_wsgi_application
+
+    from core.crypto import decrypt_json
+    from worlds import services
+
+    app = get_wsgi_application()
+
+    def new_world():
+        row, _ = services.start_world(version=version)
+        tools = decrypt_json(row.secrets)
+
+        def call(i: int) -> int:
+            tool, method, target, headers, body = call_mix(tools, i)
+            split = urlsplit(target)
+            environ = {
+                "REQUEST_METHOD": method,
+                "SCRIPT_NAME": "",
+                "PATH_INFO": f"/worlds/{row.id}/{tool}{split.path}",
+                "QUERY_STRING": split.query,
+                "SERVER_NAME": "127.0.0.1",
+                "SERVER_PORT": "8000",
+                "REMOTE_ADDR": "127.0.0.1",
+                "SERVER_PROTOCOL": "HTTP/1.1",
+                "HTTP_HOST": "127.0.0.1:8000",
+                "HTTP_USER_AGENT": "python-httpx/0.27",
+                "HTTP_ACCEPT": "*/*",
+                "CONTENT_LENGTH": str(len(body)) if body else "",
+                "wsgi.version": (1, 0),
+                "wsgi.url_scheme": "http",
+                "wsgi.input": io.BytesIO(body),
+                "wsgi.errors": sys.stderr,
+                "wsgi.multithread": True,
+                "wsgi.multiprocess": False,
+                "wsgi.run_once": False,
+            }
+            for name, value in headers.items():
+                key = name.upper().replace("-", "_")
+                environ["CONTENT_TYPE" if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
+            status: list[str] = []
+            result = app(environ, lambda s, h, exc_info=None: status.append(s))
+            try:
+                b"".join(result)
+            finally:
+                getattr(result, "close", lambda: None)()
+            return int(status[0].split()[0])
+
+        return call
+
+    return new_world
+
+
+def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> dict[str, Any]:
+    """``worlds`` fresh worlds, ``calls`` calls each; every call timed, grouped by trace length."""
+    times: list[float] = []
+    by_bucket: dict[int, list[float]] = {}
+    by_kind: dict[int, list[float]] = {}
+    bad = 0
+    first = new_world()
+    for i in range(8):  # warm up (imports, caches, connections) on a throwaway world
+        first(i)
+    for _ in range(worlds):
+        call = new_world()
+        for i in range(calls):
+            t = time.perf_counter()
+            status = call(i)
+            dt = time.perf_counter() - t
+            if status >= 400:
+                bad += 1
+            times.append(dt)
+            by_bucket.setdefault(i // bucket, []).append(dt)
+            by_kind.setdefault(i % 4, []).append(dt)
+    out = {
+        "p50": statistics.median(times) * 1000,
+        "p95": pct(times, 95) * 1000,
+        "n": len(times),
+        "errors": bad,
+        "by_trace": {
+            f"{b * bucket + 1}-{(b + 1) * bucket}": {
+                "p50": statistics.median(v) * 1000,
+                "p95": pct(v, 95) * 1000,
+            }
+            for b, v in sorted(by_bucket.items())
+        },
+        "by_kind": {KINDS[k]: statistics.median(v) * 1000 for k, v in sorted(by_kind.items())},
+    }
+    log(f"{name}: {out['n']} calls, {bad} answered >= 400")
+    return out
+
+
+def print_calls(results: dict[str, dict[str, Any]]) -> None:
+    for name, r in results.items():
+        print(
+            f"{name:>8}: p50 {r['p50']:.2f} ms  p95 {r['p95']:.2f} ms  ({r['n']} calls, {r['errors']} errors)"
+        )
+        print(
+            "          by trace length (p50/p95 ms): "
+            + ", ".join(f"{k}: {v['p50']:.2f}/{v['p95']:.2f}" for k, v in r["by_trace"].items())
+        )
+        print("          by call (p50 ms): " + ", ".join(f"{k} {v:.2f}" for k, v in r["by_kind"].items()))
+
+
+def bench_calls(args: argparse.Namespace) -> dict[str, Any]:
+    from worlds.engine import load_scene
+
+    scene = load_scene(scene_text(), "bench.json")
+    results: dict[str, Any] = {}
+    which = args.only.split(",") if args.only else ["engine", "service", "wsgi"]
+    if "engine" in which:
+        results["engine"] = run_calls(
+            "engine", _engine_caller(scene), worlds=args.worlds, calls=args.calls, bucket=args.bucket
+        )
+    if "service" in which or "wsgi" in which:
+        with tempfile.TemporaryDirectory(prefix="bench-worlds-") as tmp:
+            vendor = _django_setup(args.database_url, Path(tmp))
+            results["database"] = vendor
+            version = _scene_version()
+            for name, maker in (("service", _service_caller), ("wsgi", _wsgi_caller)):
+                if name in which:
+                    results[name] = run_calls(
+                        name, maker(version), worlds=args.worlds, calls=args.calls, bucket=args.bucket
+                    )
+            if args.profile:
+                import cProfile
+                import pstats
+
+                call = _service_caller(version)()
+                for i in range(args.calls - 20):
+                    call(i)
+                prof = cProfile.Profile()
+                prof.enable()
+                for i in range(args.calls - 20, args.calls):
+                    call(i)
+                prof.disable()
+                log(f"profile: call_world, calls {args.calls - 19}-{args.calls} of one world")
+                pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+            from django.db import connections
+
+            connections.close_all()
+    if "database" in results:
+        print(f"database: {results['database']}")
+    print_calls({k: v for k, v in results.items() if isinstance(v, dict)})
+    return results
+
+
+def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
+    """Where one call_world goes, at a short and a long trace: the same steps as call_world, timed apart."""
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-worlds-") as tmp:
+        out["database"] = _django_setup(args.database_url, Path(tmp))
+        from django.db import connection, transaction
+
+        from core.crypto import decrypt_json
+        from worlds import services
+        from worlds.engine.http import Request
+        from worlds.models import World as WorldRow
+
+        version = _scene_version()
+        for n in (1, args.calls):
+            row, _ = services.start_world(version=version)
+            tools = decrypt_json(row.secrets)
+            for i in range(n - 1):
+                tool, method, target, headers, body = call_mix(tools, i)
+                split = urlsplit(target)
+                services.call_world(
+                    row.id, tool, Request.make(method, split.path, split.query, headers, body)
+                )
+            names = ("select+decode", "restore", "call", "snapshot", "encode", "save+commit", "total")
+            parts: dict[str, list[float]] = {k: [] for k in names}
+            tool, method, target, headers, body = call_mix(tools, 1)  # conversations.history
+            split = urlsplit(target)
+            for _ in range(args.repeat):
+                request = Request.make(method, split.path, split.query, headers, body)
+                t0 = time.perf_counter()
+                with transaction.atomic():
+                    locked = (
+                        WorldRow.objects.select_for_update(of=("self",))
+                        .select_related("scene_version")
+                        .get(pk=row.id)
+                    )
+                    t1 = time.perf_counter()
+                    world = services._restore(locked)
+                    t2 = time.perf_counter()
+                    world.call(tool, request)
+                    t3 = time.perf_counter()
+                    snap = world.snapshot()
+                    snap.pop("credentials")
+                    t4 = time.perf_counter()
+                    text = json.dumps(snap)  # what the save's JSONField encoding costs, timed on its own
+                    t5 = time.perf_counter()
+                    locked.state, locked.calls = snap, world.clock.calls
+                    locked.save(update_fields=["state", "calls"])
+                t6 = time.perf_counter()
+                for k, v in zip(
+                    names,
+                    (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t6 - t0 - (t5 - t4)),
+                    strict=True,
+                ):
+                    parts[k].append(v)
+            sizes = {k: len(json.dumps(snap[k])) // 1024 for k in ("seed", "states", "trace")}
+            out[f"trace_{n}"] = {
+                "state_kb": len(text) // 1024,
+                **{f"{k}_kb": v for k, v in sizes.items()},
+                **{k: statistics.median(v) * 1000 for k, v in parts.items()},
+            }
+            print(
+                f"trace ~{n} calls: state {len(text) // 1024} KB (seed {sizes['seed']},"
+                f" states {sizes['states']},"
+                f" trace {sizes['trace']} KB); p50 ms: "
+                + ", ".join(f"{k} {statistics.median(v) * 1000:.2f}" for k, v in parts.items())
+            )
+        raw = json.dumps(WorldRow.objects.get(pk=row.id).state)
+        floor, decode = [], []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            with transaction.atomic():
+                WorldRow.objects.filter(pk=row.id).values_list("calls", flat=True).first()
+            floor.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            json.loads(raw)
+            decode.append(time.perf_counter() - t)
+        out["floor_ms"] = statistics.median(floor) * 1000
+        out["decode_ms"] = statistics.median(decode) * 1000
+        print(
+            f"a transaction with a tiny SELECT {out['floor_ms']:.2f} ms;"
+            f" json.loads of the {len(raw) // 1024} KB"
+            f" state {out['decode_ms']:.2f} ms"
+        )
+        connection.close()
+    return out
+
+
+# --------------------------------------------------------------------------- scene run
+
+
+def bench_run(args: argparse.Namespace) -> dict[str, Any]:
+    import httpx
+
+    from tests.support.world_agent import PLANS, WorldAgent
+
+    spent: list[float] = []  # the agent's handler time per trial (its sleeps + its calls' round trips)
+    statuses: list[int] = []
+
+    def twenty_calls(tools, http: httpx.Client) -> None:
+        start = time.perf_counter()
+        slack = {"Authorization": f"Bearer {tools['slack']['token']}"}
+        gh = {"Authorization": f"token {tools['github']['token']}"}
+        for i in range(args.calls):
+            time.sleep(args.gap)
+            kind = i % 4
+            if kind == 0:
+                r = http.post(
+                    tools["slack"]["base_url"] + "chat.postMessage",
+                    headers=slack,
+                    json={"channel": "chan-0", "text": f"on it ({i})"},
+                )
+            elif kind == 1:
+                r = http.get(
+                    tools["slack"]["base_url"] + "conversations.history",
+                    headers=slack,
+                    params={"channel": "chan-0", "limit": 50},
+                )
+            elif kind == 2:
+                r = http.get(tools["github"]["base_url"] + "repos/acme/orders/issues", headers=gh)
+            else:
+                r = http.post(
+                    tools["github"]["base_url"] + "repos/acme/orders/issues",
+                    headers=gh,
+                    json={"title": f"Exports slow ({i})", "body": "Filed by the agent."},
+                )
+            statuses.append(r.status_code)
+        spent.append(time.perf_counter() - start)
+
+    PLANS["bench_twenty_calls"] = twenty_calls
+    own = args.calls * args.gap  # the agent's own time per trial (its sleeps)
+    with tempfile.TemporaryDirectory(prefix="bench-worlds-run-") as tmp:
+        path = Path(tmp) / "bench-200.json"
+        path.write_text(scene_text(trials=args.trials))
+        walls = []
+        with WorldAgent("bench_twenty_calls") as agent:
+            for rep in range(args.repeat):
+                spent.clear()
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "evalconsole.cli",
+                    "scene",
+                    "run",
+                    str(path),
+                    "--agent",
+                    agent.url,
+                    "--out",
+                    str(Path(tmp) / f"results-{rep}"),
+                ]
+                env = {**os.environ, "PYTHONPATH": str(ROOT)}
+                t = time.perf_counter()
+                proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+                wall = time.perf_counter() - t
+                if proc.returncode not in (0, 1) or len(spent) != args.trials:
+                    log(proc.stdout[-2000:], proc.stderr[-2000:])
+                    raise SystemExit(f"scene run exited {proc.returncode}")
+                walls.append((wall, sum(spent), len(spent)))
+                log(
+                    f"repeat {rep + 1}: wall {wall:.2f} s, agent handler time {sum(spent):.2f} s"
+                    f" over {len(spent)} trials"
+                )
+            # the command's fixed cost (start-up, imports, load_scene): one trial of an agent that
+            # makes no calls, so the ratio can be read with and without it
+            empty = Path(tmp) / "empty.json"
+            empty.write_text(scene_text(trials=1))
+            fixed = []
+            with WorldAgent("nothing") as idle:
+                for rep in range(args.repeat):
+                    cmd = [
+                        sys.executable,
+                        "-m",
+                        "evalconsole.cli",
+                        "scene",
+                        "run",
+                        str(empty),
+                        "--agent",
+                        idle.url,
+                        "--out",
+                        str(Path(tmp) / f"empty-{rep}"),
+                    ]
+                    t = time.perf_counter()
+                    subprocess.run(
+                        cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True
+                    )
+                    fixed.append(time.perf_counter() - t)
+    bad = sum(s >= 400 for s in statuses)
+    best = min(walls)
+    wall, handler, trials = best
+    out = {
+        "trials": trials,
+        "calls_per_trial": args.calls,
+        "gap_ms": args.gap * 1000,
+        "agent_own_s": own * trials,
+        "agent_handler_s": handler,
+        "wall_s": wall,
+        "ratio_own": wall / (own * trials),
+        "ratio_handler": wall / handler,
+        "walls": [w for w, _, _ in walls],
+        "fixed_s": min(fixed),
+        "errors": bad,
+    }
+    print(
+        f"scene run, {trials} trials x {args.calls} calls {args.gap * 1000:.0f} ms apart "
+        f"(best of {len(walls)}: {', '.join(f'{w:.2f}' for w in out['walls'])} s)"
+    )
+    print(f"  wall {wall:.2f} s; agent's own time {own * trials:.2f} s -> ratio {out['ratio_own']:.2f}x")
+    print(
+        f"  the command's fixed cost (1 trial, agent makes no calls): {min(fixed):.2f} s; "
+        f"without it the ratio is {(wall - min(fixed)) / (own * trials):.2f}x"
+    )
+    print(
+        f"  agent handler time (sleeps + its calls' round trips) {handler:.2f} s -> wall / handler "
+        f"{out['ratio_handler']:.2f}x; {bad} calls answered >= 400"
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="what", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--iterations", type=int, default=500)
+    b.add_argument("--load-iterations", type=int, default=30)
+    b.add_argument("--profile", action="store_true")
+    c = sub.add_parser("calls")
+    c.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temp dir")
+    c.add_argument("--worlds", type=int, default=3)
+    c.add_argument("--calls", type=int, default=100, help="calls per world (its trace grows to this)")
+    c.add_argument("--bucket", type=int, default=25, help="trace-length bucket for the growth figures")
+    c.add_argument("--only", default="", help="engine,service,wsgi (default: all)")
+    c.add_argument("--profile", action="store_true", help="cProfile the last 20 calls through call_world")
+    d = sub.add_parser("breakdown", help="where one call_world goes, at trace length 1 and --calls")
+    d.add_argument("--database-url", default=None)
+    d.add_argument("--calls", type=int, default=100)
+    d.add_argument("--repeat", type=int, default=15)
+    r = sub.add_parser("run")
+    r.add_argument("--trials", type=int, default=10)
+    r.add_argument("--calls", type=int, default=20)
+    r.add_argument("--gap", type=float, default=0.05, help="seconds the agent waits before each call")
+    r.add_argument("--repeat", type=int, default=3)
+    for p in (b, c, d, r):
+        p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = parser.parse_args()
+    log(f"uptime: {os.popen('uptime').read().strip()}")
+    gc.collect()
+    modes = {"build": bench_build, "calls": bench_calls, "breakdown": bench_breakdown, "run": bench_run}
+    out = modes[args.what](args)
+    log(f"uptime: {os.popen('uptime').read().strip()}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
