@@ -56,7 +56,14 @@ def add_parser(sub: Any) -> None:
     validate.add_argument("file")
     run = ssub.add_parser("run", help="run a scene's trials against an agent, each in a fresh world")
     run.add_argument("file")
-    run.add_argument("--agent", required=True, metavar="URL", help="the agent's evalconsole/1 endpoint")
+    run.add_argument(
+        "--agent",
+        required=True,
+        metavar="URL|ID",
+        help="the agent's evalconsole/1 endpoint; with --url, the agent's id in the console",
+    )
+    run.add_argument("--url", default=None, help="run on this console instead (or EVALCONSOLE_URL)")
+    run.add_argument("--token", default=None, help="the console's API token (or EVALCONSOLE_TOKEN)")
     run.add_argument(
         "--trials", type=int, default=None, metavar="N", help="trials (1..10; default: the scene's)"
     )
@@ -256,6 +263,8 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if any(c.kind == "judge" for c in scene.checks) and os.environ.get("EVALCONSOLE_JUDGE_API_KEY"):
         print("evalconsole scene: judge checks are not evaluated by scene run yet (skipped)", file=sys.stderr)
+    if args.url or (os.environ.get("EVALCONSOLE_URL") and not args.agent.startswith(("http://", "https://"))):
+        return _finish(args, scene, *_on_console(args, scene, trials))
     results = []
     with WorldServer() as server:
         for trial in range(1, trials + 1):
@@ -265,7 +274,21 @@ def _run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise SceneCliError(f"cannot write results under {out}: {exc.strerror or exc}") from exc
             results.append(result)
-    overall = run_result(scene, results)
+    return _finish(args, scene, run_result(scene, results), results)
+
+
+def _on_console(args: argparse.Namespace, scene: Scene, trials: int) -> tuple[str, list[dict[str, Any]]]:
+    from evalconsole import cli
+    from evalconsole.scene_console import run_on_console
+
+    try:
+        return run_on_console(args, scene, Path(args.file).read_text(encoding="utf-8"), trials)
+    except cli.CliError as exc:
+        raise SceneCliError(str(exc)) from exc
+
+
+def _finish(args: argparse.Namespace, scene: Scene, overall: str, results: list[dict[str, Any]]) -> int:
+    out = Path(args.out)
     code = exit_code(overall)
     if args.junit:
         try:

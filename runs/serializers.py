@@ -269,6 +269,14 @@ class SampleSerializer(serializers.ModelSerializer):
     trace = AnyJSONField(read_only=True)
     transcript = serializers.ListField(child=serializers.DictField(), read_only=True)
     results = CheckResultSerializer(many=True, read_only=True)
+    world = serializers.CharField(
+        source="world_id", read_only=True, allow_null=True, help_text="The sample's world (a scene test), or null."
+    )
+    world_checks = serializers.ListField(
+        child=serializers.DictField(),
+        read_only=True,
+        help_text="A scene sample's own scene checks, as checks.json holds them (WORLDS.md Results).",
+    )
 
     class Meta:
         model = Sample
@@ -288,6 +296,8 @@ class SampleSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "results",
+            "world",
+            "world_checks",
         ]
         read_only_fields = fields
 

@@ -1,0 +1,105 @@
+"""`evalconsole scene run FILE --url URL --token T --agent ID`: run a scene on a console instead of
+on this machine, and download the results into the same OUT layout.
+
+Over the REST API, with the CI gate's client (evalconsole.cli.Client): the scene is put in the
+agent's library (a new version only when the file changed), a test named after the scene in the test
+set ``evalconsole scene run`` plays it with one sample per trial, a run is launched and waited for,
+and each sample's scene checks and trace are written to ``OUT/<scene>/trial-<n>/`` (``checks.json``,
+``trace.json``). The exit code is the run's result, as for a run on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalconsole import cli
+from worlds.engine.scene import Scene
+
+TEST_SET = "evalconsole scene run"
+POLL_S = 1.0
+
+
+def _one(client: cli.Client, path: str, **match: Any) -> dict | None:
+    page = client.request("GET", path, retries=3)
+    for item in page.get("results", []) if isinstance(page, dict) else []:
+        if all(item.get(k) == v for k, v in match.items()):
+            return item
+    return None
+
+
+def _agent_id(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise cli.CliError(
+            f"with --url, --agent is the agent's id in the console (a number), not {value!r}"
+        ) from None
+
+
+def run_on_console(args: argparse.Namespace, scene: Scene, text: str, trials: int) -> tuple[str, list[dict]]:
+    """(the run's result, per trial the checks.json it wrote)."""
+    url = args.url or os.environ.get("EVALCONSOLE_URL", "")
+    token = args.token or os.environ.get("EVALCONSOLE_TOKEN", "")
+    if not token:
+        raise cli.CliError("give --token (or EVALCONSOLE_TOKEN): an API token of the console")
+    agent = _agent_id(args.agent)
+    client = cli.Client.create(url, token)
+    try:
+        return _run(client, args, scene, text, trials, agent)
+    finally:
+        client.close()
+
+
+def _run(
+    client: cli.Client, args, scene: Scene, text: str, trials: int, agent: int
+) -> tuple[str, list[dict]]:
+    found = _one(client, f"/api/v1/scenes/?agent={agent}&page_size=200", name=scene.name)
+    if found is None:
+        stored = client.request("POST", "/api/v1/scenes/", body={"agent": agent, "source": text})
+    else:
+        stored = client.request("PATCH", f"/api/v1/scenes/{found['id']}/", body={"source": text})
+    test_set = _one(client, f"/api/v1/test-sets/?agent={agent}&page_size=200", name=TEST_SET)
+    if test_set is None:
+        test_set = client.request("POST", "/api/v1/test-sets/", body={"agent": agent, "name": TEST_SET})
+    rate = max(1, min(100, round(scene.pass_rate)))
+    fields = {
+        "scenes": [stored["id"]],
+        "samples_per_scenario": trials,
+        "min_valid_per_scenario": min(scene.min_valid, trials),
+        "required_pass_rate": rate,
+    }
+    test = _one(client, f"/api/v1/tests/?test_set={test_set['id']}&page_size=200", name=scene.name)
+    if test is None:
+        test = client.request(
+            "POST", "/api/v1/tests/", body={"test_set": test_set["id"], "name": scene.name, **fields}
+        )
+    else:
+        test = client.request("PATCH", f"/api/v1/tests/{test['id']}/", body=fields)
+    runs = cli.launch(client, test=test["id"], test_set=None, additional=[])
+    progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    (run,) = cli.wait(client, runs, timeout=args.timeout * trials + 60, poll=POLL_S, progress=progress)
+    samples = sorted(cli.fetch_samples(client, run["id"]), key=lambda s: s.get("sample_index", 0))
+    out = Path(args.out) / scene.name
+    results = []
+    for sample in samples:
+        trial = int(sample.get("sample_index", 0)) + 1
+        result = {
+            "scene": scene.name,
+            "trial": trial,
+            "outcome": sample.get("outcome") or "error",
+            "checks": sample.get("world_checks") or [],
+        }
+        folder = out / f"trial-{trial}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "checks.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            (folder / "trace.json").write_text(json.dumps(sample.get("trace") or [], indent=2) + "\n")
+        except OSError as exc:
+            raise cli.CliError(f"cannot write results under {out}: {exc.strerror or exc}") from exc
+        results.append(result)
+    return cli.run_outcome(run), results
