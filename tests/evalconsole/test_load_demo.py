@@ -109,3 +109,15 @@ def test_load_demo_keeps_every_edit_at_once():
     edited = _state()
     _load()
     assert _state() == edited
+
+
+def test_a_demo_loaded_before_scenes_gets_the_demo_scenes_once(monkeypatch):
+    from evalconsole.management.commands.load_demo import Command
+
+    with monkeypatch.context() as before_scenes:  # what load_demo did before scenes existed
+        before_scenes.setattr(Command, "_create_world_demo", lambda self, admin, agent: None)
+        _load()
+    assert not Scene.objects.exists()
+    assert "Added the demo scenes" in _load()
+    assert sorted(Scene.objects.values_list("name", flat=True)) == ["support-export", "support-export-sloppy"]
+    assert "Added the demo scenes" not in _load(), "once: while the team has scenes, nothing is added"

@@ -18,10 +18,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 import worlds
+from agents.models import Agent
 from agents.services import create_agent
 from checks.services import create_check, create_test, create_test_set
 from teams.models import Team
 from teams.services import add_member, create_team, get_or_create_user
+from worlds.models import Scene
 from worlds.services import create_scene, create_scene_test
 
 DEMO_SCENE = Path(worlds.__file__).parent / "scenes" / "support-export.yaml"
@@ -57,6 +59,8 @@ class Command(BaseCommand):
                 loaded = "Demo loaded."
             else:
                 loaded = f"Demo team {team.name!r} is there already; left as it is."
+                if self._add_world_demo(team, admin):  # a demo loaded before scenes existed
+                    loaded += " Added the demo scenes."
         password = (
             password_file.read_text().strip() if password_file.exists() else "(set before; see var/admin_password)"
         )
@@ -94,6 +98,17 @@ class Command(BaseCommand):
             samples_per_scenario=1,
         )
         self._create_world_demo(admin, agent)
+
+    def _add_world_demo(self, team, admin) -> bool:
+        """The world demo for a demo team loaded before scenes existed: only while the team has never
+        had a scene (scenes are archived, never deleted), and only on its demo agent if still active."""
+        if Scene.objects.filter(agent__team=team).exists():
+            return False
+        agent = Agent.objects.filter(team=team, archived_at__isnull=True).order_by("pk").first()
+        if agent is None:
+            return False
+        self._create_world_demo(admin, agent)
+        return True
 
     def _create_world_demo(self, admin, agent) -> None:
         text = DEMO_SCENE.read_text()
