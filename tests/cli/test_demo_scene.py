@@ -97,6 +97,12 @@ def test_the_sloppy_agent_fails_and_explain_cites_the_trace(capsys, agent, tmp_p
     assert by_id["answered"]["evidence"] == [post["seq"]]  # its top-level answer, the closest miss
     assert "top-level message" in by_id["answered"]["actual"]
     assert by_id["no_crm_writes"]["evidence"] == [note["seq"]]
+    filed = next(e for e in trace if e["path"] == "/repos/acme/orders/issues")
+    assert (
+        "closest: #14" in by_id["issue_filed"]["actual"]
+        and "it has no label bug" in by_id["issue_filed"]["actual"]
+    )
+    assert by_id["issue_filed"]["evidence"] == [filed["seq"]], "the unlabelled issue it filed"
 
     code, out, err = scene(capsys, "explain", tmp_path)
     assert code == 0, err
@@ -106,6 +112,7 @@ def test_the_sloppy_agent_fails_and_explain_cites_the_trace(capsys, agent, tmp_p
     assert "read_the_thread" not in out and "looked_up_plan" not in out
     assert f"#{post['seq']} {post['at']} slack POST /api/chat.postMessage → 200" in out
     assert f"#{note['seq']} {note['at']} crm POST /crm/customers/42/notes → 200" in out
+    assert f"#{filed['seq']} {filed['at']} github POST /repos/acme/orders/issues → 201" in out
 
 
 @pytest.mark.parametrize(

@@ -1938,9 +1938,24 @@ class GitHubSimulator(Simulator):
         expected = f"{quantity} issue(s) in {repo['full_name']}{what}"
         numbers = ", ".join(f"#{i['number']}" for i in sorted(hits, key=lambda i: i["number"]))
         actual = f"{n} matching issue(s)" + (f" ({numbers})" if numbers else "") + f" among {len(issues)}"
-        return StateResult.of(
-            passed, expected, actual, evidence=self._seqs(*[[i["seq"], *i["seqs"]] for i in hits])
-        )
+        evidence = [[i["seq"], *i["seqs"]] for i in hits]
+        if not hits and issues:
+            # Name the closest miss: the issue meeting the most conditions (written in the trial first).
+            def misses(issue: dict) -> list[str]:
+                title, body = issue["title"].casefold(), (issue["body"] or "").casefold()
+                names = {n.casefold() for n in issue["labels"]}
+                out = [f"its title lacks {t!r}" for t in titles if t.casefold() not in title]
+                out += [f"its body lacks {b!r}" for b in bodies if b.casefold() not in body]
+                out += [f"it has no label {lb}" for lb in labels if lb.casefold() not in names]
+                out += [f"it is {issue['state']}"] if state and issue["state"] != state else []
+                return out
+
+            closest = min(issues, key=lambda i: (len(misses(i)), bool(i.get("seed")), -i["number"]))
+            actual += f"; closest: #{closest['number']} {closest['title']!r}, but " + " and ".join(
+                misses(closest)
+            )
+            evidence.append([closest["seq"], *closest["seqs"]])
+        return StateResult.of(passed, expected, actual, evidence=self._seqs(*evidence))
 
     def _check_permission(self, spec: Mapping[str, Any]) -> StateResult:
         repo = self._repo_by_ref(spec["repo"])
