@@ -502,6 +502,10 @@ class _Drain:
         except Exception as exc:  # noqa: BLE001 - e.g. a scene an engine upgrade no longer accepts
             log.exception("sample %s: could not build its world", sample.id)
             return services_failure(sample, plan, f"the scene's world could not be built: {exc}")
+        attached = await self.db(queue.attach_world, sample_id=sample.id, claim=sample.claim, world_id=world_id)
+        if not attached:  # cancelled or taken over meanwhile: no agent call
+            await self.db(worlds.end_world, world_id, "stopped")
+            raise asyncio.CancelledError
         base = plan.scenarios[index] if index < len(plan.scenarios) else {}
         scenario = {**base, "input": task, "messages": [{"role": "user", "content": task}], "world": world}
 

@@ -36,6 +36,7 @@ from checks.kinds import Outcome
 from runs import limiter
 from runs.models import CheckResult, Run, RunCheck, RunScene, Sample
 from runs.outcomes import RunSummary, SampleRecord, ScenarioSpec, summarise_run
+from worlds.models import World
 
 log = logging.getLogger(__name__)
 
@@ -393,6 +394,30 @@ def renew_leases(samples: Iterable[ClaimedSample]) -> set[int]:
     if rows.update(lease_expires_at=until) == len(claims) and all(len(c) == 1 for c in claims.values()):
         return set(claims)
     return {pk for pk, claim in rows.values_list("pk", "claimed_by") if claim in claims[pk]}
+
+
+@retried_db_step
+def attach_world(*, sample_id: int, claim: str, world_id: str) -> bool:
+    """Record the world a claimed scene sample plays in, before the agent is called, so cancelling
+    the run ends it. A world the sample played in before (a retry after a lost lease) is ended."""
+    with transaction.atomic():
+        previous = Sample.objects.filter(pk=sample_id).values_list("world_id", flat=True).first()
+        if previous and previous != world_id:
+            World.objects.filter(pk=previous, ended_at__isnull=True).update(
+                ended_at=timezone.now(), end_reason="stopped"
+            )
+        return bool(
+            Sample.objects.filter(pk=sample_id, claimed_by=claim, status=Sample.Status.RUNNING).update(
+                world_id=world_id
+            )
+        )
+
+
+def end_worlds_of(samples) -> int:
+    """End the live worlds of these samples (a cancelled run): their URLs answer 410 at once."""
+    return World.objects.filter(sample__in=samples, ended_at__isnull=True).update(
+        ended_at=timezone.now(), end_reason="stopped"
+    )
 
 
 # --------------------------------------------------------------------------- worker: record

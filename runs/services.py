@@ -20,7 +20,7 @@ from checks.services import resolve_checks
 from core.errors import Conflict, ValidationFailed
 from runs.models import Run, RunCheck, RunScene, Sample
 from runs.outcomes import SampleRecord, summarise_run
-from runs.queue import ACTIVE, OPEN, run_summary, scenario_specs
+from runs.queue import ACTIVE, OPEN, end_worlds_of, run_summary, scenario_specs
 from teams import access
 from worlds.models import TestScene
 
@@ -212,7 +212,9 @@ def cancel_run(*, run: Run, by) -> Run:
         locked = Run.objects.select_for_update().get(pk=run.pk)
         if locked.status not in ACTIVE:
             raise Conflict(f"run {locked.pk} is already {locked.get_status_display().lower()}")
-        Sample.objects.filter(run=locked, status__in=OPEN).update(
+        open_samples = Sample.objects.filter(run=locked, status__in=OPEN)
+        end_worlds_of(open_samples)  # a scene sample's world stops answering (410) with it
+        open_samples.update(
             status=Sample.Status.CANCELLED, claimed_by="", lease_expires_at=None, finished_at=now
         )
         progress = run_summary(locked.pk)

@@ -150,3 +150,40 @@ def test_the_run_page_shows_each_samples_world_with_evidence_linked_to_its_trace
     assert 'class="diff-added">+' in html and "Exports are back." in html, "the world's changes"
     assert "xoxb-" not in html, "no world credential on the page"
     assert "xoxb-" not in str(sample.request), "nor in the stored request"
+
+
+def test_cancelling_a_run_ends_the_worlds_its_samples_are_playing_in(scene_test, member, monkeypatch):
+    from runs import queue
+
+    monkeypatch.setattr(runs, "enqueue_drain", lambda: None)  # claimed here, by hand
+    test = scene_test("http://127.0.0.1:9/agent", samples=1)
+    run = runs.launch_run(test=test, by=member)
+    claim = queue.claim_samples(worker="w1", capacity=5)
+    (sample,) = claim.samples
+    plan = claim.plans[run.pk]
+    world_id, _, _ = worlds.begin_trial(version_id=plan.scenes[0], team_id=plan.team_id)
+    assert queue.attach_world(sample_id=sample.id, claim=sample.claim, world_id=world_id)
+    assert World.objects.get(pk=world_id).live
+
+    runs.cancel_run(run=run, by=member)
+    stored = World.objects.get(pk=world_id)
+    assert (stored.live, stored.end_reason) == (False, "stopped")
+    assert not queue.attach_world(sample_id=sample.id, claim=sample.claim, world_id=world_id), (
+        "no longer claimed"
+    )
+
+
+def test_a_sample_that_gets_a_new_world_ends_its_old_one(scene_test, member, monkeypatch):
+    from runs import queue
+
+    monkeypatch.setattr(runs, "enqueue_drain", lambda: None)
+    test = scene_test("http://127.0.0.1:9/agent", samples=1)
+    run = runs.launch_run(test=test, by=member)
+    (sample,) = queue.claim_samples(worker="w1", capacity=5).samples
+    version = RunScene.objects.get(run=run).scene_version_id
+    first, _, _ = worlds.begin_trial(version_id=version, team_id=run.agent.team_id)
+    second, _, _ = worlds.begin_trial(version_id=version, team_id=run.agent.team_id)
+    queue.attach_world(sample_id=sample.id, claim=sample.claim, world_id=first)
+    queue.attach_world(sample_id=sample.id, claim=sample.claim, world_id=second)
+    assert World.objects.get(pk=first).end_reason == "stopped"
+    assert World.objects.get(pk=second).live
