@@ -502,7 +502,9 @@ class _Drain:
         except Exception as exc:  # noqa: BLE001 - e.g. a scene an engine upgrade no longer accepts
             log.exception("sample %s: could not build its world", sample.id)
             return services_failure(sample, plan, f"the scene's world could not be built: {exc}")
-        attached = await self.db(queue.attach_world, sample_id=sample.id, claim=sample.claim, world_id=world_id)
+        attached = await self.db(
+            queue.attach_world, sample_id=sample.id, claim=sample.claim, world_id=world_id
+        )
         if not attached:  # cancelled or taken over meanwhile: no agent call
             await self.db(worlds.end_world, world_id, "stopped")
             raise asyncio.CancelledError
@@ -510,7 +512,9 @@ class _Drain:
         scenario = {**base, "input": task, "messages": [{"role": "user", "content": task}], "world": world}
 
         async def end(reason: str):
-            return await self.db(worlds.finish_trial, world_id=world_id, reason=reason)
+            world = await self.db(worlds.end_world, world_id, reason)
+            # Judge checks call a model: off the database thread and the event loop.
+            return world, await asyncio.to_thread(worlds.judge_trial, world, team_id=plan.team_id)
 
         return await execute_sample(
             sample,

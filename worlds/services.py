@@ -388,9 +388,49 @@ def begin_trial(*, version_id: int, team_id: int) -> tuple[str, dict[str, Any], 
     return row.id, world.for_agent(worlds_root()), world.scene.task
 
 
-def finish_trial(*, world_id: str, reason: str = "reply") -> tuple[EngineWorld, dict[str, Any]]:
+def finish_trial(
+    *, world_id: str, reason: str = "reply", team_id: int | None = None
+) -> tuple[EngineWorld, dict[str, Any]]:
     """End the sample's world and judge the scene's own checks on it: (the frozen world, checks.json)."""
+    world = end_world(world_id, reason)
+    return world, judge_trial(world, team_id=team_id)
+
+
+def judge_trial(world: EngineWorld, *, team_id: int | None) -> dict[str, Any]:
+    """The scene's own checks on a frozen world (checks.json); judge checks use the console's judge."""
     from worlds.engine.evaluate import evaluate
 
-    world = end_world(world_id, reason)
-    return world, evaluate(world)
+    return evaluate(
+        world, judge=scene_judge(team_id=team_id, model=world.scene.judge_model, task=world.scene.task)
+    )
+
+
+JUDGE_MATERIAL_CHARS = 60_000
+
+
+def scene_judge(*, team_id: int | None, model: str | None, task: str):
+    """A judge for a scene's ``judge`` checks: the console's judge settings and the team's budget,
+    through the ai_judge check kind (one vote). None without a judge key: those checks are skipped.
+    It sees the task and the agent's calls (method, path, status, bodies; no credentials)."""
+    from checks.evaluation import evaluate_version, evidence_from, make_context
+    from checks.judge import judge_configured
+    from checks.kinds import Outcome
+
+    if not judge_configured():
+        return None
+    ctx = make_context(team_id=team_id)
+
+    def judge(rubric: str, material: Mapping[str, Any]) -> tuple[bool, str]:
+        text = json.dumps(material, ensure_ascii=False, default=str)[:JUDGE_MATERIAL_CHARS]
+        evidence = evidence_from(
+            output=f"The agent's calls to the world's tools, in order (JSON):\n{text}",
+            messages=[{"role": "user", "content": task}],
+        )
+        verdict = evaluate_version("ai_judge", {"prompt": rubric, "model": model, "votes": 1}, evidence, ctx)
+        if verdict.outcome == Outcome.PASS:
+            return True, verdict.explanation
+        if verdict.outcome == Outcome.FAIL:
+            return False, verdict.explanation
+        raise RuntimeError(verdict.actual or verdict.explanation or "the judge gave no verdict")
+
+    return judge

@@ -4,6 +4,8 @@ reply arrives (its URL then answers 410), and the scene's checks and library che
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -187,3 +189,37 @@ def test_a_sample_that_gets_a_new_world_ends_its_old_one(scene_test, member, mon
     queue.attach_world(sample_id=sample.id, claim=sample.claim, world_id=second)
     assert World.objects.get(pk=first).end_reason == "stopped"
     assert World.objects.get(pk=second).live
+
+
+JUDGED = SCENE + '  - id: polite\n    judge: "The agent answered the customer politely."\n'
+
+
+def test_a_scenes_judge_check_uses_the_consoles_judge(
+    scene_test, member, fake_judge, team, admin_user, settings
+):
+    with WorldAgent("slack_answer") as agent:
+        agent_row = factories.agent(team, admin_user, endpoint_url=agent.url)
+        test = worlds.create_scene_test(
+            test_set=factories.test_set(agent_row, member), by=member, name="Judged", scenes=[JUDGED]
+        )
+        run = _run(test, member)
+    polite = Sample.objects.get(run=run).world_checks[2]
+    assert (polite["id"], polite["status"]) == ("polite", "passed"), polite
+    prompt = json.dumps(fake_judge.last_body)
+    assert "/api/chat.postMessage" in prompt and "Exports are back." in prompt
+    assert "xoxb-" not in prompt, "the judge never sees a credential"
+
+
+def test_without_a_judge_key_a_scenes_judge_check_is_skipped_never_passed(
+    scene_test, member, team, admin_user, settings
+):
+    settings.EVALCONSOLE_JUDGE_API_KEY = ""
+    with WorldAgent("slack_answer") as agent:
+        agent_row = factories.agent(team, admin_user, endpoint_url=agent.url)
+        test = worlds.create_scene_test(
+            test_set=factories.test_set(agent_row, member), by=member, name="Judged", scenes=[JUDGED]
+        )
+        run = _run(test, member)
+    sample = Sample.objects.get(run=run)
+    assert sample.world_checks[2]["status"] == "skipped"
+    assert sample.outcome == "indeterminate"
