@@ -86,6 +86,9 @@ def database_from_url(url: str) -> dict:
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": path or ":memory:",
+            # Kept open between requests as on PostgreSQL: closing a SQLite connection checkpoints
+            # the WAL, which was most of a /worlds/ call's cost (bench/README.md "Worlds").
+            "CONN_MAX_AGE": env_int("EVALCONSOLE_CONN_MAX_AGE", 60, minimum=0),
             "OPTIONS": {
                 "timeout": 30,
                 "transaction_mode": "IMMEDIATE",
