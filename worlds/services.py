@@ -25,6 +25,7 @@ from teams import access
 from teams.models import Team
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
+from worlds.engine.events import Event
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
 from worlds.engine.world import WorldEnded, new_world_id, state_in_scene
@@ -172,7 +173,7 @@ def worlds_root() -> str:
 class _Live:
     world: EngineWorld
     calls: int  # World.calls the engine world reflects
-    trace_len: int  # trace entries and events already stored
+    trace_len: int  # how many of the trace entries and events the world holds are stored
     events_len: int
     prints: dict[str, bytes]  # tool -> fingerprint of the state as stored
 
@@ -238,7 +239,7 @@ def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
     """Write what the calls since ``live`` was stored changed; ``live`` then reflects the row."""
     world = live.world
     WorldEntry.objects.bulk_create(_entries(world_id, live))
-    live.trace_len, live.events_len = len(world.trace), len(world.events)
+    live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
     for tool, state in world.states.items():
         mark = _print(state)
         if mark == live.prints.get(tool):
@@ -282,6 +283,48 @@ def _restore(row: World, *, seed: bool = True) -> _Live:
     return _Live(world, row.calls, len(trace), len(events), {t: _print(v) for t, v in states.items()})
 
 
+def _restore_to_answer(row: World) -> _Live:
+    """The engine world of ``row`` for answering calls only: its head, credentials and tool states,
+    the trace and events carrying on after the stored ones without loading them (a partial history:
+    load_world and end_world read everything), no seed. Costs the tools' states, not the trace."""
+    if "trace" in (row.state or {}):
+        return _restore(row, seed=False)
+    last_seq = (
+        WorldEntry.objects.filter(world_id=row.pk, kind=WorldEntry.TRACE)
+        .order_by("-seq")
+        .values_list("seq", flat=True)
+        .first()
+    )
+    last_event = (
+        WorldEntry.objects.filter(world_id=row.pk, kind=WorldEntry.EVENT)
+        .order_by("-seq")
+        .values_list("seq", "data")
+        .first()
+    )
+    states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
+    snapshot = {
+        **row.state,
+        "calls": row.calls,
+        "credentials": decrypt_json(row.secrets, default={}),
+        "states": states,
+        "seed": {},
+        "trace": [],
+        "events": [],
+    }
+    world = EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+    world.trace.continue_from(last_seq or 0)
+    if last_event is not None:
+        world.events.continue_from(last_event[0], Event.from_dict(last_event[1]).at)
+    return _Live(world, row.calls, 0, 0, {t: _print(v) for t, v in states.items()})
+
+
+def _forget_history(live: _Live) -> None:
+    """A kept world holds no trace or events (they are stored): its memory is its tools' states."""
+    live.world.trace.forget()
+    live.world.events.forget()
+    live.trace_len = live.events_len = 0
+
+
 def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld]:
     """A fresh world for one trial, stored so any process can serve it."""
     world = EngineWorld.build(engine_scene_of(version), new_world_id())
@@ -293,13 +336,20 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
         state=world.head(),
         seed=world.seed,
     )
+    fresh = _Live(world, 0, 0, 0, {})
     with transaction.atomic():
         row.save(force_insert=True)
         WorldToolState.objects.bulk_create(
             [WorldToolState(world_id=world.id, tool=tool, data=state) for tool, state in world.states.items()]
         )
-    # This process keeps a world of its own (the caller may change the one it gets back).
-    kept = EngineWorld.restore(world.scene, {**world.snapshot(), "states": _copy_states(world.states), "seed": {}})
+        WorldEntry.objects.bulk_create(_entries(world.id, fresh))  # anything the build logged
+    # This process keeps a world of its own for the calls (the caller may change the one it gets).
+    kept = EngineWorld.restore(
+        world.scene,
+        {**world.snapshot(), "states": _copy_states(world.states), "seed": {}, "trace": [], "events": []},
+    )
+    kept.trace.continue_from(len(world.trace))
+    kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
     _keep_live(world.id, _Live(kept, 0, 0, 0, {t: _print(v) for t, v in kept.states.items()}))
     return row, world
 
@@ -326,9 +376,8 @@ def call_world(world_id: str, tool: str, request: Request) -> Response:
         if row.ended_at is not None:
             raise WorldGone(world_id)
         if live is None or live.calls != row.calls:
-            # Not the seed: a kept world only answers calls (load_world and end_world read everything).
             full = World.objects.select_related("scene_version").defer("seed").get(pk=world_id)
-            live = _restore(full, seed=False)
+            live = _restore_to_answer(full)
         world = live.world
         if not world.has_tool(tool):
             raise WorldMissing(f"{world_id}/{tool}")
@@ -337,6 +386,7 @@ def call_world(world_id: str, tool: str, request: Request) -> Response:
         except WorldEnded:
             raise WorldGone(world_id) from None
         _save(world_id, live)
+    _forget_history(live)
     _keep_live(world_id, live)
     return response
 

@@ -168,3 +168,22 @@ def test_a_world_stored_whole_before_the_parts_is_carried_on(world):
     assert [e.request["text"] for e in loaded.trace] == ["old", "new"]
     assert {"old", "new"} <= _texts(row.id)
     assert "trace" not in World.objects.get(pk=row.id).state
+
+
+def test_a_kept_world_holds_no_history_and_refuses_to_be_read_whole(world):
+    from worlds.engine.trace import PartialHistory
+
+    row, engine = world
+    services.call_world(row.id, "slack", _post(engine, "one"))
+    services.forget_live_worlds()
+    services.call_world(row.id, "slack", _post(engine, "two"))  # restored without its history
+    kept = services._LIVE[row.id].world
+    assert kept.trace.entries == [] and len(kept.trace) == 2
+    with pytest.raises(PartialHistory):
+        list(kept.trace)
+    with pytest.raises(PartialHistory):
+        kept.events.of_type("message")
+    services.call_world(row.id, "slack", _post(engine, "three"))
+    loaded = services.load_world(row.id)
+    assert [e.seq for e in loaded.trace] == [1, 2, 3]
+    assert [e.n for e in loaded.events] == list(range(1, len(loaded.events) + 1))
