@@ -235,8 +235,15 @@ def _entries(world_id: str, live: _Live) -> list[WorldEntry]:
     return rows
 
 
-def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
-    """Write what the calls since ``live`` was stored changed; ``live`` then reflects the row."""
+def _changes(world: EngineWorld, *, ended_at_was=None) -> dict[str, Any]:
+    changes: dict[str, Any] = {"state": world.head(), "calls": world.clock.calls}
+    if world.ended and ended_at_was is None:
+        changes.update(ended_at=timezone.now(), end_reason=world.ended)
+    return changes
+
+
+def _save_parts(world_id: str, live: _Live) -> None:
+    """Append the new trace entries and events, rewrite the tools whose state changed."""
     world = live.world
     WorldEntry.objects.bulk_create(_entries(world_id, live))
     live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
@@ -247,11 +254,14 @@ def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
         if not WorldToolState.objects.filter(world_id=world_id, tool=tool).update(data=state):
             WorldToolState.objects.create(world_id=world_id, tool=tool, data=state)
         live.prints[tool] = mark
-    changes: dict[str, Any] = {"state": world.head(), "calls": world.clock.calls}
-    if world.ended and ended_at_was is None:
-        changes.update(ended_at=timezone.now(), end_reason=world.ended)
-    World.objects.filter(pk=world_id).update(**changes)
-    live.calls = world.clock.calls
+
+
+def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
+    """Write what the calls since ``live`` was stored changed (under the row lock); ``live`` then
+    reflects the row."""
+    _save_parts(world_id, live)
+    World.objects.filter(pk=world_id).update(**_changes(live.world, ended_at_was=ended_at_was))
+    live.calls = live.world.clock.calls
 
 
 def _restore(row: World, *, seed: bool = True) -> _Live:
@@ -367,7 +377,42 @@ def _locked(world_id: str, *fields: str) -> World | None:
 
 
 def call_world(world_id: str, tool: str, request: Request) -> Response:
-    """Answer one agent call to a stored world under a short row lock."""
+    """Answer one agent call to a stored world: on the world this process keeps when the row says no
+    other process advanced it, else restored under the row lock."""
+    live = _take_live(world_id)
+    if live is not None:
+        response = _call_kept(world_id, tool, request, live)
+        if response is not None:
+            return response
+    return _call_locked(world_id, tool, request)
+
+
+def _call_kept(world_id: str, tool: str, request: Request, live: _Live) -> Response | None:
+    """Answer on the kept world, then store the call only if the row is still at the calls counter
+    the kept world started from and not ended: the conditional UPDATE takes the row lock, so of two
+    calls racing on one world only one is stored and the other is answered again by _call_locked.
+    None (the kept world dropped) when the call is not this path's to answer."""
+    world = live.world
+    if not world.has_tool(tool):
+        _keep_live(world_id, live)
+        return None
+    before = live.calls
+    try:
+        response = world.call(tool, request)
+    except WorldEnded:
+        return None
+    with transaction.atomic():
+        won = World.objects.filter(pk=world_id, calls=before, ended_at__isnull=True).update(**_changes(world))
+        if not won:
+            return None
+        _save_parts(world_id, live)
+    live.calls = world.clock.calls
+    _forget_history(live)
+    _keep_live(world_id, live)
+    return response
+
+
+def _call_locked(world_id: str, tool: str, request: Request) -> Response:
     live = _take_live(world_id)
     with transaction.atomic():
         row = _locked(world_id, "calls", "ended_at")
@@ -380,6 +425,7 @@ def call_world(world_id: str, tool: str, request: Request) -> Response:
             live = _restore_to_answer(full)
         world = live.world
         if not world.has_tool(tool):
+            _keep_live(world_id, live)
             raise WorldMissing(f"{world_id}/{tool}")
         try:
             response = world.call(tool, request)

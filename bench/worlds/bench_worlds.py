@@ -12,8 +12,8 @@
             wsgi     the console's WSGI app, called in-process with a real WSGI environ
                      (middleware, URL routing, the /worlds/ view, call_world)
           service and wsgi run on the database of --database-url (default: a fresh SQLite file).
-  breakdown  one call_world split into its steps (lock + select, call, append entries, fingerprint +
-          changed tool states, head, commit) at trace length 1 and 100, for a read and a write;
+  breakdown  one call_world on a kept world split into its steps (call, the conditional head update
+          that takes the row lock, append entries, fingerprint + changed tool states, commit) at trace length 1 and 100, for a read and a write;
           and a call to a world this process does not keep (restored from the database).
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
@@ -453,6 +453,7 @@ def bench_calls(args: argparse.Namespace) -> dict[str, Any]:
                 prof.disable()
                 log(f"profile: call_world, calls {args.calls - 19}-{args.calls} of one world")
                 pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+                pstats.Stats(prof).sort_stats("cumtime").print_stats(25)
             from django.db import connections
 
             connections.close_all()
@@ -487,7 +488,7 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 services.call_world(
                     row.id, tool, Request.make(method, split.path, split.query, headers, body)
                 )
-            names = ("lock+select", "call", "append entries", "fingerprint+states", "head", "commit", "total")
+            names = ("call", "lock: conditional head update", "append entries", "fingerprint+states", "commit", "total")
             for label, which in (("read", 1), ("write", 0)):  # conversations.history, chat.postMessage
                 parts: dict[str, list[float]] = {k: [] for k in names}
                 tool, method, target, headers, body = call_mix(tools, which)
@@ -495,16 +496,20 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 for _ in range(args.repeat):
                     request = Request.make(method, split.path, split.query, headers, body)
                     live = services._take_live(row.id)
+                    assert live is not None
                     t0 = time.perf_counter()
+                    world = live.world
+                    before = live.calls
+                    world.call(tool, request)
+                    t1 = time.perf_counter()
                     with transaction.atomic():
-                        locked = services._locked(row.id, "calls", "ended_at")
-                        assert live is not None and live.calls == locked.calls
-                        t1 = time.perf_counter()
-                        world = live.world
-                        world.call(tool, request)
+                        won = WorldRow.objects.filter(pk=row.id, calls=before, ended_at__isnull=True).update(
+                            **services._changes(world)
+                        )
+                        assert won
                         t2 = time.perf_counter()
                         WorldEntry.objects.bulk_create(services._entries(row.id, live))
-                        live.trace_len, live.events_len = len(world.trace), len(world.events)
+                        live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
                         t3 = time.perf_counter()
                         for name, state in world.states.items():
                             mark = services._print(state)
@@ -512,15 +517,11 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                                 WorldToolState.objects.filter(world_id=row.id, tool=name).update(data=state)
                                 live.prints[name] = mark
                         t4 = time.perf_counter()
-                        WorldRow.objects.filter(pk=row.id).update(state=world.head(), calls=world.clock.calls)
-                        live.calls = world.clock.calls
-                        t5 = time.perf_counter()
-                    t6 = time.perf_counter()
+                    live.calls = world.clock.calls
+                    t5 = time.perf_counter()
                     services._forget_history(live)
                     services._keep_live(row.id, live)
-                    for k, v in zip(
-                        names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t6 - t0), strict=True
-                    ):
+                    for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0), strict=True):
                         parts[k].append(v)
                 out[f"trace_{n}_{label}"] = {k: statistics.median(v) * 1000 for k, v in parts.items()}
                 print(
