@@ -101,7 +101,8 @@ class WorldQuerySet(TeamScopedQuerySet):
 class World(models.Model):
     """One trial's world, stored in parts so a call writes only what it changed:
 
-    - ``state``: the engine's small head (counters, refs → ids, the end reason; no credentials);
+    - ``state``: the engine's small head (counters, the end reason; no credentials), every call;
+    - ``ids``: refs → the ids the tools gave the records, rewritten only when a call changed them;
     - ``seed``: each tool's state before the first call, written once when the world starts;
     - ``tool_states``: one row per simulated tool, rewritten only when a call changed that tool;
     - ``entries``: the trace and the events, one row each, appended (never rewritten).
@@ -112,6 +113,7 @@ class World(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="worlds")
     scene_version = models.ForeignKey(SceneVersion, on_delete=models.PROTECT, related_name="worlds")
     state = models.JSONField(default=dict)
+    ids = models.JSONField(default=dict)
     seed = models.JSONField(default=dict)
     secrets = models.TextField(blank=True)
     calls = models.PositiveIntegerField(default=0)

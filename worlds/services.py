@@ -169,6 +169,9 @@ def worlds_root() -> str:
 # match (no other process advanced it since), else restores it from the database. The database stays
 # the truth: a kept world is taken out while a call uses it and put back only once the call committed.
 
+_IDS = ""  # the ids' fingerprint in _Live.prints (no tool has an empty name)
+
+
 @dataclass
 class _Live:
     world: EngineWorld
@@ -208,6 +211,11 @@ def forget_live_worlds() -> None:
         _LIVE.clear()
 
 
+def _prints(world: EngineWorld) -> dict[str, bytes]:
+    """The fingerprints of a world's parts as stored: each tool's state, and its ids."""
+    return {**{t: _print(v) for t, v in world.states.items()}, _IDS: _print(world.ids)}
+
+
 def _copy_states(states: dict[str, Any]) -> dict[str, Any]:
     return marshal.loads(marshal.dumps(states))
 
@@ -235,8 +243,19 @@ def _entries(world_id: str, live: _Live) -> list[WorldEntry]:
     return rows
 
 
-def _changes(world: EngineWorld, *, ended_at_was=None) -> dict[str, Any]:
-    changes: dict[str, Any] = {"state": world.head(), "calls": world.clock.calls}
+def _head(world: EngineWorld) -> dict[str, Any]:
+    head = world.head()
+    head.pop("ids")
+    return head
+
+
+def _changes(world: EngineWorld, live: _Live | None = None, *, ended_at_was=None) -> dict[str, Any]:
+    """The row's columns to write: the head and counters always, the ids when they changed."""
+    changes: dict[str, Any] = {"state": _head(world), "calls": world.clock.calls}
+    if live is None or _print(world.ids) != live.prints.get(_IDS):
+        changes["ids"] = world.ids
+        if live is not None:
+            live.prints[_IDS] = _print(world.ids)
     if world.ended and ended_at_was is None:
         changes.update(ended_at=timezone.now(), end_reason=world.ended)
     return changes
@@ -248,6 +267,8 @@ def _save_parts(world_id: str, live: _Live) -> None:
     WorldEntry.objects.bulk_create(_entries(world_id, live))
     live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
     for tool, state in world.states.items():
+        if tool == _IDS:
+            continue
         mark = _print(state)
         if mark == live.prints.get(tool):
             continue
@@ -260,14 +281,14 @@ def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
     """Write what the calls since ``live`` was stored changed (under the row lock); ``live`` then
     reflects the row."""
     _save_parts(world_id, live)
-    World.objects.filter(pk=world_id).update(**_changes(live.world, ended_at_was=ended_at_was))
+    World.objects.filter(pk=world_id).update(**_changes(live.world, live, ended_at_was=ended_at_was))
     live.calls = live.world.clock.calls
 
 
 def _restore(row: World, *, seed: bool = True) -> _Live:
     """The engine world stored in ``row`` (every part read from the database; without the seed, an
     empty one, when ``seed`` is false)."""
-    head = dict(row.state or {})
+    head = {"ids": row.ids, **(row.state or {})}  # a whole (old) state holds its own ids
     whole = "trace" in head
     if whole:  # a world stored whole, before the parts (see migration 0002)
         trace, events, states = head.pop("trace"), head.pop("events"), head.pop("states")
@@ -290,7 +311,7 @@ def _restore(row: World, *, seed: bool = True) -> _Live:
     world = EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
     if whole:  # nothing of it is stored in parts yet: the next save writes every part
         return _Live(world, row.calls, 0, 0, {})
-    return _Live(world, row.calls, len(trace), len(events), {t: _print(v) for t, v in states.items()})
+    return _Live(world, row.calls, len(trace), len(events), _prints(world))
 
 
 def _restore_to_answer(row: World) -> _Live:
@@ -314,6 +335,7 @@ def _restore_to_answer(row: World) -> _Live:
     states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
     snapshot = {
         **row.state,
+        "ids": row.ids,
         "calls": row.calls,
         "credentials": decrypt_json(row.secrets, default={}),
         "states": states,
@@ -325,7 +347,7 @@ def _restore_to_answer(row: World) -> _Live:
     world.trace.continue_from(last_seq or 0)
     if last_event is not None:
         world.events.continue_from(last_event[0], Event.from_dict(last_event[1]).at)
-    return _Live(world, row.calls, 0, 0, {t: _print(v) for t, v in states.items()})
+    return _Live(world, row.calls, 0, 0, _prints(world))
 
 
 def _forget_history(live: _Live) -> None:
@@ -343,7 +365,8 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
         team_id=team.pk if team is not None else version.parent.agent.team_id,
         scene_version=version,
         secrets=encrypt_json(world.credentials),
-        state=world.head(),
+        state=_head(world),
+        ids=world.ids,
         seed=world.seed,
     )
     fresh = _Live(world, 0, 0, 0, {})
@@ -360,7 +383,7 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
     )
     kept.trace.continue_from(len(world.trace))
     kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
-    _keep_live(world.id, _Live(kept, 0, 0, 0, {t: _print(v) for t, v in kept.states.items()}))
+    _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept)))
     return row, world
 
 
@@ -402,7 +425,9 @@ def _call_kept(world_id: str, tool: str, request: Request, live: _Live) -> Respo
     except WorldEnded:
         return None
     with transaction.atomic():
-        won = World.objects.filter(pk=world_id, calls=before, ended_at__isnull=True).update(**_changes(world))
+        won = World.objects.filter(pk=world_id, calls=before, ended_at__isnull=True).update(
+            **_changes(world, live)
+        )
         if not won:
             return None
         _save_parts(world_id, live)

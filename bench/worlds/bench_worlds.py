@@ -504,7 +504,7 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                     t1 = time.perf_counter()
                     with transaction.atomic():
                         won = WorldRow.objects.filter(pk=row.id, calls=before, ended_at__isnull=True).update(
-                            **services._changes(world)
+                            **services._changes(world, live)
                         )
                         assert won
                         t2 = time.perf_counter()

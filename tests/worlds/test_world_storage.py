@@ -121,6 +121,7 @@ def test_entries_are_appended_and_a_read_rewrites_no_state(world):
         sql = [q["sql"] for q in queries.captured_queries]
         assert not any(s.startswith(("UPDATE", "DELETE")) and "worlds_worldentry" in s for s in sql), sql
         assert not any(s.startswith("UPDATE") and '"seed" = ' in s for s in sql), "the seed is written once"
+        assert not any(s.startswith("UPDATE") and '"ids" = ' in s for s in sql), "unchanged ids are not rewritten"
     assert any(q["sql"].startswith("UPDATE") and "worlds_worldtoolstate" in q["sql"] for q in write.captured_queries)
     assert not any("worlds_worldtoolstate" in q["sql"] for q in read.captured_queries), "a read changes no state"
 

@@ -16,6 +16,11 @@ class Migration(migrations.Migration):
             name='seed',
             field=models.JSONField(default=dict),
         ),
+        migrations.AddField(
+            model_name='world',
+            name='ids',
+            field=models.JSONField(default=dict),
+        ),
         migrations.CreateModel(
             name='WorldEntry',
             fields=[
@@ -63,8 +68,9 @@ def split_worlds(apps, schema_editor):
             + [Entry(world=world, kind="event", seq=e["n"], data=e) for e in events]
         )
         ToolState.objects.bulk_create([ToolState(world=world, tool=t, data=d) for t, d in states.items()])
-        world.state, world.seed = state, seed
-        world.save(update_fields=["state", "seed"])
+        ids = state.pop("ids", None) or {}
+        world.state, world.seed, world.ids = state, seed, ids
+        world.save(update_fields=["state", "seed", "ids"])
 
 
 def join_worlds(apps, schema_editor):
@@ -79,6 +85,7 @@ def join_worlds(apps, schema_editor):
             "events": [d for k, d in entries if k == "event"],
             "states": dict(world.tool_states.values_list("tool", "data")),
             "seed": world.seed,
+            "ids": world.ids,
         }
         world.save(update_fields=["state"])
 
