@@ -186,7 +186,7 @@ _LIVE_LOCK = threading.Lock()
 
 
 def _live_limit() -> int:
-    return int(getattr(settings, "EVALCONSOLE_LIVE_WORLDS", 128))
+    return int(settings.EVALCONSOLE_LIVE_WORLDS)
 
 
 def _take_live(world_id: str) -> _Live | None:

@@ -188,3 +188,17 @@ def test_a_kept_world_holds_no_history_and_refuses_to_be_read_whole(world):
     loaded = services.load_world(row.id)
     assert [e.seq for e in loaded.trace] == [1, 2, 3]
     assert [e.n for e in loaded.events] == list(range(1, len(loaded.events) + 1))
+
+
+def test_a_process_keeps_a_bounded_number_of_worlds(world, settings):
+    row, engine = world
+    settings.EVALCONSOLE_LIVE_WORLDS = 1
+    other, other_engine = services.start_world(version=row.scene_version)
+    assert list(services._LIVE) == [other.id], "the least recently used world is dropped"
+    services.call_world(row.id, "slack", _post(engine, "still served"))  # restored, then kept
+    assert list(services._LIVE) == [row.id]
+    settings.EVALCONSOLE_LIVE_WORLDS = 0
+    services.forget_live_worlds()
+    services.call_world(other.id, "slack", _post(other_engine, "no keeping"))
+    assert not services._LIVE
+    assert [e.request["text"] for e in services.load_world(row.id).trace] == ["still served"]
