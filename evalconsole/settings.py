@@ -86,6 +86,9 @@ def database_from_url(url: str) -> dict:
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": path or ":memory:",
+            # Kept open between requests as on PostgreSQL: closing a SQLite connection checkpoints
+            # the WAL, which was most of a /worlds/ call's cost (bench/README.md "Worlds").
+            "CONN_MAX_AGE": env_int("EVALCONSOLE_CONN_MAX_AGE", 60, minimum=0),
             "OPTIONS": {
                 "timeout": 30,
                 "transaction_mode": "IMMEDIATE",
@@ -280,6 +283,8 @@ if env_str("REDIS_URL"):
 # The console's address as agents see it: world tools' base URLs start with it (`make up` serves :8000).
 EVALCONSOLE_WORLDS_URL = env_str("EVALCONSOLE_WORLDS_URL", "http://127.0.0.1:8000")
 EVALCONSOLE_MAX_SCENARIOS = env_int("EVALCONSOLE_MAX_SCENARIOS", 10, minimum=1)
+# Engine worlds each web process keeps between calls (worlds.services; 0: restore on every call).
+EVALCONSOLE_LIVE_WORLDS = env_int("EVALCONSOLE_LIVE_WORLDS", 128, minimum=0)
 EVALCONSOLE_MAX_CHECKS = env_int("EVALCONSOLE_MAX_CHECKS", 10, minimum=1)
 EVALCONSOLE_MAX_ADDITIONAL_CHECKS = env_int("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10, minimum=0)
 EVALCONSOLE_MAX_SAMPLES_PER_RUN = env_int("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10, minimum=1)

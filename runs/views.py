@@ -379,7 +379,9 @@ def _samples(run: Run, run_checks: list[RunCheck]) -> list[dict]:
         Sample.objects.filter(run=run)
         .select_related("world__scene_version")
         .prefetch_related(
-            Prefetch("results", queryset=CheckResult.objects.select_related("check_version").order_by("id"))
+            Prefetch("results", queryset=CheckResult.objects.select_related("check_version").order_by("id")),
+            "world__entries",
+            "world__tool_states",
         )
         .order_by("scenario_index", "sample_index")
     )

@@ -64,11 +64,11 @@ class WorldAdmin(ReadOnlyAdmin):
 
     @admin.display(description="trace")
     def trace(self, world: World):
-        return _pre(world.state.get("trace", []))
+        return _pre(world.stored_trace())
 
     @admin.display(description="events")
     def events(self, world: World):
-        return _pre(world.state.get("events", []))
+        return _pre(world.stored_events())
 
 
 def _pre(value) -> str:

@@ -51,17 +51,16 @@ def sample_world(world: World | None, world_checks: list[dict[str, Any]]) -> dic
     """The world section of a sample (None for a sample without a world)."""
     if world is None:
         return None
-    state = world.state or {}
     trace = [
         {
             **entry,
             "request_text": _pretty(entry.get("request")),
             "response_text": _pretty(entry.get("response")),
         }
-        for entry in state.get("trace", [])
+        for entry in world.stored_trace()
         if isinstance(entry, dict)
     ]
-    events = [e for e in state.get("events", []) if isinstance(e, dict) and e.get("type") != "call"]
+    events = [e for e in world.stored_events() if isinstance(e, dict) and e.get("type") != "call"]
     return {
         "id": world.id,
         "scene": world.scene_version.name,
@@ -72,5 +71,5 @@ def sample_world(world: World | None, world_checks: list[dict[str, Any]]) -> dic
         "checks": [c for c in world_checks if isinstance(c, dict)],
         "trace": trace,
         "events": events,
-        "changes": changes(state.get("seed") or {}, state.get("states") or {}),
+        "changes": changes(world.seed or {}, world.stored_states()),
     }

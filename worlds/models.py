@@ -99,13 +99,22 @@ class WorldQuerySet(TeamScopedQuerySet):
 
 
 class World(models.Model):
-    """One trial's world. ``state`` is the engine's snapshot without credentials; ``secrets`` holds
-    the credentials, encrypted. The URL answers while ``ended_at`` is empty, 410 after."""
+    """One trial's world, stored in parts so a call writes only what it changed:
+
+    - ``state``: the engine's small head (counters, the end reason; no credentials), every call;
+    - ``ids``: refs → the ids the tools gave the records, rewritten only when a call changed them;
+    - ``seed``: each tool's state before the first call, written once when the world starts;
+    - ``tool_states``: one row per simulated tool, rewritten only when a call changed that tool;
+    - ``entries``: the trace and the events, one row each, appended (never rewritten).
+
+    ``secrets`` holds the credentials, encrypted. The URL answers while ``ended_at`` is empty, 410 after."""
 
     id = models.CharField(primary_key=True, max_length=40)
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="worlds")
     scene_version = models.ForeignKey(SceneVersion, on_delete=models.PROTECT, related_name="worlds")
     state = models.JSONField(default=dict)
+    ids = models.JSONField(default=dict)
+    seed = models.JSONField(default=dict)
     secrets = models.TextField(blank=True)
     calls = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -123,3 +132,49 @@ class World(models.Model):
     @property
     def live(self) -> bool:
         return self.ended_at is None
+
+    # Reading the parts (each uses a prefetch of ``entries`` / ``tool_states`` when there is one).
+    def stored_entries(self, kind: str) -> list[dict]:
+        rows = [e for e in self.entries.all() if e.kind == kind]
+        rows.sort(key=lambda e: e.seq)
+        return [e.data for e in rows]
+
+    def stored_trace(self) -> list[dict]:
+        return self.stored_entries(WorldEntry.TRACE)
+
+    def stored_events(self) -> list[dict]:
+        return self.stored_entries(WorldEntry.EVENT)
+
+    def stored_states(self) -> dict[str, dict]:
+        return {s.tool: s.data for s in self.tool_states.all()}
+
+
+class WorldToolState(models.Model):
+    """One simulated tool's state in a world as of the world's latest call."""
+
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="tool_states")
+    tool = models.CharField(max_length=40)
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["world", "tool"]
+        constraints = [models.UniqueConstraint(fields=["world", "tool"], name="worldtoolstate_unique_tool")]
+
+
+class WorldEntry(models.Model):
+    """One trace entry (``seq``) or event (``n``) of a world, appended once and never changed."""
+
+    TRACE = "trace"
+    EVENT = "event"
+    KINDS = [(TRACE, "trace entry"), (EVENT, "event")]
+
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="entries")
+    kind = models.CharField(max_length=5, choices=KINDS)
+    seq = models.PositiveIntegerField()
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["world", "kind", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["world", "kind", "seq"], name="worldentry_unique_seq")
+        ]

@@ -5,7 +5,11 @@ worker and the CLI all come here."""
 from __future__ import annotations
 
 import json
+import marshal
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -21,10 +25,11 @@ from teams import access
 from teams.models import Team
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
+from worlds.engine.events import Event
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
 from worlds.engine.world import WorldEnded, new_world_id, state_in_scene
-from worlds.models import Scene, SceneVersion, TestScene, World
+from worlds.models import Scene, SceneVersion, TestScene, World, WorldEntry, WorldToolState
 
 __all__ = [
     "MAX_SOURCE_BYTES",
@@ -37,6 +42,7 @@ __all__ = [
     "edit_scene",
     "end_world",
     "engine_scene_of",
+    "forget_live_worlds",
     "load_world",
     "parse_scene",
     "scene_source",
@@ -156,21 +162,199 @@ def worlds_root() -> str:
     return settings.EVALCONSOLE_WORLDS_URL.rstrip("/")
 
 
-def _save(row: World, world: EngineWorld, *, fields: tuple[str, ...] = ("state", "calls")) -> None:
-    snapshot = world.snapshot()
-    snapshot.pop("credentials")
-    row.state = snapshot
-    row.calls = world.clock.calls
-    if world.ended and row.ended_at is None:
-        row.ended_at = timezone.now()
-        row.end_reason = world.ended
-        fields = (*fields, "ended_at", "end_reason")
-    row.save(update_fields=list(fields))
+# A world is stored in parts (worlds.models.World): a call appends its trace entries and events,
+# rewrites the tools whose state it changed and the small head, and nothing else. Each process keeps
+# the engine worlds it served last (``_LIVE``), each with the ``calls`` counter it reflects: under the
+# row lock a call reads only the row's small columns and reuses the kept world when the counters
+# match (no other process advanced it since), else restores it from the database. The database stays
+# the truth: a kept world is taken out while a call uses it and put back only once the call committed.
+
+_IDS = ""  # the ids' fingerprint in _Live.prints (no tool has an empty name)
 
 
-def _restore(row: World) -> EngineWorld:
-    snapshot = {**row.state, "credentials": decrypt_json(row.secrets, default={})}
-    return EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+@dataclass
+class _Live:
+    world: EngineWorld
+    calls: int  # World.calls the engine world reflects
+    trace_len: int  # how many of the trace entries and events the world holds are stored
+    events_len: int
+    prints: dict[str, bytes]  # tool -> fingerprint of the state as stored
+
+
+_LIVE: OrderedDict[str, _Live] = OrderedDict()
+_LIVE_LOCK = threading.Lock()
+
+
+def _live_limit() -> int:
+    return int(settings.EVALCONSOLE_LIVE_WORLDS)
+
+
+def _take_live(world_id: str) -> _Live | None:
+    with _LIVE_LOCK:
+        return _LIVE.pop(world_id, None)
+
+
+def _keep_live(world_id: str, live: _Live) -> None:
+    limit = _live_limit()
+    if limit <= 0 or live.world.ended:
+        return
+    with _LIVE_LOCK:
+        _LIVE[world_id] = live
+        _LIVE.move_to_end(world_id)
+        while len(_LIVE) > limit:
+            _LIVE.popitem(last=False)
+
+
+def forget_live_worlds() -> None:
+    """Drop every engine world this process keeps (as a fresh process would start)."""
+    with _LIVE_LOCK:
+        _LIVE.clear()
+
+
+def _prints(world: EngineWorld) -> dict[str, bytes]:
+    """The fingerprints of a world's parts as stored: each tool's state, and its ids."""
+    return {**{t: _print(v) for t, v in world.states.items()}, _IDS: _print(world.ids)}
+
+
+def _copy_states(states: dict[str, Any]) -> dict[str, Any]:
+    return marshal.loads(marshal.dumps(states))
+
+
+def _print(state: Any) -> bytes:
+    """A cheap fingerprint of a tool's state: equal bytes mean an equal state (marshal is exact about
+    types; a different dict order only makes a needless write). Version 0 writes no back-references
+    or interning marks, which depend on reference counts rather than on the value, and is the fastest."""
+    try:
+        return marshal.dumps(state, 0)
+    except ValueError:
+        return json.dumps(state, sort_keys=False, default=str).encode()
+
+
+def _entries(world_id: str, live: _Live) -> list[WorldEntry]:
+    world = live.world
+    rows = [
+        WorldEntry(world_id=world_id, kind=WorldEntry.TRACE, seq=e.seq, data=e.to_dict(copy=False))
+        for e in world.trace.entries[live.trace_len :]
+    ]
+    rows += [
+        WorldEntry(world_id=world_id, kind=WorldEntry.EVENT, seq=e.n, data=e.to_dict())
+        for e in world.events.events[live.events_len :]
+    ]
+    return rows
+
+
+def _head(world: EngineWorld) -> dict[str, Any]:
+    head = world.head()
+    head.pop("ids")
+    return head
+
+
+def _changes(world: EngineWorld, live: _Live | None = None, *, ended_at_was=None) -> dict[str, Any]:
+    """The row's columns to write: the head and counters always, the ids when they changed."""
+    changes: dict[str, Any] = {"state": _head(world), "calls": world.clock.calls}
+    if live is None or _print(world.ids) != live.prints.get(_IDS):
+        changes["ids"] = world.ids
+        if live is not None:
+            live.prints[_IDS] = _print(world.ids)
+    if world.ended and ended_at_was is None:
+        changes.update(ended_at=timezone.now(), end_reason=world.ended)
+    return changes
+
+
+def _save_parts(world_id: str, live: _Live) -> None:
+    """Append the new trace entries and events, rewrite the tools whose state changed."""
+    world = live.world
+    WorldEntry.objects.bulk_create(_entries(world_id, live))
+    live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
+    for tool, state in world.states.items():
+        if tool == _IDS:
+            continue
+        mark = _print(state)
+        if mark == live.prints.get(tool):
+            continue
+        if not WorldToolState.objects.filter(world_id=world_id, tool=tool).update(data=state):
+            WorldToolState.objects.create(world_id=world_id, tool=tool, data=state)
+        live.prints[tool] = mark
+
+
+def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
+    """Write what the calls since ``live`` was stored changed (under the row lock); ``live`` then
+    reflects the row."""
+    _save_parts(world_id, live)
+    World.objects.filter(pk=world_id).update(**_changes(live.world, live, ended_at_was=ended_at_was))
+    live.calls = live.world.clock.calls
+
+
+def _restore(row: World, *, seed: bool = True) -> _Live:
+    """The engine world stored in ``row`` (every part read from the database; without the seed, an
+    empty one, when ``seed`` is false)."""
+    head = {"ids": row.ids, **(row.state or {})}  # a whole (old) state holds its own ids
+    whole = "trace" in head
+    if whole:  # a world stored whole, before the parts (see migration 0002)
+        trace, events, states = head.pop("trace"), head.pop("events"), head.pop("states")
+        seed = head.pop("seed") if seed else {}
+    else:
+        entries = list(WorldEntry.objects.filter(world_id=row.pk).order_by("kind", "seq").values_list("kind", "data"))
+        trace = [d for k, d in entries if k == WorldEntry.TRACE]
+        events = [d for k, d in entries if k == WorldEntry.EVENT]
+        states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
+        seed = row.seed if seed else {}
+    snapshot = {
+        **head,
+        "calls": row.calls,
+        "credentials": decrypt_json(row.secrets, default={}),
+        "states": states,
+        "seed": seed,
+        "trace": trace,
+        "events": events,
+    }
+    world = EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+    if whole:  # nothing of it is stored in parts yet: the next save writes every part
+        return _Live(world, row.calls, 0, 0, {})
+    return _Live(world, row.calls, len(trace), len(events), _prints(world))
+
+
+def _restore_to_answer(row: World) -> _Live:
+    """The engine world of ``row`` for answering calls only: its head, credentials and tool states,
+    the trace and events carrying on after the stored ones without loading them (a partial history:
+    load_world and end_world read everything), no seed. Costs the tools' states, not the trace."""
+    if "trace" in (row.state or {}):
+        return _restore(row, seed=False)
+    last_seq = (
+        WorldEntry.objects.filter(world_id=row.pk, kind=WorldEntry.TRACE)
+        .order_by("-seq")
+        .values_list("seq", flat=True)
+        .first()
+    )
+    last_event = (
+        WorldEntry.objects.filter(world_id=row.pk, kind=WorldEntry.EVENT)
+        .order_by("-seq")
+        .values_list("seq", "data")
+        .first()
+    )
+    states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
+    snapshot = {
+        **row.state,
+        "ids": row.ids,
+        "calls": row.calls,
+        "credentials": decrypt_json(row.secrets, default={}),
+        "states": states,
+        "seed": {},
+        "trace": [],
+        "events": [],
+    }
+    world = EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+    world.trace.continue_from(last_seq or 0)
+    if last_event is not None:
+        world.events.continue_from(last_event[0], Event.from_dict(last_event[1]).at)
+    return _Live(world, row.calls, 0, 0, _prints(world))
+
+
+def _forget_history(live: _Live) -> None:
+    """A kept world holds no trace or events (they are stored): its memory is its tools' states."""
+    live.world.trace.forget()
+    live.world.events.forget()
+    live.trace_len = live.events_len = 0
 
 
 def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld]:
@@ -181,11 +365,25 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
         team_id=team.pk if team is not None else version.parent.agent.team_id,
         scene_version=version,
         secrets=encrypt_json(world.credentials),
+        state=_head(world),
+        ids=world.ids,
+        seed=world.seed,
     )
-    snapshot = world.snapshot()
-    snapshot.pop("credentials")
-    row.state = snapshot
-    row.save(force_insert=True)
+    fresh = _Live(world, 0, 0, 0, {})
+    with transaction.atomic():
+        row.save(force_insert=True)
+        WorldToolState.objects.bulk_create(
+            [WorldToolState(world_id=world.id, tool=tool, data=state) for tool, state in world.states.items()]
+        )
+        WorldEntry.objects.bulk_create(_entries(world.id, fresh))  # anything the build logged
+    # This process keeps a world of its own for the calls (the caller may change the one it gets).
+    kept = EngineWorld.restore(
+        world.scene,
+        {**world.snapshot(), "states": _copy_states(world.states), "seed": {}, "trace": [], "events": []},
+    )
+    kept.trace.continue_from(len(world.trace))
+    kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
+    _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept)))
     return row, world
 
 
@@ -194,41 +392,85 @@ def load_world(world_id: str) -> EngineWorld:
         row = World.objects.select_related("scene_version").get(pk=world_id)
     except World.DoesNotExist:
         raise WorldMissing(world_id) from None
-    return _restore(row)
+    return _restore(row).world
+
+
+def _locked(world_id: str, *fields: str) -> World | None:
+    return World.objects.select_for_update(of=("self",)).only("id", *fields).filter(pk=world_id).first()
 
 
 def call_world(world_id: str, tool: str, request: Request) -> Response:
-    """Answer one agent call to a stored world under a short row lock."""
+    """Answer one agent call to a stored world: on the world this process keeps when the row says no
+    other process advanced it, else restored under the row lock."""
+    live = _take_live(world_id)
+    if live is not None:
+        response = _call_kept(world_id, tool, request, live)
+        if response is not None:
+            return response
+    return _call_locked(world_id, tool, request)
+
+
+def _call_kept(world_id: str, tool: str, request: Request, live: _Live) -> Response | None:
+    """Answer on the kept world, then store the call only if the row is still at the calls counter
+    the kept world started from and not ended: the conditional UPDATE takes the row lock, so of two
+    calls racing on one world only one is stored and the other is answered again by _call_locked.
+    None (the kept world dropped) when the call is not this path's to answer."""
+    world = live.world
+    if not world.has_tool(tool):
+        _keep_live(world_id, live)
+        return None
+    before = live.calls
+    try:
+        response = world.call(tool, request)
+    except WorldEnded:
+        return None
     with transaction.atomic():
-        row = (
-            World.objects.select_for_update(of=("self",))
-            .select_related("scene_version")
-            .filter(pk=world_id)
-            .first()
+        won = World.objects.filter(pk=world_id, calls=before, ended_at__isnull=True).update(
+            **_changes(world, live)
         )
+        if not won:
+            return None
+        _save_parts(world_id, live)
+    live.calls = world.clock.calls
+    _forget_history(live)
+    _keep_live(world_id, live)
+    return response
+
+
+def _call_locked(world_id: str, tool: str, request: Request) -> Response:
+    live = _take_live(world_id)
+    with transaction.atomic():
+        row = _locked(world_id, "calls", "ended_at")
         if row is None:
             raise WorldMissing(world_id)
         if row.ended_at is not None:
             raise WorldGone(world_id)
-        world = _restore(row)
+        if live is None or live.calls != row.calls:
+            full = World.objects.select_related("scene_version").defer("seed").get(pk=world_id)
+            live = _restore_to_answer(full)
+        world = live.world
         if not world.has_tool(tool):
+            _keep_live(world_id, live)
             raise WorldMissing(f"{world_id}/{tool}")
         try:
             response = world.call(tool, request)
         except WorldEnded:
             raise WorldGone(world_id) from None
-        _save(row, world)
+        _save(world_id, live)
+    _forget_history(live)
+    _keep_live(world_id, live)
     return response
 
 
 def end_world(world_id: str, reason: str = "reply") -> EngineWorld:
     """Freeze a world (the agent replied, timed out, or the run stopped) and return it for judging."""
+    _take_live(world_id)
     with transaction.atomic():
         row = World.objects.select_for_update(of=("self",)).select_related("scene_version").get(pk=world_id)
-        world = _restore(row)
-        world.end(reason)
-        _save(row, world)
-    return world
+        live = _restore(row)
+        live.world.end(reason)
+        _save(world_id, live, ended_at_was=row.ended_at)
+    return live.world
 
 
 # ----------------------------------------------------------------------------- scene tests

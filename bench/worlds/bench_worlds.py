@@ -8,12 +8,13 @@
           (a mix: chat.postMessage, conversations.history, GET issues, POST issue), p50/p95 in ms,
           overall and by trace length:
             engine   WorldServer.answer (the standalone server's work, no socket)
-            service  worlds.services.call_world (row lock, restore the snapshot, call, save)
+            service  worlds.services.call_world (row lock, the kept world or a restore, call, save)
             wsgi     the console's WSGI app, called in-process with a real WSGI environ
                      (middleware, URL routing, the /worlds/ view, call_world)
           service and wsgi run on the database of --database-url (default: a fresh SQLite file).
-  breakdown  one call_world split into its steps (select + decode, restore, call, snapshot, encode,
-          save + commit) at trace length 1 and 100.
+  breakdown  one call_world on a kept world split into its steps (call, the conditional head update
+          that takes the row lock, append entries, fingerprint + changed tool states, commit) at trace length 1 and 100, for a read and a write;
+          and a call to a world this process does not keep (restored from the database).
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
 
@@ -452,6 +453,7 @@ def bench_calls(args: argparse.Namespace) -> dict[str, Any]:
                 prof.disable()
                 log(f"profile: call_world, calls {args.calls - 19}-{args.calls} of one world")
                 pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+                pstats.Stats(prof).sort_stats("cumtime").print_stats(25)
             from django.db import connections
 
             connections.close_all()
@@ -462,16 +464,19 @@ def bench_calls(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
-    """Where one call_world goes, at a short and a long trace: the same steps as call_world, timed apart."""
+    """Where one call_world goes, at a short and a long trace: the same steps as call_world (a world
+    this process keeps), timed apart; and a call whose world this process does not keep (restored
+    from the database: another process served the previous call)."""
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-worlds-") as tmp:
         out["database"] = _django_setup(args.database_url, Path(tmp))
-        from django.db import connection, transaction
+        from django.db import transaction
 
         from core.crypto import decrypt_json
         from worlds import services
         from worlds.engine.http import Request
         from worlds.models import World as WorldRow
+        from worlds.models import WorldEntry, WorldToolState
 
         version = _scene_version()
         for n in (1, args.calls):
@@ -483,68 +488,66 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 services.call_world(
                     row.id, tool, Request.make(method, split.path, split.query, headers, body)
                 )
-            names = ("select+decode", "restore", "call", "snapshot", "encode", "save+commit", "total")
-            parts: dict[str, list[float]] = {k: [] for k in names}
-            tool, method, target, headers, body = call_mix(tools, 1)  # conversations.history
-            split = urlsplit(target)
-            for _ in range(args.repeat):
-                request = Request.make(method, split.path, split.query, headers, body)
-                t0 = time.perf_counter()
-                with transaction.atomic():
-                    locked = (
-                        WorldRow.objects.select_for_update(of=("self",))
-                        .select_related("scene_version")
-                        .get(pk=row.id)
-                    )
-                    t1 = time.perf_counter()
-                    world = services._restore(locked)
-                    t2 = time.perf_counter()
+            names = ("call", "lock: conditional head update", "append entries", "fingerprint+states", "commit", "total")
+            for label, which in (("read", 1), ("write", 0)):  # conversations.history, chat.postMessage
+                parts: dict[str, list[float]] = {k: [] for k in names}
+                tool, method, target, headers, body = call_mix(tools, which)
+                split = urlsplit(target)
+                for _ in range(args.repeat):
+                    request = Request.make(method, split.path, split.query, headers, body)
+                    live = services._take_live(row.id)
+                    assert live is not None
+                    t0 = time.perf_counter()
+                    world = live.world
+                    before = live.calls
                     world.call(tool, request)
-                    t3 = time.perf_counter()
-                    snap = world.snapshot()
-                    snap.pop("credentials")
-                    t4 = time.perf_counter()
-                    text = json.dumps(snap)  # what the save's JSONField encoding costs, timed on its own
+                    t1 = time.perf_counter()
+                    with transaction.atomic():
+                        won = WorldRow.objects.filter(pk=row.id, calls=before, ended_at__isnull=True).update(
+                            **services._changes(world, live)
+                        )
+                        assert won
+                        t2 = time.perf_counter()
+                        WorldEntry.objects.bulk_create(services._entries(row.id, live))
+                        live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
+                        t3 = time.perf_counter()
+                        for name, state in world.states.items():
+                            mark = services._print(state)
+                            if mark != live.prints.get(name):
+                                WorldToolState.objects.filter(world_id=row.id, tool=name).update(data=state)
+                                live.prints[name] = mark
+                        t4 = time.perf_counter()
+                    live.calls = world.clock.calls
                     t5 = time.perf_counter()
-                    locked.state, locked.calls = snap, world.clock.calls
-                    locked.save(update_fields=["state", "calls"])
-                t6 = time.perf_counter()
-                for k, v in zip(
-                    names,
-                    (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t6 - t0 - (t5 - t4)),
-                    strict=True,
-                ):
-                    parts[k].append(v)
-            sizes = {k: len(json.dumps(snap[k])) // 1024 for k in ("seed", "states", "trace")}
-            out[f"trace_{n}"] = {
-                "state_kb": len(text) // 1024,
-                **{f"{k}_kb": v for k, v in sizes.items()},
-                **{k: statistics.median(v) * 1000 for k, v in parts.items()},
-            }
-            print(
-                f"trace ~{n} calls: state {len(text) // 1024} KB (seed {sizes['seed']},"
-                f" states {sizes['states']},"
-                f" trace {sizes['trace']} KB); p50 ms: "
-                + ", ".join(f"{k} {statistics.median(v) * 1000:.2f}" for k, v in parts.items())
-            )
-        raw = json.dumps(WorldRow.objects.get(pk=row.id).state)
-        floor, decode = [], []
+                    services._forget_history(live)
+                    services._keep_live(row.id, live)
+                    for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0), strict=True):
+                        parts[k].append(v)
+                out[f"trace_{n}_{label}"] = {k: statistics.median(v) * 1000 for k, v in parts.items()}
+                print(
+                    f"trace ~{n} calls, a {label} ({method} {split.path}), p50 ms: "
+                    + ", ".join(f"{k} {statistics.median(v) * 1000:.2f}" for k, v in parts.items())
+                )
+            missed = []
+            for _ in range(args.repeat):
+                services.forget_live_worlds()
+                request = Request.make(method, split.path, split.query, headers, body)
+                t = time.perf_counter()
+                services.call_world(row.id, tool, request)
+                missed.append(time.perf_counter() - t)
+            out[f"trace_{n}_not_kept"] = statistics.median(missed) * 1000
+            print(f"trace ~{n} calls, world not kept by this process (restored): p50 {out[f'trace_{n}_not_kept']:.2f} ms")
+        floor = []
         for _ in range(args.repeat):
             t = time.perf_counter()
             with transaction.atomic():
                 WorldRow.objects.filter(pk=row.id).values_list("calls", flat=True).first()
             floor.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            json.loads(raw)
-            decode.append(time.perf_counter() - t)
         out["floor_ms"] = statistics.median(floor) * 1000
-        out["decode_ms"] = statistics.median(decode) * 1000
-        print(
-            f"a transaction with a tiny SELECT {out['floor_ms']:.2f} ms;"
-            f" json.loads of the {len(raw) // 1024} KB"
-            f" state {out['decode_ms']:.2f} ms"
-        )
-        connection.close()
+        print(f"a transaction with a tiny SELECT {out['floor_ms']:.2f} ms")
+        from django.db import connections
+
+        connections.close_all()
     return out
 
 

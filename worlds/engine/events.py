@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from .clock import iso, parse_iso
+from .trace import PartialHistory
 
 __all__ = ["EVENT_TYPES", "Event", "EventLog"]
 
@@ -52,16 +53,38 @@ class Event:
 class EventLog:
     def __init__(self) -> None:
         self.events: list[Event] = []
+        self.skipped = 0  # earlier events not held here (see continue_from / forget)
+        self._last_at: datetime | None = None  # the time of the latest skipped event
 
     def add(self, type: str, at: datetime, **data: Any) -> Event:
         """Append an event; refuses an unknown type or time going backwards."""
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
-        if self.events and at < self.events[-1].at:
-            raise ValueError(f"event at {iso(at)} is before the last event ({iso(self.events[-1].at)})")
-        event = Event(len(self.events) + 1, at, type, dict(data))
+        last = self.events[-1].at if self.events else self._last_at
+        if last is not None and at < last:
+            raise ValueError(f"event at {iso(at)} is before the last event ({iso(last)})")
+        event = Event(self.skipped + len(self.events) + 1, at, type, dict(data))
         self.events.append(event)
         return event
+
+    def continue_from(self, count: int, last_at: datetime | None) -> None:
+        """Carry on after ``count`` events stored elsewhere (the latest at ``last_at``), an empty log
+        only. Such a log takes events; reading it whole raises PartialHistory."""
+        if self.events:
+            raise ValueError("continue_from needs an empty event log")
+        self.skipped, self._last_at = count, last_at
+
+    def forget(self) -> None:
+        """Drop the events held (they are stored elsewhere); numbering and time order carry on."""
+        if self.events:
+            self._last_at = self.events[-1].at
+        self.skipped += len(self.events)
+        self.events = []
+
+    def _whole(self) -> list[Event]:
+        if self.skipped:
+            raise PartialHistory(f"the event log holds events after {self.skipped} only")
+        return self.events
 
     @classmethod
     def restore(cls, events: list[dict[str, Any]]) -> EventLog:
@@ -70,13 +93,13 @@ class EventLog:
         return log
 
     def of_type(self, *types: str) -> list[Event]:
-        return [e for e in self.events if e.type in types]
+        return [e for e in self._whole() if e.type in types]
 
     def __iter__(self):
-        return iter(self.events)
+        return iter(self._whole())
 
     def __len__(self) -> int:
-        return len(self.events)
+        return self.skipped + len(self.events)
 
     def to_list(self) -> list[dict[str, Any]]:
-        return [e.to_dict() for e in self.events]
+        return [e.to_dict() for e in self._whole()]

@@ -13,13 +13,18 @@ from typing import Any
 
 from .clock import iso, parse_iso
 
-__all__ = ["BODY_LIMIT", "Trace", "TraceEntry", "scrub_body", "scrub_query"]
+__all__ = ["BODY_LIMIT", "PartialHistory", "Trace", "TraceEntry", "scrub_body", "scrub_query"]
 
 BODY_LIMIT = 10 * 1024
 # Query and body fields that carry credentials (Slack's token, Datadog's keys), casefolded.
 SECRET_FIELDS = frozenset(
     {"token", "api_key", "application_key", "app_key", "dd-api-key", "dd-application-key"}
 )
+
+
+class PartialHistory(RuntimeError):
+    """The trace or event log holds only its latest entries (the earlier ones are stored elsewhere):
+    it can carry on numbering, not be read whole (judge a world restored in full)."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,7 @@ class Trace:
     def __init__(self, secrets: tuple[str, ...] = ()) -> None:
         self.entries: list[TraceEntry] = []
         self.secrets = tuple(secrets)
+        self.skipped = 0  # earlier entries not held here (see continue_from / forget)
 
     def record(
         self,
@@ -156,7 +162,7 @@ class Trace:
         req, req_cut = cut(scrub_body(request), self.secrets)
         resp, resp_cut = cut(response, self.secrets)
         entry = TraceEntry(
-            seq=len(self.entries) + 1,
+            seq=self.skipped + len(self.entries) + 1,
             at=at,
             tool=tool,
             method=method.upper(),
@@ -180,11 +186,29 @@ class Trace:
         trace.entries = [TraceEntry.from_dict(e) for e in entries]
         return trace
 
+    def continue_from(self, count: int) -> None:
+        """Carry on after ``count`` entries that are stored elsewhere and not loaded (an empty trace
+        only): the next entry is ``count + 1``. Such a trace answers calls; reading it whole raises
+        :class:`PartialHistory`."""
+        if self.entries:
+            raise ValueError("continue_from needs an empty trace")
+        self.skipped = count
+
+    def forget(self) -> None:
+        """Drop the entries held (they are stored elsewhere); numbering carries on."""
+        self.skipped += len(self.entries)
+        self.entries = []
+
+    def _whole(self) -> list[TraceEntry]:
+        if self.skipped:
+            raise PartialHistory(f"the trace holds entries after {self.skipped} only")
+        return self.entries
+
     def __iter__(self):
-        return iter(self.entries)
+        return iter(self._whole())
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return self.skipped + len(self.entries)
 
     def to_list(self, *, copy: bool = True) -> list[dict[str, Any]]:
-        return [e.to_dict(copy=copy) for e in self.entries]
+        return [e.to_dict(copy=copy) for e in self._whole()]

@@ -115,19 +115,27 @@ class World:
         """Everything needed to carry on this world, as JSON-able data (credentials included: store it
         where secrets are kept)."""
         return {
+            **self.head(),
+            "credentials": self.credentials,
+            "states": self.states,
+            "seed": self.seed,
+            "trace": self.trace.to_list(copy=False),  # shared, like states and seed above
+            "events": self.events.to_list(),
+        }
+
+    def head(self) -> dict[str, Any]:
+        """The small part of :meth:`snapshot`: its counters, refs and end reason, without the
+        credentials, states, seed, trace and events (a store that keeps those apart, as the console
+        does, writes this on every call)."""
+        return {
             "version": SNAPSHOT_VERSION,
             "id": self.id,
             "scene": self.scene.name,
-            "credentials": self.credentials,
             "calls": self.clock.calls,
             "ts_counter": self.clock._ts_counter,
             "budget_calls": self.budget.calls,
             "ended": self.ended,
             "ids": self.ids,
-            "states": self.states,
-            "seed": self.seed,
-            "trace": self.trace.to_list(copy=False),  # shared, like states and seed above
-            "events": self.events.to_list(),
         }
 
     # -- the tools ----------------------------------------------------------------------------------
