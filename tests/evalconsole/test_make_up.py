@@ -66,6 +66,14 @@ def _kill_all(marker: str) -> None:
             os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
 
 
+def _default_signals() -> None:
+    """As a terminal starts `make up`: SIGINT and SIGQUIT at their defaults. A test run started in the
+    background by a shell without job control inherits them ignored, and an ignored signal stays
+    ignored in every process below (bash cannot trap it), so Ctrl-C could not be tested at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _start_make_up(var: Path, marker: str) -> tuple[subprocess.Popen, Path]:
     venv = Path(sys.prefix)  # the interpreter running the tests; the test never pip-installs
     env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "PYTHONPATH"}}
@@ -85,7 +93,7 @@ def _start_make_up(var: Path, marker: str) -> tuple[subprocess.Popen, Path]:
     with log.open("wb") as out:
         proc = subprocess.Popen(
             command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_default_signals,
         )
     return proc, log
 
