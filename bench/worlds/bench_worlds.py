@@ -811,12 +811,16 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
                 work / "runserver.log",
                 "Quit the server with",
             )
-            worker = _Proc(
-                [sys.executable, "manage.py", "qcluster", "--skip-checks"],
-                env,
-                work / "qcluster.log",
-                "running.",
-            )
+            try:
+                worker = _Proc(
+                    [sys.executable, "manage.py", "qcluster", "--skip-checks"],
+                    env,
+                    work / "qcluster.log",
+                    "running.",
+                )
+            except BaseException:
+                web.stop()  # not left behind when the worker does not come up
+                raise
             try:
                 for rep in range(args.repeat):
                     spent.clear()
