@@ -17,12 +17,20 @@
           and a call to a world this process does not keep (restored from the database).
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
+  console the same 10 trials IN THE CONSOLE: a throwaway SQLite database (EVALCONSOLE_VAR_DIR in a
+          temp dir), ``manage.py runserver --noreload`` on a free port (EVALCONSOLE_WORLDS_URL points
+          at it) and one ``manage.py qcluster`` worker, a team/admin/token and an agent at the same
+          scripted agent (max_concurrency --max-concurrency, default 10 as a new agent), then
+          ``evalconsole scene run FILE --url --token --agent ID --trials 10`` (a subprocess: scene,
+          test set, test with samples_per_scenario=10, launch, wait): its wall time, and the run's
+          created_at -> finished_at, against the agent's own time.
 
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py build
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --database-url "$PG"
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
 
 Timings are wall clock (time.perf_counter); the machine is shared, so compare figures taken in one
 sitting. See bench/README.md "Worlds" for recorded figures.
@@ -31,6 +39,7 @@ sitting. See bench/README.md "Worlds" for recorded figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import io
 import json
@@ -488,7 +497,14 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 services.call_world(
                     row.id, tool, Request.make(method, split.path, split.query, headers, body)
                 )
-            names = ("call", "lock: conditional head update", "append entries", "fingerprint+states", "commit", "total")
+            names = (
+                "call",
+                "lock: conditional head update",
+                "append entries",
+                "fingerprint+states",
+                "commit",
+                "total",
+            )
             for label, which in (("read", 1), ("write", 0)):  # conversations.history, chat.postMessage
                 parts: dict[str, list[float]] = {k: [] for k in names}
                 tool, method, target, headers, body = call_mix(tools, which)
@@ -521,7 +537,9 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                     t5 = time.perf_counter()
                     services._forget_history(live)
                     services._keep_live(row.id, live)
-                    for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0), strict=True):
+                    for k, v in zip(
+                        names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0), strict=True
+                    ):
                         parts[k].append(v)
                 out[f"trace_{n}_{label}"] = {k: statistics.median(v) * 1000 for k, v in parts.items()}
                 print(
@@ -536,7 +554,9 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 services.call_world(row.id, tool, request)
                 missed.append(time.perf_counter() - t)
             out[f"trace_{n}_not_kept"] = statistics.median(missed) * 1000
-            print(f"trace ~{n} calls, world not kept by this process (restored): p50 {out[f'trace_{n}_not_kept']:.2f} ms")
+            print(
+                f"trace ~{n} calls, world not kept by this process (restored): p50 {out[f'trace_{n}_not_kept']:.2f} ms"
+            )
         floor = []
         for _ in range(args.repeat):
             t = time.perf_counter()
@@ -554,13 +574,13 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------- scene run
 
 
-def bench_run(args: argparse.Namespace) -> dict[str, Any]:
+def _twenty_calls_plan(args: argparse.Namespace, spent: list[float], statuses: list[int]):
+    """The scripted agent's plan: ``args.calls`` calls ``args.gap`` s apart to the world's tools,
+    registered in tests.support.world_agent.PLANS as "bench_twenty_calls"; each trial's handler time
+    is appended to ``spent`` and every call's status to ``statuses``."""
     import httpx
 
-    from tests.support.world_agent import PLANS, WorldAgent
-
-    spent: list[float] = []  # the agent's handler time per trial (its sleeps + its calls' round trips)
-    statuses: list[int] = []
+    from tests.support.world_agent import PLANS
 
     def twenty_calls(tools, http: httpx.Client) -> None:
         start = time.perf_counter()
@@ -593,6 +613,14 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
         spent.append(time.perf_counter() - start)
 
     PLANS["bench_twenty_calls"] = twenty_calls
+
+
+def bench_run(args: argparse.Namespace) -> dict[str, Any]:
+    from tests.support.world_agent import WorldAgent
+
+    spent: list[float] = []  # the agent's handler time per trial (its sleeps + its calls' round trips)
+    statuses: list[int] = []
+    _twenty_calls_plan(args, spent, statuses)
     own = args.calls * args.gap  # the agent's own time per trial (its sleeps)
     with tempfile.TemporaryDirectory(prefix="bench-worlds-run-") as tmp:
         path = Path(tmp) / "bench-200.json"
@@ -681,6 +709,198 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+# --------------------------------------------------------------------------- scene run in the console
+
+
+class _Proc:
+    """A console process (runserver, qcluster) in a session of its own, its output in a log file;
+    ready once ``ready`` shows in the log."""
+
+    def __init__(
+        self, argv: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 90
+    ) -> None:
+        self.log_path = log_path
+        self.fh = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.p = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while ready not in log_path.read_text(errors="replace"):
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(
+                    f"{argv[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}"
+                )
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        import signal
+
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)  # once: a second one can deadlock django-q2 (scripts/up.sh)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.p.wait(15)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.p.pid, signal.SIGKILL)  # the worker's pool, if it is left
+        self.fh.close()
+
+
+def bench_console(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.common import free_port
+    from tests.support.world_agent import WorldAgent
+
+    spent: list[float] = []
+    statuses: list[int] = []
+    _twenty_calls_plan(args, spent, statuses)
+    own = args.calls * args.gap
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="bench-worlds-console-") as tmp:
+        work = Path(tmp)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
+            "EVALCONSOLE_VAR_DIR": str(work / "var"),  # the database: var/evalconsole.sqlite3
+            "EVALCONSOLE_WORLDS_URL": url,
+            "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-worlds-not-secret"),
+            "DEBUG": "0",
+            "Q_LOG_LEVEL": "INFO",  # the worker's "running." line is how it is known to be up
+        }
+        for name in ("DATABASE_URL", "EVALCONSOLE_TEST_Q_SYNC"):
+            env.pop(name, None)
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True
+        )
+        os.environ.clear()
+        os.environ.update(env)
+        import django
+
+        django.setup()
+        from django.db import connection
+
+        from bench.common import admin_and_agent
+        from runs.models import Run
+        from teams.services import issue_token
+
+        path = work / "bench-200.json"
+        path.write_text(scene_text(trials=args.trials))
+        walls: list[dict[str, Any]] = []
+        with WorldAgent("bench_twenty_calls") as scripted:
+            user, agent = admin_and_agent(
+                team="worlds-console-bench",
+                username="wcb",
+                agent="scripted",
+                max_concurrency=args.max_concurrency,
+            )
+            agent.endpoint_url = scripted.url
+            agent.save(update_fields=["endpoint_url"])
+            token = issue_token(user=user, name="bench").secret
+            connection.close()
+            web = _Proc(
+                [
+                    sys.executable,
+                    "manage.py",
+                    "runserver",
+                    "--noreload",
+                    "--skip-checks",
+                    f"127.0.0.1:{port}",
+                ],
+                env,
+                work / "runserver.log",
+                "Quit the server with",
+            )
+            try:
+                worker = _Proc(
+                    [sys.executable, "manage.py", "qcluster", "--skip-checks"],
+                    env,
+                    work / "qcluster.log",
+                    "running.",
+                )
+            except BaseException:
+                web.stop()  # not left behind when the worker does not come up
+                raise
+            try:
+                for rep in range(args.repeat):
+                    spent.clear()
+                    cmd = [
+                        sys.executable, "-m", "evalconsole.cli", "scene", "run", str(path),
+                        "--url", url, "--token", token, "--agent", str(agent.pk),
+                        "--trials", str(args.trials), "--out", str(work / f"results-{rep}"),
+                    ]  # fmt: skip
+                    t = time.perf_counter()
+                    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+                    wall = time.perf_counter() - t
+                    run = Run.objects.order_by("-pk").first()
+                    connection.close()
+                    if proc.returncode not in (0, 1) or run is None or run.status != "completed":
+                        log(proc.stdout[-2000:], proc.stderr[-3000:])
+                        raise SystemExit(f"scene run exited {proc.returncode}")
+                    samples = list(run.samples.all())
+                    starts = sorted(s.started_at for s in samples if s.started_at)
+                    ends = [s.finished_at for s in samples if s.finished_at]
+                    events = sorted([(x, 1) for x in starts] + [(x, -1) for x in ends])
+                    level = peak = 0
+                    for _, d in events:
+                        level += d
+                        peak = max(peak, level)
+                    figure = {
+                        "wall_s": wall,
+                        "run_s": (run.finished_at - run.created_at).total_seconds(),
+                        "queue_s": (run.started_at - run.created_at).total_seconds()
+                        if run.started_at
+                        else None,
+                        "handler_s": sum(spent),
+                        "trials": len(spent),
+                        "samples": len(samples),
+                        "peak_in_flight": peak,
+                        "result": run.result,
+                    }
+                    walls.append(figure)
+                    log(
+                        f"repeat {rep + 1}: wall {wall:.2f} s (CLI, incl. scene upload and 1 s polls), run "
+                        f"created->finished {figure['run_s']:.2f} s, agent handler {sum(spent):.2f} s over "
+                        f"{len(spent)} trials, peak samples in flight {peak}, result {run.result}"
+                    )
+            finally:
+                worker.stop()
+                web.stop()
+    best = min(walls, key=lambda f: f["wall_s"])
+    trials = best["trials"]
+    agent_own = own * trials
+    out = {
+        "database": "sqlite",
+        "max_concurrency": args.max_concurrency,
+        "trials": trials,
+        "calls_per_trial": args.calls,
+        "gap_ms": args.gap * 1000,
+        "agent_own_s": agent_own,
+        "best": best,
+        "repeats": walls,
+        "ratio_wall_own": best["wall_s"] / agent_own,
+        "ratio_run_own": best["run_s"] / agent_own,
+        "ratio_wall_handler": best["wall_s"] / best["handler_s"],
+        "errors": sum(s >= 400 for s in statuses),
+    }
+    print(
+        f"console scene run (SQLite, runserver + 1 qcluster worker, agent max_concurrency "
+        f"{args.max_concurrency}), {trials} trials x {args.calls} calls {args.gap * 1000:.0f} ms apart; "
+        f"best of {len(walls)}: CLI walls {', '.join(f'{f["wall_s"]:.2f}' for f in walls)} s"
+    )
+    print(
+        f"  CLI wall {best['wall_s']:.2f} s; run created->finished {best['run_s']:.2f} s; "
+        f"agent's own time {agent_own:.2f} s (sequential sum) -> {out['ratio_wall_own']:.2f}x (CLI), "
+        f"{out['ratio_run_own']:.2f}x (run)"
+    )
+    print(
+        f"  agent handler time (sleeps + round trips, summed) {best['handler_s']:.2f} s -> wall / handler "
+        f"{out['ratio_wall_handler']:.2f}x; peak samples in flight {best['peak_in_flight']}; "
+        f"{out['errors']} calls answered >= 400"
+    )
+    return out
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -709,12 +929,24 @@ def main() -> int:
     r.add_argument("--calls", type=int, default=20)
     r.add_argument("--gap", type=float, default=0.05, help="seconds the agent waits before each call")
     r.add_argument("--repeat", type=int, default=3)
-    for p in (b, c, d, r):
+    k = sub.add_parser("console", help="the 10-trial scene run in a real console (runserver + qcluster)")
+    k.add_argument("--trials", type=int, default=10)
+    k.add_argument("--calls", type=int, default=20)
+    k.add_argument("--gap", type=float, default=0.05)
+    k.add_argument("--repeat", type=int, default=3)
+    k.add_argument("--max-concurrency", type=int, default=10, help="the agent's (10: a new agent's default)")
+    for p in (b, c, d, r, k):
         p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
     log(f"uptime: {os.popen('uptime').read().strip()}")
     gc.collect()
-    modes = {"build": bench_build, "calls": bench_calls, "breakdown": bench_breakdown, "run": bench_run}
+    modes = {
+        "build": bench_build,
+        "calls": bench_calls,
+        "breakdown": bench_breakdown,
+        "run": bench_run,
+        "console": bench_console,
+    }
     out = modes[args.what](args)
     log(f"uptime: {os.popen('uptime').read().strip()}")
     if args.json:
