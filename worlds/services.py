@@ -18,13 +18,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
-from checks.models import Test
+from checks import services as checks_services
+from checks.evaluation import evaluate_version, evidence_from, make_context
+from checks.judge import judge_configured
+from checks.kinds import Outcome
+from checks.models import Check, Test
 from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
 from teams import access
 from teams.models import Team
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
+from worlds.engine.evaluate import evaluate
 from worlds.engine.events import Event
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
@@ -294,7 +299,9 @@ def _restore(row: World, *, seed: bool = True) -> _Live:
         trace, events, states = head.pop("trace"), head.pop("events"), head.pop("states")
         seed = head.pop("seed") if seed else {}
     else:
-        entries = list(WorldEntry.objects.filter(world_id=row.pk).order_by("kind", "seq").values_list("kind", "data"))
+        entries = list(
+            WorldEntry.objects.filter(world_id=row.pk).order_by("kind", "seq").values_list("kind", "data")
+        )
         trace = [d for k, d in entries if k == WorldEntry.TRACE]
         events = [d for k, d in entries if k == WorldEntry.EVENT]
         states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
@@ -553,8 +560,6 @@ def scenes_of(test_version) -> list[Scene]:
 def _checks_fit_scenes(agent: Agent, scenes: list[Scene], checks) -> None:
     """Library state checks attached to a scene test must name refs every scene has (WORLDS.md
     "In the console"); the problems are reported on ``checks.<i>``, naming the scene."""
-    from checks.models import Check
-
     wanted = []
     for item in checks or ():
         pk = item.get("check") if isinstance(item, Mapping) else item
@@ -584,8 +589,6 @@ def _checks_fit_scenes(agent: Agent, scenes: list[Scene], checks) -> None:
 def create_scene_test(*, test_set, by, name: str, scenes, checks=(), **thresholds):
     """A test that plays scenes: one scenario per scene (its task as the input), each sample in a
     fresh world. Files given inline are saved to the agent's library first, in the same transaction."""
-    from checks import services as checks_services
-
     access.require(by, access.CREATE, Test, team=test_set.agent.team)
     with transaction.atomic():
         picked = _scene_items(test_set.agent, scenes, by)
@@ -599,8 +602,6 @@ def create_scene_test(*, test_set, by, name: str, scenes, checks=(), **threshold
 
 def edit_scene_test(*, test, by, scenes=None, **changes):
     """Edit a test; ``scenes`` replaces the scenes it plays (a test of plain scenarios takes none)."""
-    from checks import services as checks_services
-
     current = scenes_of(test.current_version)
     if scenes is None and not current:
         return checks_services.edit_test(test=test, by=by, **changes)
@@ -640,8 +641,6 @@ def finish_trial(
 
 def judge_trial(world: EngineWorld, *, team_id: int | None) -> dict[str, Any]:
     """The scene's own checks on a frozen world (checks.json); judge checks use the console's judge."""
-    from worlds.engine.evaluate import evaluate
-
     return evaluate(
         world, judge=scene_judge(team_id=team_id, model=world.scene.judge_model, task=world.scene.task)
     )
@@ -654,10 +653,6 @@ def scene_judge(*, team_id: int | None, model: str | None, task: str):
     """A judge for a scene's ``judge`` checks: the console's judge settings and the team's budget,
     through the ai_judge check kind (one vote). None without a judge key: those checks are skipped.
     It sees the task and the agent's calls (method, path, status, bodies; no credentials)."""
-    from checks.evaluation import evaluate_version, evidence_from, make_context
-    from checks.judge import judge_configured
-    from checks.kinds import Outcome
-
     if not judge_configured():
         return None
     ctx = make_context(team_id=team_id)

@@ -106,15 +106,20 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     coverage_gap: bool = False
     graphql_errors_only: bool = False
+    _content: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def content(self) -> bytes:
-        if self.body is None:
-            return b""
-        if isinstance(self.body, bytes):
-            return self.body
-        if isinstance(self.body, str):
-            return self.body.encode()
-        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode()
+        """The body as sent, encoded once (the world checks its size, the server then sends it)."""
+        if self._content is None:
+            if self.body is None:
+                self._content = b""
+            elif isinstance(self.body, bytes):
+                self._content = self.body
+            elif isinstance(self.body, str):
+                self._content = self.body.encode()
+            else:
+                self._content = json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode()
+        return self._content
 
     def content_type(self) -> str:
         if "Content-Type" in self.headers:
