@@ -5,7 +5,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -14,7 +14,7 @@ from agents.models import Agent, AgentKind, Protocol
 from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
 from core.api import ArchivedFilterSet
 from core.errors import ValidationFailed
-from teams.api import TeamScopedViewMixin
+from teams.api import TeamScopedViewSet
 from teams.models import Team
 
 
@@ -44,13 +44,7 @@ def _default_team(user) -> Team:
     retrieve=extend_schema(summary="Show an agent"),
     destroy=extend_schema(summary="Archive an agent", description="Admins only. Runs and results stay."),
 )
-class AgentViewSet(
-    TeamScopedViewMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class AgentViewSet(TeamScopedViewSet):
     serializer_class = AgentSerializer
     filterset_class = AgentFilter
 

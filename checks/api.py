@@ -6,8 +6,7 @@ import django_filters
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
+from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from agents.models import Agent
@@ -26,7 +25,7 @@ from checks.serializers import (
     TestSetSerializer,
 )
 from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
-from teams.api import ServiceWritesMixin, TeamScopedViewMixin
+from teams.api import ServiceWritesViewSet, service_writes_schema, versions_action
 
 
 class CheckFilter(ArchivedFilterSet):
@@ -84,30 +83,16 @@ def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
     retrieve=extend_schema(summary="Show a check (its current version)"),
-    create=extend_schema(
-        summary="Add a check to an agent's library (version 1)",
-        request=CheckCreateSerializer,
-        responses={201: CheckSerializer},
-    ),
-    partial_update=extend_schema(
-        summary="Edit a check: saves version n+1",
-        request=CheckEditSerializer,
-        responses={200: CheckSerializer},
-    ),
-    update=extend_schema(
-        summary="Replace a check's content: saves version n+1",
-        request=CheckCreateSerializer,
-        responses={200: CheckSerializer},
+    **service_writes_schema(
+        CheckSerializer,
+        create=CheckCreateSerializer,
+        edit=CheckEditSerializer,
+        create_summary="Add a check to an agent's library (version 1)",
+        edit_summary="Edit a check: saves version n+1",
+        replace_summary="Replace a check's content: saves version n+1",
     ),
 )
-class CheckViewSet(
-    ServiceWritesMixin,
-    TeamScopedViewMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class CheckViewSet(ServiceWritesViewSet):
     serializer_class = CheckSerializer
     filterset_class = CheckFilter
 
@@ -156,17 +141,7 @@ class CheckViewSet(
             )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(
-        summary="A check's versions, newest first",
-        responses={200: CheckVersionSerializer(many=True)},
-        filters=False,
-    )
-    @action(detail=True, methods=["get"], serializer_class=CheckVersionSerializer, filterset_class=None)
-    def versions(self, request, pk=None):
-        check = self.get_object()
-        versions = CheckVersion.objects.filter(parent=check).select_related("created_by").order_by("-number")
-        page = self.paginate_queryset(versions)
-        return self.get_paginated_response(CheckVersionSerializer(page, many=True).data)
+    versions = versions_action(CheckVersionSerializer, summary="A check's versions, newest first")
 
 
 # ----------------------------------------------------------------------------- test sets
@@ -175,29 +150,17 @@ class CheckViewSet(
 @extend_schema_view(
     list=extend_schema(summary="List test sets"),
     retrieve=extend_schema(summary="Show a test set"),
-    create=extend_schema(
-        summary="Create a test set", request=TestSetCreateSerializer, responses={201: TestSetSerializer}
-    ),
-    partial_update=extend_schema(
-        summary="Rename a test set or change its description",
-        request=TestSetEditSerializer,
-        responses={200: TestSetSerializer},
-    ),
-    update=extend_schema(
-        summary="Replace a test set's name and description",
-        request=TestSetCreateSerializer,
-        responses={200: TestSetSerializer},
+    **service_writes_schema(
+        TestSetSerializer,
+        create=TestSetCreateSerializer,
+        edit=TestSetEditSerializer,
+        create_summary="Create a test set",
+        edit_summary="Rename a test set or change its description",
+        replace_summary="Replace a test set's name and description",
     ),
     destroy=extend_schema(summary="Archive a test set", description="Admins only. Its tests' runs stay."),
 )
-class TestSetViewSet(
-    ServiceWritesMixin,
-    TeamScopedViewMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class TestSetViewSet(ServiceWritesViewSet):
     serializer_class = TestSetSerializer
     filterset_class = TestSetFilter
 
@@ -223,6 +186,11 @@ class TestSetViewSet(
 # ----------------------------------------------------------------------------- tests
 
 
+TEST_CREATE_SUMMARY = "Create a test (version 1)"
+TEST_EDIT_SUMMARY = "Edit a test: saves version n+1"
+TEST_REPLACE_SUMMARY = "Replace a test's content: saves version n+1"
+
+
 def _test_rules(fields: dict, test: Test | None = None) -> None:
     """The service's rules on a test body whose other fields did not parse (see validated_or_400)."""
     test_set = test.test_set if test is not None else fields.pop("test_set", None)
@@ -238,27 +206,17 @@ def _test_rules(fields: dict, test: Test | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List tests"),
     retrieve=extend_schema(summary="Show a test (its current version)"),
-    create=extend_schema(
-        summary="Create a test (version 1)", request=TestCreateSerializer, responses={201: TestSerializer}
-    ),
-    partial_update=extend_schema(
-        summary="Edit a test: saves version n+1", request=TestEditSerializer, responses={200: TestSerializer}
-    ),
-    update=extend_schema(
-        summary="Replace a test's content: saves version n+1",
-        request=TestCreateSerializer,
-        responses={200: TestSerializer},
+    **service_writes_schema(
+        TestSerializer,
+        create=TestCreateSerializer,
+        edit=TestEditSerializer,
+        create_summary=TEST_CREATE_SUMMARY,
+        edit_summary=TEST_EDIT_SUMMARY,
+        replace_summary=TEST_REPLACE_SUMMARY,
     ),
     destroy=extend_schema(summary="Archive a test", description="Admins only. Its runs stay."),
 )
-class TestViewSet(
-    ServiceWritesMixin,
-    TeamScopedViewMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class TestViewSet(ServiceWritesViewSet):
     serializer_class = TestSerializer
     filterset_class = TestFilter
 

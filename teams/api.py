@@ -7,6 +7,7 @@ import copy
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -127,6 +128,54 @@ class ServiceWritesMixin:
 
     def perform_destroy(self, instance) -> None:
         type(self).archive_service(**{self.object_kwarg: instance}, by=self.request.user)
+
+
+# A team-scoped model's list, detail and archive (DELETE); the viewset adds its writes.
+# (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
+class TeamScopedViewSet(
+    TeamScopedViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    pass
+
+
+# A team-scoped model written through its app's services (see ServiceWritesMixin).
+class ServiceWritesViewSet(ServiceWritesMixin, TeamScopedViewSet):
+    pass
+
+
+def service_writes_schema(
+    serializer, *, create, edit, create_summary: str, edit_summary: str, replace_summary: str,
+    create_description: str | None = None,
+) -> dict:
+    """The extend_schema_view() entries of a ServiceWritesViewSet's POST (`create` body), PATCH (`edit`
+    body) and PUT (`create` body), each answering with `serializer`."""
+    return {
+        "create": extend_schema(
+            summary=create_summary, description=create_description, request=create,
+            responses={201: serializer},
+        ),
+        "partial_update": extend_schema(summary=edit_summary, request=edit, responses={200: serializer}),
+        "update": extend_schema(summary=replace_summary, request=create, responses={200: serializer}),
+    }
+
+
+def versions_action(version_serializer, *, summary: str):
+    """A viewset's `GET {id}/versions/`: the object's versions (`version_serializer`'s model, whose
+    `parent` is the object), newest first, paginated."""
+    version_model = version_serializer.Meta.model
+
+    @extend_schema(summary=summary, responses={200: version_serializer(many=True)}, filters=False)
+    @action(detail=True, methods=["get"], serializer_class=version_serializer, filterset_class=None)
+    def versions(self, request, pk=None):
+        rows = version_model.objects.filter(parent=self.get_object())
+        page = self.paginate_queryset(rows.select_related("created_by").order_by("-number"))
+        return self.get_paginated_response(version_serializer(page, many=True).data)
+
+    return versions
 
 
 # ----------------------------------------------------------------------------- tokens

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, viewsets
-from rest_framework.decorators import action
 
 from agents.models import Agent
 from checks import api as checks_api
 from checks import services as checks_services
 from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
-from teams.api import ServiceWritesMixin, TeamScopedViewMixin
+from teams.api import ServiceWritesViewSet, service_writes_schema, versions_action
 from worlds import services
-from worlds.models import Scene, SceneVersion
+from worlds.models import Scene
 from worlds.serializers import (
     SceneCreateSerializer,
     SceneEditSerializer,
@@ -42,34 +40,21 @@ def _scene_rules(fields: dict, obj: Scene | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List scenes", description="Active scenes of your teams' agents."),
     retrieve=extend_schema(summary="Show a scene (its current version's file)"),
-    create=extend_schema(
-        summary="Add a scene to an agent's library (version 1)",
-        description="A scene that does not validate is a 400 listing every problem as `file:line: path: message`.",
-        request=SceneCreateSerializer,
-        responses={201: SceneSerializer},
-    ),
-    partial_update=extend_schema(
-        summary="Edit a scene: saves version n+1",
-        request=SceneEditSerializer,
-        responses={200: SceneSerializer},
-    ),
-    update=extend_schema(
-        summary="Replace a scene's file: saves version n+1",
-        request=SceneCreateSerializer,
-        responses={200: SceneSerializer},
+    **service_writes_schema(
+        SceneSerializer,
+        create=SceneCreateSerializer,
+        edit=SceneEditSerializer,
+        create_summary="Add a scene to an agent's library (version 1)",
+        create_description="A scene that does not validate is a 400 listing every problem as "
+        "`file:line: path: message`.",
+        edit_summary="Edit a scene: saves version n+1",
+        replace_summary="Replace a scene's file: saves version n+1",
     ),
     destroy=extend_schema(
         summary="Archive a scene", description="Admins only. Its versions and worlds stay."
     ),
 )
-class SceneViewSet(
-    ServiceWritesMixin,
-    TeamScopedViewMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class SceneViewSet(ServiceWritesViewSet):
     serializer_class = SceneSerializer
     filterset_class = SceneFilter
     create_serializer_class = SceneCreateSerializer
@@ -90,17 +75,7 @@ class SceneViewSet(
     def rules(self, fields: dict, obj: Scene | None = None) -> None:
         _scene_rules(fields, obj)
 
-    @extend_schema(
-        summary="A scene's versions, newest first",
-        responses={200: SceneVersionSerializer(many=True)},
-        filters=False,
-    )
-    @action(detail=True, methods=["get"], serializer_class=SceneVersionSerializer, filterset_class=None)
-    def versions(self, request, pk=None):
-        scene = self.get_object()
-        versions = SceneVersion.objects.filter(parent=scene).select_related("created_by").order_by("-number")
-        page = self.paginate_queryset(versions)
-        return self.get_paginated_response(SceneVersionSerializer(page, many=True).data)
+    versions = versions_action(SceneVersionSerializer, summary="A scene's versions, newest first")
 
 
 # ----------------------------------------------------------------------------- tests that play scenes
@@ -113,22 +88,15 @@ def _create_test(*, by, scenes=None, **fields):
 
 
 @extend_schema_view(
-    create=extend_schema(
-        summary="Create a test (version 1)",
-        description="With `scenarios`, or with `scenes` (library scene ids or scene files): each sample of "
-        "a scene plays in a fresh world.",
-        request=SceneTestCreateSerializer,
-        responses={201: SceneTestSerializer},
-    ),
-    partial_update=extend_schema(
-        summary="Edit a test: saves version n+1",
-        request=SceneTestEditSerializer,
-        responses={200: SceneTestSerializer},
-    ),
-    update=extend_schema(
-        summary="Replace a test's content: saves version n+1",
-        request=SceneTestCreateSerializer,
-        responses={200: SceneTestSerializer},
+    **service_writes_schema(
+        SceneTestSerializer,
+        create=SceneTestCreateSerializer,
+        edit=SceneTestEditSerializer,
+        create_summary=checks_api.TEST_CREATE_SUMMARY,
+        create_description="With `scenarios`, or with `scenes` (library scene ids or scene files): each "
+        "sample of a scene plays in a fresh world.",
+        edit_summary=checks_api.TEST_EDIT_SUMMARY,
+        replace_summary=checks_api.TEST_REPLACE_SUMMARY,
     ),
 )
 class TestViewSet(checks_api.TestViewSet):
