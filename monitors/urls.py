@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from core.urls import object_pages
 from monitors import views
 
 app_name = "monitors"
@@ -9,12 +10,8 @@ app_name = "monitors"
 urlpatterns = [
     path("tasks/", views.task_list, name="task-list"),
     path("tasks/<int:pk>/", views.task_detail, name="task-detail"),
-    path("monitors/", views.monitor_list, name="monitor-list"),
-    path("monitors/new/", views.monitor_create, name="monitor-create"),
-    path("monitors/<int:pk>/", views.monitor_detail, name="monitor-detail"),
-    path("monitors/<int:pk>/edit/", views.monitor_edit, name="monitor-edit"),
-    path("monitors/<int:pk>/delete/", views.monitor_delete, name="monitor-delete"),
-    path("evaluations/", views.evaluation_list, name="evaluation-list"),
-    path("evaluations/new/", views.evaluation_create, name="evaluation-create"),
-    path("evaluations/<int:pk>/", views.evaluation_detail, name="evaluation-detail"),
+    *object_pages(
+        views, "monitor", list_route="monitors/", detail_route="monitors/", actions=("edit", "delete")
+    ),
+    *object_pages(views, "evaluation", list_route="evaluations/", detail_route="evaluations/", actions=()),
 ]

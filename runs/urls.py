@@ -2,14 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
+from core.urls import object_pages
 from runs import views
 
 app_name = "runs"
 
 urlpatterns = [
-    path("", views.run_list, name="run-list"),
-    path("launch/", views.run_launch, name="run-launch"),
+    *object_pages(views, "run", create=("launch/", "launch"), actions=("cancel",)),
     path("compare/", views.run_compare, name="run-compare"),
-    path("<int:pk>/", views.run_detail, name="run-detail"),
-    path("<int:pk>/cancel/", views.run_cancel, name="run-cancel"),
 ]
