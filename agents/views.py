@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
 from agents import services
 from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
-from core.errors import DomainError, PermissionDenied
 from core.htmx import is_fragment_request
-from core.views import apply_errors, count_related, flag_param, reverse_model
+from core.views import count_related, flag_param, newest_related
 from teams.access import page_flags
-from teams.views import forbidden
+from teams.views import archive_or_restore, forbidden, saved_or_errors
 
 PAGE_SIZE = 25
 
@@ -27,7 +25,6 @@ PAGE_SIZE = 25
 def agent_list(request: HttpRequest) -> HttpResponse:
     team = request.team
     archived, filter_error = flag_param(request, "archived")
-    last_run = reverse_model(Agent, "runs").objects.filter(agent=OuterRef("pk")).order_by("-created_at", "-id")
     team_agents = Agent.objects.visible_to(request.user).filter(team=team)
     counts = team_agents.aggregate(
         active=Count("pk", filter=Q(archived_at__isnull=True)),
@@ -38,10 +35,10 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         .annotate(
             check_count=count_related(Agent, "checks", archived_at__isnull=True),
             test_set_count=count_related(Agent, "test_sets", archived_at__isnull=True),
-            last_run_id=Subquery(last_run.values("pk")[:1]),
-            last_run_result=Subquery(last_run.values("result")[:1]),
-            last_run_status=Subquery(last_run.values("status")[:1]),
-            last_run_at=Subquery(last_run.values("created_at")[:1]),
+            **newest_related(
+                Agent, "runs", last_run_id="pk", last_run_result="result", last_run_status="status",
+                last_run_at="created_at",
+            ),
         )
         .order_by("name", "pk")
     )
@@ -66,15 +63,14 @@ def agent_create(request: HttpRequest) -> HttpResponse:
         return forbidden(request, "Only team admins can register agents.")
     form = AgentForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            agent = services.create_agent(team=team, by=request.user, **form.service_kwargs())
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
-        except DomainError as exc:
-            apply_errors(form, exc)
-        else:
-            messages.success(request, f"Agent {agent.name} registered. Ping it to test the connection.")
-            return redirect(agent)
+        done = saved_or_errors(
+            request,
+            form,
+            lambda: services.create_agent(team=team, by=request.user, **form.service_kwargs()),
+            message=lambda agent: f"Agent {agent.name} registered. Ping it to test the connection.",
+        )
+        if done is not None:
+            return done
     return render(request, "agents/agent_form.html", {"form": form, "team": team})
 
 
@@ -120,15 +116,14 @@ def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
         return forbidden(request, "Only team admins can change agents.")
     form = AgentForm(request.POST or None, agent=agent)
     if request.method == "POST" and form.is_valid():
-        try:
-            services.update_agent(agent=agent, by=request.user, **form.service_kwargs())
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
-        except DomainError as exc:
-            apply_errors(form, exc)
-        else:
-            messages.success(request, f"Agent {agent.name} saved.")
-            return redirect(agent)
+        done = saved_or_errors(
+            request,
+            form,
+            lambda: services.update_agent(agent=agent, by=request.user, **form.service_kwargs()),
+            message=f"Agent {agent.name} saved.",
+        )
+        if done is not None:
+            return done
     return render(request, "agents/agent_form.html", {"form": form, "agent": agent, "team": agent.team})
 
 
@@ -149,13 +144,7 @@ def agent_ping(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def agent_archive(request: HttpRequest, pk: int) -> HttpResponse:
     agent = _agent_for(request, pk)
-    restore = request.POST.get("restore") == "1"
-    try:
-        services.archive_agent(agent=agent, by=request.user, archived=not restore)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
-    if restore:
-        messages.success(request, f"Agent {agent.name} restored.")
-        return redirect(agent)
-    messages.success(request, f"Agent {agent.name} archived; its runs and checks stay readable.")
-    return redirect("agents:agent-list")
+    return archive_or_restore(
+        request, agent, services.archive_agent, note="; its runs and checks stay readable",
+        archived_to="agents:agent-list",
+    )

@@ -31,9 +31,9 @@ from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.views import apply_errors, count_related, count_subquery, flag_param, reverse_model
+from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
-from teams.views import forbidden
+from teams.views import archive_or_restore, forbidden, saved_or_errors
 
 PAGE_SIZE = 50
 JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
@@ -76,6 +76,25 @@ def _runs():
     return reverse_model(Test, "runs")
 
 
+def _last_run() -> dict:
+    """Annotations of tests: their newest run's id, result and status."""
+    return newest_related(Test, "runs", last_run_id="pk", last_run_result="result", last_run_status="status")
+
+
+def _use_counts() -> dict:
+    """Annotations of checks: test_count (active tests whose current version attaches the check) and
+    monitor_count (active monitors)."""
+    return {
+        "test_count": count_subquery(
+            TestCheck,
+            "library_check",
+            test_version__test__current_version=F("test_version"),
+            test_version__test__archived_at__isnull=True,
+        ),
+        "monitor_count": count_related(Check, "monitors", active=True),
+    }
+
+
 LIBRARY_PAGE_SIZE = 50
 
 
@@ -97,15 +116,7 @@ def check_index(request: HttpRequest) -> HttpResponse:
         Check.objects.visible_to(request.user)
         .filter(agent__team=team, archived_at__isnull=not archived)
         .select_related("agent", "current_version")
-        .annotate(
-            test_count=count_subquery(
-                TestCheck,
-                "library_check",
-                test_version__test__current_version=F("test_version"),
-                test_version__test__archived_at__isnull=True,
-            ),
-            monitor_count=count_related(Check, "monitors", active=True),
-        )
+        .annotate(**_use_counts())
         .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
     if not valid or filter_error:
@@ -150,15 +161,7 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     checks = (
         listed
         .select_related("current_version", "created_by")
-        .annotate(
-            test_count=count_subquery(
-                TestCheck,
-                "library_check",
-                test_version__test__current_version=F("test_version"),
-                test_version__test__archived_at__isnull=True,
-            ),
-            monitor_count=count_related(Check, "monitors", active=True),
-        )
+        .annotate(**_use_counts())
         .order_by(*sort.order_by("kind"))  # grouped by kind, sorted within each group
     )
     page = Paginator(checks, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -441,14 +444,11 @@ def testset_list(request: HttpRequest) -> HttpResponse:
     if agent_id.isdigit():
         agent = get_object_or_404(Agent.objects.visible_to(request.user).select_related("team"), pk=agent_id)
         sets = TestSet.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=True)
-    last_run = _runs().objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
     active_tests = (
         Test.objects.filter(archived_at__isnull=True)
         .select_related("current_version")
         .annotate(
-            last_run_id=Subquery(last_run.values("pk")[:1]),
-            last_run_result=Subquery(last_run.values("result")[:1]),
-            last_run_status=Subquery(last_run.values("status")[:1]),
+            **_last_run(),
         )
         .order_by("name", "pk")
     )
@@ -495,15 +495,14 @@ def testset_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
         return forbidden(request, "Viewers cannot create test sets.")
     form = NewTestSetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            test_set = services.create_test_set(agent=agent, by=request.user, **form.cleaned_data)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
-        except DomainError as exc:
-            apply_errors(form, exc)
-        else:
-            messages.success(request, f"Test set {test_set.name} created. Add its first test.")
-            return redirect(test_set)
+        done = saved_or_errors(
+            request,
+            form,
+            lambda: services.create_test_set(agent=agent, by=request.user, **form.cleaned_data),
+            message=lambda test_set: f"Test set {test_set.name} created. Add its first test.",
+        )
+        if done is not None:
+            return done
     return render(request, "checks/testset_form.html", {"form": form, "agent": agent, "tab": "tests"})
 
 
@@ -512,16 +511,13 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     test_set = get_object_or_404(
         TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=pk
     )
-    last_run = _runs().objects.filter(test=OuterRef("pk")).order_by("-created_at", "-id")
     tests = (
         Test.objects.filter(test_set=test_set, archived_at__isnull=True)
         .select_related("current_version", "created_by")
         .annotate(
             check_count=count_subquery(TestCheck, "test_version", outer="current_version"),
             run_count=count_related(Test, "runs"),
-            last_run_id=Subquery(last_run.values("pk")[:1]),
-            last_run_result=Subquery(last_run.values("result")[:1]),
-            last_run_status=Subquery(last_run.values("status")[:1]),
+            **_last_run(),
         )
         .order_by("name", "pk")
     )
@@ -800,10 +796,4 @@ def test_archive(request: HttpRequest, pk: int) -> HttpResponse:
     test = get_object_or_404(
         Test.objects.visible_to(request.user).select_related("test_set__agent__team"), pk=pk
     )
-    restore = request.POST.get("restore") == "1"
-    try:
-        services.archive_test(test=test, by=request.user, archived=not restore)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
-    messages.success(request, f"Test {test.name} {'restored' if restore else 'archived'}.")
-    return redirect(test.test_set if not restore else test)
+    return archive_or_restore(request, test, services.archive_test, archived_to=test.test_set)

@@ -78,6 +78,15 @@ def count_related(model, name: str, *, outer: str = "pk", **filters) -> Coalesce
     return count_subquery(relation.related_model, relation.field.name, outer=outer, **filters)
 
 
+def newest_related(model, name: str, **fields: str) -> dict[str, Subquery]:
+    """Annotations of `model` rows from the newest row (by created_at, then id) of their reverse relation
+    `name`: `annotation=field` for each of `fields` (e.g. `last_run_status="status"`)."""
+    relation = model._meta.get_field(name)
+    rows = relation.related_model.objects.filter(**{relation.field.name: OuterRef("pk")})
+    rows = rows.order_by("-created_at", "-id")
+    return {key: Subquery(rows.values(field)[:1]) for key, field in fields.items()}
+
+
 @requires_csrf_token
 def server_error(request: HttpRequest, template_name: str = "500.html") -> HttpResponse:
     """handler500: the console's layout and navigation, rendered without a single query.

@@ -27,7 +27,7 @@ from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskF
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult
 from teams.access import page_flags
-from teams.views import forbidden
+from teams.views import forbidden, saved_or_errors
 
 TASKS_PER_PAGE = 50
 GRID_ROWS_PER_PAGE = 50
@@ -226,22 +226,22 @@ def evaluation_create(request: HttpRequest) -> HttpResponse:
         if not roles["can_edit"]:
             return forbidden(request, "Viewers can read evaluations but not launch them.")
         if form.is_valid():
-            try:
-                evaluation = monitoring.launch_evaluation(
+            done = saved_or_errors(
+                request,
+                form,
+                lambda: monitoring.launch_evaluation(
                     agent=agent,
                     by=request.user,
                     check_ids=form.cleaned_data["checks"],
                     task_ids=task_ids,
                     filters=filters,
                     name=form.cleaned_data["name"],
-                )
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
-            except DomainError as exc:
-                _apply_errors(form, exc)
-            else:
-                messages.success(request, "Evaluation launched; results appear as the checks run.")
-                return redirect(evaluation)
+                ),
+                message="Evaluation launched; results appear as the checks run.",
+                errors=_apply_errors,
+            )
+            if done is not None:
+                return done
     if filters is not None:
         count = monitoring.filter_tasks(Task.objects.filter(agent=agent), filters).count()
         hidden = [("all", "1"), *filters.as_params().items()]
@@ -340,6 +340,11 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     return render(request, "monitors/monitor_list.html", context)
 
 
+def _monitor_fields(form: MonitorForm) -> dict:
+    """The monitor a valid form describes, as create_monitor and update_monitor take it."""
+    return {key: form.cleaned_data[key] for key in ("name", "checks", "sample_rate", "active")}
+
+
 def _monitor_form_context(request, *, form, agent, monitor=None):
     return {"form": form, "agent": agent, "monitor": monitor}
 
@@ -361,24 +366,17 @@ def monitor_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = MonitorForm(request.POST, agents=agents, checks=checks)
         if form.is_valid():
-            try:
-                monitor = monitoring.create_monitor(
-                    agent=agent,
-                    by=request.user,
-                    name=form.cleaned_data["name"],
-                    checks=form.cleaned_data["checks"],
-                    sample_rate=form.cleaned_data["sample_rate"],
-                    active=form.cleaned_data["active"],
-                )
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
-            except DomainError as exc:
-                _apply_errors(form, exc)
-            else:
-                messages.success(
-                    request, f"Monitor {monitor.name} created; it samples tasks ingested from now on."
-                )
-                return redirect(monitor)
+            done = saved_or_errors(
+                request,
+                form,
+                lambda: monitoring.create_monitor(agent=agent, by=request.user, **_monitor_fields(form)),
+                message=lambda monitor: (
+                    f"Monitor {monitor.name} created; it samples tasks ingested from now on."
+                ),
+                errors=_apply_errors,
+            )
+            if done is not None:
+                return done
     else:
         form = MonitorForm(
             agents=agents,
@@ -407,22 +405,15 @@ def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
             request.POST, agents=[agent], checks=checks, editing=True, initial={"agent": agent.pk}
         )
         if form.is_valid():
-            try:
-                monitoring.update_monitor(
-                    monitor=monitor,
-                    by=request.user,
-                    name=form.cleaned_data["name"],
-                    checks=form.cleaned_data["checks"],
-                    sample_rate=form.cleaned_data["sample_rate"],
-                    active=form.cleaned_data["active"],
-                )
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
-            except DomainError as exc:
-                _apply_errors(form, exc)
-            else:
-                messages.success(request, f"Monitor {monitor.name} saved.")
-                return redirect(monitor)
+            done = saved_or_errors(
+                request,
+                form,
+                lambda: monitoring.update_monitor(monitor=monitor, by=request.user, **_monitor_fields(form)),
+                message=lambda saved: f"Monitor {saved.name} saved.",
+                errors=_apply_errors,
+            )
+            if done is not None:
+                return done
     else:
         form = MonitorForm(
             agents=[agent],

@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from core.errors import DomainError
+from core.errors import DomainError, PermissionDenied
+from core.views import apply_errors
 from teams import services
 from teams.forms import TokenForm
 from teams.middleware import SESSION_KEY
@@ -69,3 +70,37 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
 def forbidden(request: HttpRequest, message: str) -> HttpResponse:
     """403 page for a write the user's role does not allow (out-of-team objects are 404 instead)."""
     return render(request, "403.html", {"message": message}, status=403)
+
+
+def saved_or_errors(request: HttpRequest, form, save, *, message, errors=apply_errors) -> HttpResponse | None:
+    """A valid form's POST, `save()` being its service call: a redirect to what it returns with `message`
+    (a text, or a function of what it returns) flashed; the 403 page if the service refuses the user; or
+    None with the service's errors put on `form` by `errors(form, exc)`, for the view to show it again."""
+    try:
+        saved = save()
+    except PermissionDenied as exc:
+        return forbidden(request, str(exc))
+    except DomainError as exc:
+        errors(form, exc)
+        return None
+    messages.success(request, message(saved) if callable(message) else message)
+    return redirect(saved)
+
+
+def archive_or_restore(
+    request: HttpRequest, obj, archive, *, note: str = "", archived_to=None
+) -> HttpResponse:
+    """POST to an object's archive page (`restore=1` restores) through its service, e.g.
+    `archive_agent(agent=, by=, archived=)`, then "Agent <name> archived<note>." (or "restored.") and the
+    object's page (`archived_to` once archived, when given); the 403 page if the service refuses the user."""
+    restore = request.POST.get("restore") == "1"
+    try:
+        archive(**{obj._meta.model_name: obj}, by=request.user, archived=not restore)
+    except PermissionDenied as exc:
+        return forbidden(request, str(exc))
+    noun = obj._meta.verbose_name.capitalize()
+    if restore:
+        messages.success(request, f"{noun} {obj.name} restored.")
+        return redirect(obj)
+    messages.success(request, f"{noun} {obj.name} archived{note}.")
+    return redirect(archived_to or obj)

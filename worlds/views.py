@@ -16,7 +16,7 @@ from agents.models import Agent
 from checks.models import Check, TestSet
 from core.errors import DomainError, PermissionDenied
 from teams.access import page_flags
-from teams.views import forbidden
+from teams.views import archive_or_restore, forbidden
 from worlds import services
 from worlds.forms import SceneForm, SceneTestForm
 from worlds.models import Scene, SceneVersion
@@ -224,13 +224,7 @@ def scene_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def scene_archive(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _scene_for(request, pk)
-    restore = request.POST.get("restore") == "1"
-    try:
-        services.archive_scene(scene=scene, by=request.user, archived=not restore)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
-    messages.success(request, f"Scene {scene.name} {'restored' if restore else 'archived'}.")
-    return redirect(scene)
+    return archive_or_restore(request, scene, services.archive_scene)
 
 
 @login_required
