@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from django.conf import settings
@@ -34,7 +35,7 @@ from checks.services import resolve_checks
 from core.errors import ValidationFailed
 from core.jsontext import json_text_problem
 from monitors.models import Evaluation, Monitor, Task
-from runs.models import CheckResult
+from runs.models import VERDICT_FIELDS, CheckResult
 from teams import access
 
 log = logging.getLogger(__name__)
@@ -412,20 +413,8 @@ def _insert_rows(
     return fetched
 
 
-_TASK_COLUMNS = (
-    "agent_id",
-    "external_id",
-    "messages",
-    "output",
-    "tool_calls",
-    "trace",
-    "metadata",
-    "latency_ms",
-    "completed_at",
-    "ingested_at",
-    "sampled",
-    "has_failures",
-)
+_TASK_COLUMNS = ("agent_id", *TASK_FIELDS, "ingested_at", "sampled", "has_failures")
+_task_values = itemgetter(*TASK_FIELDS)
 
 
 def _insert_new_tasks(agent_id: int, rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -433,20 +422,7 @@ def _insert_new_tasks(agent_id: int, rows: list[dict[str, Any]]) -> dict[str, in
     request stored meanwhile is skipped by ON CONFLICT (agent, external_id) DO NOTHING)."""
     now = timezone.now()
     values = [
-        (
-            agent_id,
-            row["external_id"],
-            row["messages"],
-            row["output"],
-            row["tool_calls"],
-            row["trace"],
-            row["metadata"],
-            row["latency_ms"],
-            row["completed_at"],
-            now,
-            row["sampled"],
-            False,
-        )
+        (agent_id, *_task_values(row), now, row["sampled"], False)
         for row in rows
     ]
     fetched = _insert_rows(
@@ -475,17 +451,7 @@ def _send_monitor_batch(agent_id: int, payload: list[tuple[int, list[int]]]) -> 
 # ---------------------------------------------------------------- evaluating tasks
 
 
-_EVIDENCE_FIELDS = (
-    "id",
-    "agent_id",
-    "messages",
-    "output",
-    "tool_calls",
-    "trace",
-    "metadata",
-    "latency_ms",
-    "completed_at",
-)
+_EVIDENCE_FIELDS = ("id", "agent_id", *(name for name in TASK_FIELDS if name != "external_id"))
 
 
 def _evaluate_tasks(
@@ -515,11 +481,7 @@ _RESULT_COLUMNS = (
     "monitor_id",
     "evaluation_id",
     "required",
-    "outcome",
-    "expected",
-    "actual",
-    "explanation",
-    "evidence",
+    *VERDICT_FIELDS,
     "details",
     "observed_at",
     "created_at",
