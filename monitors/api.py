@@ -36,7 +36,7 @@ from monitors.serializers import (
     TaskSerializer,
     dashboard_data,
 )
-from runs.models import CheckResult
+from runs.models import VERDICT_FIELDS, CheckResult
 from teams.api import TeamScopedViewMixin
 from teams.throttling import TokenRateThrottle
 
@@ -337,11 +337,7 @@ class EvaluationViewSet(
                 "check_version__parent_id",
                 "check_version__number",
                 "check_version__name",
-                "outcome",
-                "expected",
-                "actual",
-                "explanation",
-                "evidence",
+                *VERDICT_FIELDS,
             )
             .order_by("task_id", "check_version__parent_id")
         )

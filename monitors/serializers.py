@@ -12,7 +12,8 @@ from agents.models import Agent
 from checks.kinds import Outcome
 from core.api import VisibleRelatedField
 from monitors.models import Evaluation, Monitor, Task
-from runs.models import CheckResult
+from runs.models import VERDICT_FIELDS, CheckResult
+from runs.serializers import CheckVersionResultSerializer
 
 # ----------------------------------------------------------------------------- tasks
 
@@ -87,11 +88,7 @@ class TaskSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class TaskResultSerializer(serializers.ModelSerializer):
-    check = serializers.IntegerField(source="check_version.parent_id", read_only=True)
-    version = serializers.IntegerField(source="check_version.number", read_only=True)
-    name = serializers.CharField(source="check_version.name", read_only=True)
-
+class TaskResultSerializer(CheckVersionResultSerializer):
     class Meta:
         model = CheckResult
         fields = [
@@ -100,11 +97,7 @@ class TaskResultSerializer(serializers.ModelSerializer):
             "check_version",
             "version",
             "name",
-            "outcome",
-            "expected",
-            "actual",
-            "explanation",
-            "evidence",
+            *VERDICT_FIELDS,
             "monitor",
             "evaluation",
             "observed_at",
@@ -379,10 +372,7 @@ class EvaluationDetailSerializer(EvaluationSerializer):
         ]
 
 
-class EvaluationResultSerializer(serializers.ModelSerializer):
-    check = serializers.IntegerField(source="check_version.parent_id", read_only=True)
-    version = serializers.IntegerField(source="check_version.number", read_only=True)
-    name = serializers.CharField(source="check_version.name", read_only=True)
+class EvaluationResultSerializer(CheckVersionResultSerializer):
     external_id = serializers.CharField(source="task.external_id", read_only=True)
 
     class Meta:
@@ -395,10 +385,6 @@ class EvaluationResultSerializer(serializers.ModelSerializer):
             "check_version",
             "version",
             "name",
-            "outcome",
-            "expected",
-            "actual",
-            "explanation",
-            "evidence",
+            *VERDICT_FIELDS,
         ]
         read_only_fields = fields

@@ -160,6 +160,10 @@ class Sample(models.Model):
         return self.outcome in (Outcome.PASS, Outcome.FAIL)
 
 
+# A CheckResult's verdict: what its check version said of a sample or a task.
+VERDICT_FIELDS = ("outcome", "expected", "actual", "explanation", "evidence")
+
+
 class CheckResult(models.Model):
     """One check version's outcome on one sample (a run) or one task (a monitor or an evaluation)."""
 

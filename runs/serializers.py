@@ -12,7 +12,7 @@ from rest_framework import serializers
 from checks.kinds import Outcome
 from checks.models import Check, Test
 from core.api import VisibleRelatedField
-from runs.models import CheckResult, Run, Sample
+from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
 
 OUTCOMES = [o.value for o in Outcome]
 
@@ -226,11 +226,16 @@ class LaunchedRunsSerializer(serializers.Serializer):
 # ----------------------------------------------------------------------------- samples
 
 
-class CheckResultSerializer(serializers.ModelSerializer):
+# A CheckResult with its check's id and its check version's number and name (runs and monitors).
+# (A comment, not a docstring: drf-spectacular would publish a docstring as every subclass's description.)
+class CheckVersionResultSerializer(serializers.ModelSerializer):
     check = serializers.IntegerField(source="check_version.parent_id", read_only=True)
-    check_version = serializers.IntegerField(source="check_version_id", read_only=True)
     version = serializers.IntegerField(source="check_version.number", read_only=True)
     name = serializers.CharField(source="check_version.name", read_only=True)
+
+
+class CheckResultSerializer(CheckVersionResultSerializer):
+    check_version = serializers.IntegerField(source="check_version_id", read_only=True)
     kind = serializers.CharField(source="check_version.kind", read_only=True)
     outcome = OutcomeField()
     evidence = serializers.ListField(
@@ -248,11 +253,7 @@ class CheckResultSerializer(serializers.ModelSerializer):
             "name",
             "kind",
             "required",
-            "outcome",
-            "expected",
-            "actual",
-            "explanation",
-            "evidence",
+            *VERDICT_FIELDS,
         ]
         read_only_fields = fields
 
