@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._common import json_type, quote
-from .base import Context, Evidence, FieldSpec, Outcome, Verdict
+from .base import Context, Evidence, FieldSpec, Outcome, Verdict, object_schema
 from .judging import (
     DEFAULT_REPLY_TOKENS,
     BudgetExhausted,
@@ -529,9 +529,8 @@ KIND = register(Kind(
                        "is shown in the explanation. Each vote costs a call."),
     ),
     needs=frozenset({"output", "messages", "tool_calls"}),
-    json_schema={
-        "type": "object",
-        "properties": {
+    json_schema=object_schema(
+        {
             "prompt": {"type": "string", "minLength": 1, "maxLength": MAX_PROMPT_CHARS,
                        "description": "The rubric: the criteria for passing."},
             "model": {"type": ["string", "null"], "maxLength": MAX_MODEL_CHARS,
@@ -542,9 +541,8 @@ KIND = register(Kind(
             "votes": {"type": "integer", "enum": list(VOTE_CHOICES), "default": 1,
                       "description": "Odd number of judge calls; the majority decides."},
         },
-        "required": ["prompt"],
-        "additionalProperties": False,
-    },
+        "prompt",
+    ),
     evaluator=_evaluate,
     cleaner=_clean,
 ))

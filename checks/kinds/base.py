@@ -162,6 +162,13 @@ class Context:
     settings: Mapping[str, Any] = field(default_factory=dict)
 
 
+def object_schema(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    """A JSON Schema object (a kind's config, say): these properties, the `required` ones, no others."""
+    return {
+        "type": "object", "properties": properties, "required": list(required), "additionalProperties": False
+    }
+
+
 FIELD_TYPES = frozenset({"text", "textarea", "bool", "int", "choice", "list", "json"})
 
 

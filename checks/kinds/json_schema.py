@@ -17,7 +17,7 @@ from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
 from ._common import describe_output, failed, indeterminate, json_type, passed
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .registry import Kind, register
 
 MAX_SCHEMA_CHARS = 100_000
@@ -174,14 +174,10 @@ KIND = register(
             ),
         ),
         needs=frozenset({"output"}),
-        json_schema={
-            "type": "object",
-            "properties": {
-                "schema": {"type": "object", "description": "A JSON Schema the output must validate against."}
-            },
-            "required": ["schema"],
-            "additionalProperties": False,
-        },
+        json_schema=object_schema(
+            {"schema": {"type": "object", "description": "A JSON Schema the output must validate against."}},
+            "schema",
+        ),
         evaluator=_evaluate,
         cleaner=_clean,
     )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._common import indeterminate, judged
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .registry import Kind, register
 
 MAX_MS = 600_000  # ten minutes: the longest agent timeout (agents' timeout_s is at most 600 s)
@@ -59,12 +59,7 @@ KIND = register(
             ),
         ),
         needs=frozenset({"latency"}),
-        json_schema={
-            "type": "object",
-            "properties": {"max_ms": {"type": "integer", "minimum": 1, "maximum": MAX_MS}},
-            "required": ["max_ms"],
-            "additionalProperties": False,
-        },
+        json_schema=object_schema({"max_ms": {"type": "integer", "minimum": 1, "maximum": MAX_MS}}, "max_ms"),
         evaluator=_evaluate,
     )
 )

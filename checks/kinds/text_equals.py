@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._common import describe_output, failed, indeterminate, output_text, passed, quote
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .registry import Kind, register
 
 
@@ -63,12 +63,9 @@ KIND = register(
             ),
         ),
         needs=frozenset({"output"}),
-        json_schema={
-            "type": "object",
-            "properties": {"expected": {"type": "string", "description": "The exact expected output."}},
-            "required": ["expected"],
-            "additionalProperties": False,
-        },
+        json_schema=object_schema(
+            {"expected": {"type": "string", "description": "The exact expected output."}}, "expected"
+        ),
         evaluator=_evaluate,
     )
 )

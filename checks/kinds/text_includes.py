@@ -16,7 +16,7 @@ from ._common import (
     passed,
     quote,
 )
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .registry import Kind, register
 
 
@@ -77,19 +77,15 @@ KIND = register(
             ),
         ),
         needs=frozenset({"output"}),
-        json_schema={
-            "type": "object",
-            "properties": {
+        json_schema=object_schema(
+            {
                 "text": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Text that must appear in the output.",
+                    "type": "string", "minLength": 1, "description": "Text that must appear in the output."
                 },
                 "case_sensitive": {"type": "boolean", "default": True},
             },
-            "required": ["text"],
-            "additionalProperties": False,
-        },
+            "text",
+        ),
         evaluator=_evaluate,
         cleaner=_clean,
     )

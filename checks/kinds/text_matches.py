@@ -8,7 +8,7 @@ from typing import Any
 
 from . import regex
 from ._common import describe_output, excerpt, failed, indeterminate, output_text, output_utf8, passed, quote
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .registry import Kind, register
 
 
@@ -62,9 +62,8 @@ KIND = register(
             FieldSpec("case_sensitive", "Case sensitive", "bool", default=True),
         ),
         needs=frozenset({"output"}),
-        json_schema={
-            "type": "object",
-            "properties": {
+        json_schema=object_schema(
+            {
                 "pattern": {
                     "type": "string",
                     "minLength": 1,
@@ -73,9 +72,8 @@ KIND = register(
                 },
                 "case_sensitive": {"type": "boolean", "default": True},
             },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+            "pattern",
+        ),
         evaluator=_evaluate,
         cleaner=_clean,
     )

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._common import indeterminate, json_type, judged
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .evidence import tool_calls_of
 from .registry import Kind, register
 
@@ -96,9 +96,8 @@ KIND = register(
             ),
         ),
         needs=frozenset({"tool_calls"}),
-        json_schema={
-            "type": "object",
-            "properties": {
+        json_schema=object_schema(
+            {
                 "tools": {
                     "type": "array",
                     "items": {"type": "string", "minLength": 1},
@@ -107,9 +106,8 @@ KIND = register(
                 },
                 "node": {"type": ["string", "null"]},
             },
-            "required": ["tools"],
-            "additionalProperties": False,
-        },
+            "tools",
+        ),
         evaluator=_evaluate,
         cleaner=_clean,
     )

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._common import failed, indeterminate, judged, passed, plural
-from .base import Context, Evidence, FieldSpec, Verdict
+from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .conditions import OPS, clean_inputs, condition_met, describe_condition
 from .evidence import tool_calls_of
 from .registry import Kind, register
@@ -130,9 +130,8 @@ KIND = register(
             ),
         ),
         needs=frozenset({"tool_calls"}),
-        json_schema={
-            "type": "object",
-            "properties": {
+        json_schema=object_schema(
+            {
                 "tool": {"type": "string", "minLength": 1},
                 "mode": {"type": "string", "enum": list(MODES), "default": "at_least"},
                 "count": {
@@ -145,9 +144,8 @@ KIND = register(
                     "type": "array",
                     "maxItems": 20,
                     "default": [],
-                    "items": {
-                        "type": "object",
-                        "properties": {
+                    "items": object_schema(
+                        {
                             "field": {
                                 "type": "string",
                                 "minLength": 1,
@@ -160,18 +158,17 @@ KIND = register(
                                 )
                             },
                         },
-                        "required": ["field", "op"],
-                        "additionalProperties": False,
-                    },
+                        "field",
+                        "op",
+                    ),
                 },
                 "node": {
                     "type": ["string", "null"],
                     "description": "Workforce node the calls must come from.",
                 },
             },
-            "required": ["tool"],
-            "additionalProperties": False,
-        },
+            "tool",
+        ),
         evaluator=_evaluate,
         cleaner=_clean,
     )
