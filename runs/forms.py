@@ -44,6 +44,12 @@ class RunFilterForm(forms.Form):
     date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
     batch = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
+    # The run lookup each field filters by (a blank field does not filter).
+    LOOKUPS = {
+        "agent": "agent", "test": "test", "result": "result", "status": "status",
+        "date_from": "created_at__date__gte", "date_to": "created_at__date__lte", "batch": "batch",
+    }
+
     def __init__(self, *args, agents=None, tests=None, **kwargs):
         super().__init__(*args, **kwargs)
         if agents is not None:
@@ -56,18 +62,7 @@ class RunFilterForm(forms.Form):
         if not self.is_valid():
             return runs
         data = self.cleaned_data
-        if data.get("agent"):
-            runs = runs.filter(agent=data["agent"])
-        if data.get("test"):
-            runs = runs.filter(test=data["test"])
-        if data.get("result"):
-            runs = runs.filter(result=data["result"])
-        if data.get("status"):
-            runs = runs.filter(status=data["status"])
-        if data.get("date_from"):
-            runs = runs.filter(created_at__date__gte=data["date_from"])
-        if data.get("date_to"):
-            runs = runs.filter(created_at__date__lte=data["date_to"])
-        if data.get("batch"):
-            runs = runs.filter(batch=data["batch"])
+        for name, lookup in self.LOOKUPS.items():
+            if data.get(name):
+                runs = runs.filter(**{lookup: data[name]})
         return runs

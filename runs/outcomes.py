@@ -68,6 +68,14 @@ def sample_outcome(results: Iterable[tuple[Outcome | str, bool]]) -> Outcome:
     return worst(outcomes)
 
 
+# The outcome counts a scenario's and a check's summaries share, in their as_dict() order.
+COUNT_KEYS = ("passed", "failed", "errored", "indeterminate", "determinate", "pass_rate")
+
+
+def _attributes(obj: Any, *names: str) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in names}
+
+
 @dataclass(frozen=True)
 class ScenarioSpec:
     """Thresholds of one scenario: minimum determinate samples and required pass rate (percent)."""
@@ -140,24 +148,11 @@ class ScenarioSummary:
         return self.passed > 0 and self.failed > 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "total": self.total,
-            "done": self.done,
-            "pending": self.pending,
-            "passed": self.passed,
-            "failed": self.failed,
-            "errored": self.errored,
-            "indeterminate": self.indeterminate,
-            "determinate": self.determinate,
-            "pass_rate": self.pass_rate,
-            "min_valid": self.min_valid,
-            "required_pass_rate": self.required_pass_rate,
-            "meets_threshold": self.meets_threshold,
-            "enough_valid": self.enough_valid,
-            "consistent": self.consistent,
-            "flaky": self.flaky,
-        }
+        return _attributes(
+            self,
+            "index", "total", "done", "pending", *COUNT_KEYS, "min_valid", "required_pass_rate",
+            "meets_threshold", "enough_valid", "consistent", "flaky",
+        )
 
 
 @dataclass
@@ -192,16 +187,7 @@ class CheckSummary:
         return bool(self.flaky_scenarios)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "failed": self.failed,
-            "errored": self.errored,
-            "indeterminate": self.indeterminate,
-            "determinate": self.determinate,
-            "pass_rate": self.pass_rate,
-            "flaky": self.flaky,
-            "flaky_scenarios": self.flaky_scenarios,
-        }
+        return _attributes(self, *COUNT_KEYS, "flaky", "flaky_scenarios")
 
 
 _COUNTER = {
