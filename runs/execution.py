@@ -123,6 +123,13 @@ def evaluate_sample(
     return str(outcome), results
 
 
+def _write(sample: ClaimedSample, **fields: Any) -> SampleWrite:
+    """What to record of the claimed `sample` (written only while its claim holds)."""
+    return SampleWrite(
+        sample_id=sample.id, run_id=sample.run_id, agent_id=sample.agent_id, claim=sample.claim, **fields
+    )
+
+
 def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, attempts: list) -> SampleWrite:
     message = exc.message or "the agent call failed"
     saw_429 = exc.rate_limited or any(a.get("status_code") == 429 for a in attempts)
@@ -135,21 +142,15 @@ def _failure_write(sample: ClaimedSample, plan: RunPlan, exc: AgentCallError, at
             if exc.retry_after_s is not None
             else random.uniform(0.5, 2.0) * sample.executions
         )
-        return SampleWrite(
-            sample_id=sample.id,
-            run_id=sample.run_id,
-            agent_id=sample.agent_id,
-            claim=sample.claim,
+        return _write(
+            sample,
             attempts=attempts,
             error=f"rate limited, queued again: {message}",
             requeue_at=timezone.now() + timedelta(seconds=min(delay, 60.0)),
             saw_429=True,
         )
-    return SampleWrite(
-        sample_id=sample.id,
-        run_id=sample.run_id,
-        agent_id=sample.agent_id,
-        claim=sample.claim,
+    return _write(
+        sample,
         outcome=Outcome.ERROR,
         request=exc.request or None,
         attempts=attempts,
@@ -237,11 +238,8 @@ async def execute_sample(
             evaluate_sample, plan, scenario, reply, transcript, **extra
         )
     attempts = sample.previous_attempts + [a.as_dict() for a in reply.attempts]
-    return SampleWrite(
-        sample_id=sample.id,
-        run_id=sample.run_id,
-        agent_id=sample.agent_id,
-        claim=sample.claim,
+    return _write(
+        sample,
         outcome=outcome,
         request=without_credentials(reply.request) if trial else reply.request,
         output=reply.output,

@@ -31,23 +31,22 @@ class OutcomeField(serializers.ChoiceField):
 # ----------------------------------------------------------------------------- launching
 
 
+def _additional_checks(help_text: str) -> serializers.ListField:
+    """A launch's optional `additional_checks`: up to 100 ids of library checks."""
+    return serializers.ListField(
+        child=VisibleRelatedField(Check, noun="Check"), required=False, max_length=100, help_text=help_text
+    )
+
+
 class LaunchRunSerializer(serializers.Serializer):
     test = VisibleRelatedField(Test, noun="Test")
-    additional_checks = serializers.ListField(
-        child=VisibleRelatedField(Check, noun="Check"),
-        required=False,
-        max_length=100,
-        help_text="Ids of library checks of the same agent to run on top of the test's own (required ones).",
+    additional_checks = _additional_checks(
+        "Ids of library checks of the same agent to run on top of the test's own (required ones)."
     )
 
 
 class LaunchTestSetSerializer(serializers.Serializer):
-    additional_checks = serializers.ListField(
-        child=VisibleRelatedField(Check, noun="Check"),
-        required=False,
-        max_length=100,
-        help_text="Ids of library checks added to every run.",
-    )
+    additional_checks = _additional_checks("Ids of library checks added to every run.")
 
 
 # ----------------------------------------------------------------------------- runs
