@@ -10,7 +10,7 @@ from django.db.models import Count, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -37,7 +37,7 @@ from monitors.serializers import (
     dashboard_data,
 )
 from runs.models import VERDICT_FIELDS, CheckResult
-from teams.api import TeamScopedViewMixin
+from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin
 from teams.throttling import TokenRateThrottle
 
 
@@ -141,9 +141,7 @@ _TASK_FILTER_PARAMS = [
         "result recorded on it (monitors and evaluations).",
     ),
 )
-class TaskViewSet(
-    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
-):
+class TaskViewSet(TeamScopedReadViewSet):
     serializer_class = TaskSerializer
     filter_backends: list = []
 
@@ -269,9 +267,7 @@ def evaluation_queryset(user) -> QuerySet[Evaluation]:
         "pending); `counts` has the outcome totals per check.",
     ),
 )
-class EvaluationViewSet(
-    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
-):
+class EvaluationViewSet(TeamScopedReadViewSet):
     serializer_class = EvaluationSerializer
     filter_backends: list = []
 

@@ -7,7 +7,7 @@ from django.db.models import Prefetch, QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -26,7 +26,7 @@ from runs.serializers import (
     RunSerializer,
     SampleSerializer,
 )
-from teams.api import TeamScopedViewMixin
+from teams.api import TeamScopedReadViewSet
 from teams.models import ApiToken
 
 
@@ -94,9 +94,7 @@ def run_queryset(user) -> QuerySet[Run]:
         description="Status, result, per-scenario counts and pass rates, the check versions it used.",
     ),
 )
-class RunViewSet(
-    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
-):
+class RunViewSet(TeamScopedReadViewSet):
     serializer_class = RunSerializer
     filterset_class = RunFilter
 

@@ -130,8 +130,15 @@ class ServiceWritesMixin:
         type(self).archive_service(**{self.object_kwarg: instance}, by=self.request.user)
 
 
-# A team-scoped model's list, detail and archive (DELETE); the viewset adds its writes.
+# A team-scoped model's list and detail; the viewset adds what else it does.
 # (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
+class TeamScopedReadViewSet(
+    TeamScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    pass
+
+
+# A team-scoped model's list, detail and archive (DELETE); the viewset adds its writes.
 class TeamScopedViewSet(
     TeamScopedViewMixin,
     mixins.ListModelMixin,
