@@ -98,8 +98,24 @@ class SampleRecord:
     checks: Mapping[Any, Outcome | str] = field(default_factory=dict)
 
 
+class _Counts:
+    """What a summary with `passed` and `failed` counts derives from them."""
+
+    passed: int
+    failed: int
+
+    @property
+    def determinate(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Percent of determinate samples that passed (for display; None when none is determinate)."""
+        return None if not self.determinate else round(100 * self.passed / self.determinate, 2)
+
+
 @dataclass
-class ScenarioSummary:
+class ScenarioSummary(_Counts):
     index: int
     min_valid: int
     required_pass_rate: int
@@ -113,15 +129,6 @@ class ScenarioSummary:
     @property
     def done(self) -> int:
         return self.total - self.pending
-
-    @property
-    def determinate(self) -> int:
-        return self.passed + self.failed
-
-    @property
-    def pass_rate(self) -> float | None:
-        """Percent of determinate samples that passed (for display; None when none is determinate)."""
-        return None if not self.determinate else round(100 * self.passed / self.determinate, 2)
 
     @property
     def below_rate(self) -> bool:
@@ -156,7 +163,7 @@ class ScenarioSummary:
 
 
 @dataclass
-class CheckSummary:
+class CheckSummary(_Counts):
     """One check's outcomes across the run's samples."""
 
     check: Any
@@ -166,14 +173,6 @@ class CheckSummary:
     indeterminate: int = 0
     # scenario index -> outcomes this check had there (flakiness is judged per scenario)
     seen: dict[int, set[Outcome]] = field(default_factory=dict, repr=False)
-
-    @property
-    def determinate(self) -> int:
-        return self.passed + self.failed
-
-    @property
-    def pass_rate(self) -> float | None:
-        return None if not self.determinate else round(100 * self.passed / self.determinate, 2)
 
     @property
     def flaky_scenarios(self) -> list[int]:
