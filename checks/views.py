@@ -33,7 +33,7 @@ from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
-from teams.views import archive_or_restore, forbidden, saved_or_errors
+from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors
 
 PAGE_SIZE = 50
 JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
@@ -315,11 +315,9 @@ def _check_for(request: HttpRequest, pk: int) -> Check:
 @login_required
 def check_edit(request: HttpRequest, pk: int) -> HttpResponse:
     check = _check_for(request, pk)
-    if not page_flags(request.user, check.agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot edit checks.")
-    if check.archived_at is not None:
-        messages.error(request, "This check is archived; restore it before editing.")
-        return redirect(check)
+    refusal = edit_refusal(request, check)
+    if refusal is not None:
+        return refusal
     return _edit_check_form(request, agent=check.agent, check=check)
 
 

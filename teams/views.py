@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from core.errors import DomainError, PermissionDenied
 from core.views import apply_errors
 from teams import services
+from teams.access import page_flags
 from teams.forms import TokenForm
 from teams.middleware import SESSION_KEY
 from teams.models import ApiToken, Team
@@ -104,3 +105,15 @@ def archive_or_restore(
         return redirect(obj)
     messages.success(request, f"{noun} {obj.name} archived{note}.")
     return redirect(archived_to or obj)
+
+
+def edit_refusal(request: HttpRequest, obj) -> HttpResponse | None:
+    """Why the user may not open `obj`'s edit page (a library object with an agent): the 403 page for a
+    viewer, or back to the object's page when it is archived; None when they may."""
+    noun = obj._meta.verbose_name
+    if not page_flags(request.user, obj.agent.team)["can_edit"]:
+        return forbidden(request, f"Viewers cannot edit {obj._meta.verbose_name_plural}.")
+    if obj.archived_at is not None:
+        messages.error(request, f"This {noun} is archived; restore it before editing.")
+        return redirect(obj)
+    return None

@@ -16,7 +16,7 @@ from agents.models import Agent
 from checks.models import Check, TestSet
 from core.errors import DomainError, PermissionDenied
 from teams.access import page_flags
-from teams.views import archive_or_restore, forbidden
+from teams.views import archive_or_restore, edit_refusal, forbidden
 from worlds import services
 from worlds.forms import SceneForm, SceneTestForm
 from worlds.models import Scene, SceneVersion
@@ -163,11 +163,9 @@ def scene_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
 @login_required
 def scene_edit(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _scene_for(request, pk)
-    if not page_flags(request.user, scene.agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot edit scenes.")
-    if scene.archived_at is not None:
-        messages.error(request, "This scene is archived; restore it before editing.")
-        return redirect(scene)
+    refusal = edit_refusal(request, scene)
+    if refusal is not None:
+        return refusal
     return _form_page(request, agent=scene.agent, scene=scene)
 
 
