@@ -56,9 +56,7 @@ class AgentViewSet(TeamScopedViewSet):
         summary="Register an agent", request=AgentWriteSerializer, responses={201: AgentSerializer}
     )
     def create(self, request, *args, **kwargs):
-        form = AgentWriteSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
+        data = self._body(AgentWriteSerializer)
         team = data.pop("team", None) or _default_team(request.user)
         agent = services.create_agent(team=team, by=request.user, **data)
         return self._show(agent, status.HTTP_201_CREATED)
@@ -66,14 +64,7 @@ class AgentViewSet(TeamScopedViewSet):
     @extend_schema(summary="Change an agent", request=AgentWriteSerializer, responses={200: AgentSerializer})
     def update(self, request, *args, **kwargs):
         agent = self.get_object()
-        form = AgentWriteSerializer(
-            agent,
-            data=request.data,
-            partial=kwargs.get("partial", False),
-            context=self.get_serializer_context(),
-        )
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
+        data = self._body(AgentWriteSerializer, agent, partial=kwargs.get("partial", False))
         headers = data.pop("headers", None)
         nodes = data.pop("nodes", None)
         services.update_agent(agent=agent, by=request.user, headers=headers, nodes=nodes, **data)

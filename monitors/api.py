@@ -287,9 +287,7 @@ class EvaluationViewSet(TeamScopedReadViewSet):
         responses={202: EvaluationDetailSerializer},
     )
     def create(self, request, *args, **kwargs):
-        form = LaunchEvaluationSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = self._body(LaunchEvaluationSerializer)
         agent = data.get("agent")
         if agent is None:
             first = (

@@ -114,12 +114,11 @@ class RunViewSet(TeamScopedReadViewSet):
     def create(self, request, *args, **kwargs):
         from runs import services
 
-        form = LaunchRunSerializer(data=request.data, context=self.get_serializer_context())
-        form.is_valid(raise_exception=True)
+        data = self._body(LaunchRunSerializer)
         run = services.launch_run(
-            test=form.validated_data["test"],
+            test=data["test"],
             by=request.user,
-            additional_checks=form.validated_data.get("additional_checks", []),
+            additional_checks=data.get("additional_checks", []),
             token=_token(request),
         )
         return self._show(run, status.HTTP_202_ACCEPTED)
@@ -209,12 +208,11 @@ def launch_test_set_response(view, request, test_set: TestSet) -> Response:
     """`POST test-sets/{id}/runs/`: one run per active test of the set, 202 with the runs."""
     from runs import services
 
-    form = LaunchTestSetSerializer(data=request.data, context=view.get_serializer_context())
-    form.is_valid(raise_exception=True)
+    data = view._body(LaunchTestSetSerializer)
     runs = services.launch_test_set(
         test_set=test_set,
         by=request.user,
-        additional_checks=form.validated_data.get("additional_checks", []),
+        additional_checks=data.get("additional_checks", []),
         token=_token(request),
     )
     fresh = {run.pk: run for run in run_queryset(request.user).filter(pk__in=[r.pk for r in runs])}

@@ -76,6 +76,13 @@ class TeamScopedViewMixin:
         # Filters (and the "active only" default) shape lists; a detail URL finds archived objects too.
         return super().filter_queryset(queryset) if self.action == "list" else queryset
 
+    def _body(self, serializer_class, *args, **kwargs) -> dict:
+        """The request body as `serializer_class(*args, data=, **kwargs)` validates it, or a 400."""
+        context = self.get_serializer_context()
+        form = serializer_class(*args, data=self.request.data, context=context, **kwargs)
+        form.is_valid(raise_exception=True)
+        return dict(form.validated_data)
+
     def _show(self, obj, code: int = status.HTTP_200_OK) -> Response:
         """The object re-read through get_queryset() (so related rows are loaded), serialized."""
         fresh = self.get_queryset().get(pk=obj.pk)
