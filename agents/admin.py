@@ -4,22 +4,16 @@ from django import forms
 from django.contrib import admin
 
 from agents.models import Agent, Node
-from teams.admin_scope import TeamScopedAdmin, actor
+from teams.admin_scope import ReadOnlyAdmin, ReadOnlyMixin, TeamScopedAdmin, actor
 
 
-class NodeInline(admin.TabularInline):
+class NodeInline(ReadOnlyMixin, admin.TabularInline):
     """Shown, not edited here: nodes are written with their agent (agents.services, pages and API)."""
 
     model = Node
     extra = 0
     fields = readonly_fields = ["name", "kind"]
     can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 class AgentAdminForm(forms.ModelForm):
@@ -84,18 +78,9 @@ class AgentAdmin(TeamScopedAdmin):
 
 
 @admin.register(Node)
-class NodeAdmin(TeamScopedAdmin):
-    team_path = "agent__team"
-
+class NodeAdmin(ReadOnlyAdmin):
     # Read-only: a workforce's nodes are replaced as a list by agents.services.update_agent.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+    team_path = "agent__team"
     list_display = ["name", "agent", "kind"]
     list_filter = ["kind", "agent__team"]
     search_fields = ["name", "agent__name"]

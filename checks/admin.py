@@ -9,20 +9,7 @@ from checks import kinds, services
 from checks.forms import StorableJSONFormField
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import DomainError
-from teams.admin_scope import TeamScopedAdmin, actor
-
-
-class ReadOnlyAdmin(TeamScopedAdmin):
-    """Versions are frozen: admins can look, never change."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+from teams.admin_scope import ReadOnlyAdmin, TeamScopedAdmin, actor
 
 
 class UsageFilter(admin.SimpleListFilter):

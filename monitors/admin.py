@@ -5,20 +5,13 @@ from django.contrib import admin
 
 from core.errors import DomainError
 from monitors.models import Evaluation, Monitor, Task
-from runs.admin import ReadOnlyMixin
-from teams.admin_scope import TeamScopedAdmin, actor
+from teams.admin_scope import ReadOnlyMixin, TeamScopedAdmin, actor
 
 
 @admin.register(Task)
-class TaskAdmin(TeamScopedAdmin):
-    team_path = "agent__team"
-
+class TaskAdmin(ReadOnlyMixin, TeamScopedAdmin):
     # Ingested evidence (monitors.services.ingest_tasks): results were computed on it, so it is not edited.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    team_path = "agent__team"
     list_display = ["external_id", "agent", "completed_at", "sampled", "has_failures"]
     list_filter = ["sampled", "has_failures", "agent__team", "agent"]
     search_fields = ["external_id", "output"]

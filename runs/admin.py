@@ -3,15 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from runs.models import CheckResult, Run, RunCheck, Sample
-from teams.admin_scope import TeamScopedAdmin
-
-
-class ReadOnlyMixin:
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+from teams.admin_scope import ReadOnlyMixin, TeamScopedAdmin
 
 
 class RunCheckInline(ReadOnlyMixin, admin.TabularInline):

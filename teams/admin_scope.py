@@ -65,3 +65,20 @@ class TeamScopedAdmin(admin.ModelAdmin):
         if path is not None:
             kwargs["queryset"] = administered(db_field.related_model._default_manager.all(), request.user, path)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+class ReadOnlyMixin:
+    """For an admin or an inline: its rows are shown, never added or changed here."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyAdmin(ReadOnlyMixin, TeamScopedAdmin):
+    """Admins can look, never add, change or delete."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -8,7 +8,7 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
-from checks.admin import ReadOnlyAdmin
+from teams.admin_scope import ReadOnlyAdmin
 from worlds.models import Scene, SceneVersion, World
 
 
