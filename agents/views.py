@@ -120,7 +120,7 @@ def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
             request,
             form,
             lambda: services.update_agent(agent=agent, by=request.user, **form.service_kwargs()),
-            message=f"Agent {agent.name} saved.",
+            message=lambda saved: f"Agent {saved.name} saved.",
         )
         if done is not None:
             return done
