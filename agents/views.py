@@ -61,17 +61,22 @@ def agent_create(request: HttpRequest) -> HttpResponse:
     team = request.team
     if team is None or not page_flags(request.user, team)["can_admin"]:
         return forbidden(request, "Only team admins can register agents.")
-    form = AgentForm(request.POST or None)
+    return _form_page(
+        request,
+        AgentForm(request.POST or None),
+        lambda form: services.create_agent(team=team, by=request.user, **form.service_kwargs()),
+        message=lambda agent: f"Agent {agent.name} registered. Ping it to test the connection.",
+        team=team,
+    )
+
+
+def _form_page(request: HttpRequest, form: AgentForm, save, *, message, **context) -> HttpResponse:
+    """The register and edit form: a valid POST goes to `save(form)` (see saved_or_errors)."""
     if request.method == "POST" and form.is_valid():
-        done = saved_or_errors(
-            request,
-            form,
-            lambda: services.create_agent(team=team, by=request.user, **form.service_kwargs()),
-            message=lambda agent: f"Agent {agent.name} registered. Ping it to test the connection.",
-        )
+        done = saved_or_errors(request, form, lambda: save(form), message=message)
         if done is not None:
             return done
-    return render(request, "agents/agent_form.html", {"form": form, "team": team})
+    return render(request, "agents/agent_form.html", {"form": form, **context})
 
 
 def _agent_for(request: HttpRequest, pk: int) -> Agent:
@@ -114,17 +119,14 @@ def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
     agent = _agent_for(request, pk)
     if not page_flags(request.user, agent.team)["can_admin"]:
         return forbidden(request, "Only team admins can change agents.")
-    form = AgentForm(request.POST or None, agent=agent)
-    if request.method == "POST" and form.is_valid():
-        done = saved_or_errors(
-            request,
-            form,
-            lambda: services.update_agent(agent=agent, by=request.user, **form.service_kwargs()),
-            message=lambda saved: f"Agent {saved.name} saved.",
-        )
-        if done is not None:
-            return done
-    return render(request, "agents/agent_form.html", {"form": form, "agent": agent, "team": agent.team})
+    return _form_page(
+        request,
+        AgentForm(request.POST or None, agent=agent),
+        lambda form: services.update_agent(agent=agent, by=request.user, **form.service_kwargs()),
+        message=lambda saved: f"Agent {saved.name} saved.",
+        agent=agent,
+        team=agent.team,
+    )
 
 
 @require_POST
