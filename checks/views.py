@@ -716,7 +716,7 @@ def _builder_response(
         "kinds": kinds.all_kinds(),
         "roles": ("user", "assistant", "system", "tool"),
         "action_url": request.path,
-        **_scene_context(builder, agent, test),
+        **({} if fragment == "builder-counter" else _scene_context(builder, agent, test)),
     }
     return page_or_fragment(request, "checks/test_builder.html", fragment, context)
 

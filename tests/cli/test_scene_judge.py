@@ -169,13 +169,22 @@ def test_the_judge_sees_the_final_slack_messages_not_the_seed_and_the_scenes_mod
     assert "xoxb-" not in prompt and "token" not in json.dumps(material["calls"][-1]["request"])
 
 
-def test_a_bad_judge_setting_is_the_commands_own_error_naming_it(capsys, tmp_path, judge_env):
-    judge_env(EVALCONSOLE_JUDGE_RETRIES="lots")
+@pytest.mark.parametrize(
+    "setting, said",
+    [
+        ({"EVALCONSOLE_JUDGE_RETRIES": "lots"}, "EVALCONSOLE_JUDGE_RETRIES takes a number, not 'lots'"),
+        ({"EVALCONSOLE_JUDGE_TIMEOUT_S": "-1"}, "EVALCONSOLE_JUDGE_TIMEOUT_S takes a number of at least"),
+        ({"EVALCONSOLE_JUDGE_BASE_URL": "judge.local"}, "EVALCONSOLE_JUDGE_BASE_URL must be an http(s) URL"),
+    ],
+)
+def test_a_bad_judge_setting_is_the_commands_own_error_naming_it(capsys, tmp_path, judge_env, setting, said):
+    judge_env(**setting)
     path = tmp_path / "scene.yaml"
     path.write_text(CRM)
     code = cli.main(["scene", "run", str(path), "--agent", "http://127.0.0.1:9/", "--out", str(tmp_path)])
     assert code == 3
-    assert "EVALCONSOLE_JUDGE_RETRIES takes a number, not 'lots'" in capsys.readouterr().err
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "crm-judged").exists(), "nothing was run"
 
 
 def test_the_installed_cli_judges_without_django_or_a_database(tmp_path):

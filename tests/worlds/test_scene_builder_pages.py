@@ -184,6 +184,26 @@ def test_a_pasted_scene_named_like_another_library_scene_is_an_error_naming_it(l
     assert Scene.objects.count() == 1
 
 
+def test_attaching_an_empty_box_names_the_field(login, member, test_set):
+    html = login(member).post(url(test_set), form(_action="scene:add", source="  "), **HTMX).content.decode()
+    assert '<ul class="errorlist" id="id_source_error" role="alert"><li>paste a scene or upload a file first</li></ul>' in html
+    assert not Scene.objects.exists()
+
+
+def test_an_archived_or_foreign_scene_is_an_error_on_the_picker(login, member, admin_user, agent, test_set, outsider, other_team):
+    archived = services.create_scene(agent=agent, by=member, source=GOOD)
+    services.archive_scene(scene=archived, by=admin_user)
+    foreign_agent = factories.agent(other_team, outsider, name="Theirs")
+    foreign = services.create_scene(agent=foreign_agent, by=outsider, source=SLACK)
+    html = login(member).post(url(test_set), form(scenes=[str(archived.pk), str(foreign.pk)])).content.decode()
+    errors = html.split('id="id_scenes_error"')[1].split("</ul>")[0]
+    assert "scene &#x27;crm-lookup&#x27; is archived; restore it first" in errors
+    assert f"scene {foreign.pk} is not in Support bot&#x27;s library" in errors
+    assert "slack-question" not in html, "another team's scene is never shown"
+    assert f"Scene {foreign.pk} is not in Support bot's library." in html
+    assert not Test.objects.exists()
+
+
 def test_an_uploaded_scene_file_is_saved_and_attached(login, member, agent, test_set):
     upload = SimpleUploadedFile("q.yaml", SLACK.encode(), content_type="text/yaml")
     html = login(member).post(url(test_set), form(_action="scene:add", upload=upload), **HTMX).content.decode()
