@@ -728,6 +728,10 @@ def _scene_context(builder: TestBuilder, agent: Agent, test: Test | None) -> dic
     if mode is None:
         return {"scene_mode": None}
     library = mode.library(agent, keep=builder.scene_ids)
+    # The attached scenes first, in the test's order (the checkboxes post them back in that order), then
+    # the rest of the library by name.
+    order = {pk: i for i, pk in enumerate(builder.scene_ids)}
+    library.sort(key=lambda s: (0, order[s.pk]) if s.pk in order else (1, 0))
     known = {s.pk for s in library}
     return {
         "scene_mode": mode,

@@ -6,6 +6,8 @@ redirects, and the page's queries stay fixed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
@@ -259,6 +261,26 @@ def test_editing_a_scene_test_in_the_builder_saves_a_new_version(login, member, 
     assert test.version == 2
     assert [s.pk for s in services.scenes_of(test.current_version)] == [first.pk, second.pk]
     assert "saved as version 2; it plays 2 scenes." in client.get(saved["Location"]).content.decode()
+
+
+def test_saving_an_unchanged_scene_test_keeps_its_scene_order_and_makes_no_version(login, member, agent, test_set):
+    first = services.create_scene(agent=agent, by=member, source=GOOD)  # crm-lookup
+    second = services.create_scene(agent=agent, by=member, source=SLACK)  # slack-question
+    test = services.create_scene_test(
+        test_set=test_set, by=member, name="Both", scenes=[second.pk, first.pk], samples_per_scenario=1
+    )
+    client = login(member)
+    page = client.get(f"/checks/tests/{test.pk}/edit/").content.decode()
+    posted = [int(pk) for pk in re.findall(r'name="scenes" value="(\d+)"', page)]
+    assert posted == [second.pk, first.pk], "the test's order, not the library's"
+    saved = client.post(
+        f"/checks/tests/{test.pk}/edit/",
+        form(name="Both", scenes=[str(pk) for pk in posted], samples_per_scenario="1", min_valid_per_scenario="1"),
+    )
+    assert saved.status_code == 302
+    test.refresh_from_db()
+    assert test.version == 1
+    assert "Nothing changed" in client.get(saved["Location"]).content.decode()
 
 
 def test_viewers_cannot_build_scene_tests(login, viewer, test_set):
