@@ -521,7 +521,7 @@ class TestBuilder:
         picked = data.getlist("scenes") if hasattr(data, "getlist") else data.get("scenes") or []
         for raw in picked[:100]:
             raw = str(raw)
-            if raw.isdigit() and int(raw) not in builder.scene_ids:
+            if raw.isascii() and raw.isdigit() and len(raw) <= 18 and int(raw) not in builder.scene_ids:
                 builder.scene_ids.append(int(raw))
         builder.scene_source = data.get("source", "")
         builder.samples_per_scenario = data.get("samples_per_scenario", "")

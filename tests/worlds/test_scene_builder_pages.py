@@ -186,6 +186,15 @@ def test_a_pasted_scene_named_like_another_library_scene_is_an_error_naming_it(l
     assert Scene.objects.count() == 1
 
 
+def test_ids_that_are_no_scene_are_errors_never_a_crash(login, member, test_set):
+    answer = login(member).post(url(test_set), form(scenes=["99999999999999999999", "x", "٣", "0"]))
+    html = answer.content.decode()
+    assert answer.status_code == 200
+    assert "Scene 0 is not in Support bot's library." in html
+    assert "scene 0 is not in Support bot&#x27;s library" in html.split('id="id_scenes_error"')[1]
+    assert not Test.objects.exists()
+
+
 def test_attaching_an_empty_box_names_the_field(login, member, test_set):
     html = login(member).post(url(test_set), form(_action="scene:add", source="  "), **HTMX).content.decode()
     assert '<ul class="errorlist" id="id_source_error" role="alert"><li>paste a scene or upload a file first</li></ul>' in html
