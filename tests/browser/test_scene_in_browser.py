@@ -99,3 +99,27 @@ def test_paste_a_scene_fix_it_run_it_and_read_the_trace(
         expect(trace.locator("tr[data-seq='3']")).to_be_in_viewport()
         expect(sample.locator(".world-changes")).to_contain_text("Exports are back.")
         shot("scene-run")
+
+
+def test_upload_a_scene_file_in_the_builder(page: Page, live_server, log_in, team, admin_user, member, tmp_path):
+    from tests import factories
+
+    agent = factories.agent(team, admin_user, name="Support bot")
+    test_set = create_test_set(agent=agent, by=member, name="Support")
+    bad, good = tmp_path / "bad.yaml", tmp_path / "export.yaml"
+    bad.write_bytes(b"\xff\xfe not text")
+    good.write_text(GOOD)
+    log_in("alice", "pw-alice")
+    page.goto(f"{live_server.url}/checks/test-sets/{test_set.pk}/tests/new/?mode=scenes")
+
+    page.locator("#id_upload").set_input_files(str(bad))
+    page.get_by_role("button", name="Add to library and attach").click()
+    expect(page.locator("#id_upload_error")).to_have_text("the file is not UTF-8 text")
+
+    page.locator("#id_upload").set_input_files(str(good))
+    page.get_by_role("button", name="Add to library and attach").click()
+    expect(page.locator("#scene-notice")).to_contain_text("Scene export-question is in Support bot's library")
+    expect(page.get_by_label("export-question")).to_be_checked()
+    page.locator("#id_name").fill("Uploaded")
+    page.locator("#save-test").click()
+    expect(page.locator(".msg")).to_contain_text("Test Uploaded saved as version 1; it plays 1 scene.")
