@@ -457,8 +457,14 @@ class TestBuilder:
     """
 
 
+    SCENARIOS, SCENES = "scenarios", "scenes"
+
     def __init__(self) -> None:
         self.name = ""
+        # A test holds scenarios or scenes (checks/scene_mode.py); a test being edited keeps its kind.
+        self.mode = self.SCENARIOS
+        self.scene_ids: list[int] = []  # library scenes picked, in order
+        self.scene_source = ""  # a scene file pasted (or uploaded) to add to the library
         self.scenarios: list[ScenarioRow] = []
         self.checks: list[CheckRow] = []
         self.samples_per_scenario: str = "1"
@@ -475,10 +481,12 @@ class TestBuilder:
         return builder
 
     @classmethod
-    def from_version(cls, version) -> TestBuilder:
+    def from_version(cls, version, scene_ids: list[int] = ()) -> TestBuilder:
         builder = cls()
         builder.name = version.name
-        for raw in version.scenarios:
+        if scene_ids:
+            builder.mode, builder.scene_ids = cls.SCENES, list(scene_ids)
+        for raw in [] if scene_ids else version.scenarios:
             messages = raw.get("messages") or []
             single = messages == [{"role": "user", "content": raw.get("input", "")}] or not messages
             builder.scenarios.append(
@@ -509,6 +517,13 @@ class TestBuilder:
     def from_post(cls, data: Mapping) -> TestBuilder:
         builder = cls()
         builder.name = data.get("name", "")
+        builder.mode = cls.SCENES if data.get("mode") == cls.SCENES else cls.SCENARIOS
+        picked = data.getlist("scenes") if hasattr(data, "getlist") else data.get("scenes") or []
+        for raw in picked[:100]:
+            raw = str(raw)
+            if raw.isascii() and raw.isdigit() and len(raw) <= 18 and int(raw) not in builder.scene_ids:
+                builder.scene_ids.append(int(raw))
+        builder.scene_source = data.get("source", "")
         builder.samples_per_scenario = data.get("samples_per_scenario", "")
         builder.min_valid_per_scenario = data.get("min_valid_per_scenario", "")
         builder.required_pass_rate = data.get("required_pass_rate", "")
@@ -590,11 +605,22 @@ class TestBuilder:
             result.append(raw)
         return result
 
+    @property
+    def scenes(self) -> bool:
+        return self.mode == self.SCENES
+
+    @property
+    def item_count(self) -> int:
+        """Scenarios, or scenes (a pasted file counts: saving attaches it)."""
+        if self.scenes:
+            return len(self.scene_ids) + (1 if self.scene_source.strip() else 0)
+        return len(self.scenarios)
+
     def service_kwargs(self) -> dict[str, Any]:
         _screen(self.name, lambda problem: self.errors.setdefault("name", []).append(problem))
         return {
             "name": self.name,
-            "scenarios": self.parse_scenarios(),
+            "scenarios": [] if self.scenes else self.parse_scenarios(),
             "checks": [{"check": c.check_id, "required": not c.advisory} for c in self.checks],
             "samples_per_scenario": int_or_text(self.samples_per_scenario),
             "min_valid_per_scenario": int_or_text(self.min_valid_per_scenario),

@@ -15,6 +15,9 @@ protocol in ``checks/kinds/judging.py``. This module provides the real ones:
   ``JudgeUsage`` with F() expressions. Concurrent workers can overshoot by at most the calls in flight.
 - ``judge_for_team`` / ``judge_settings``: what ``checks.evaluation.make_context`` puts in the Context.
 
+``OpenAIJudge`` needs no Django and no database (``evalconsole scene run`` builds one from the
+environment); the budget and the settings wiring below are the console's.
+
 No API key configured -> no client at all (the kind answers "skipped: no judge key"). The key is sent as
 the ``Authorization`` header by the openai client and never stored in results.
 """
@@ -35,7 +38,6 @@ from checks.kinds.judging import (
     estimate_messages_tokens,
     estimate_tokens,
 )
-from teams.budget import judge_usage_summary, record_judge_usage
 
 __all__ = [
     "BudgetedJudge",
@@ -162,6 +164,7 @@ class BudgetedJudge:
 
     def complete(self, *, model: str, messages: list[dict[str, str]],
                  estimated_tokens: int = 0) -> JudgeReply:
+        from teams.budget import judge_usage_summary, record_judge_usage  # Django: the console only
         from teams.models import Team
 
         team = Team.objects.get(pk=self.team_id)

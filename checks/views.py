@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
-from checks import kinds, services
+from checks import kinds, scene_mode, services
 from checks.forms import (
     CheckConfigForm,
     CheckForm,
@@ -573,12 +573,13 @@ def test_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
     """The live "scenarios × samples = N of 10" line and the limit problems found before saving."""
-    count = len(builder.scenarios)
+    count = builder.item_count
+    noun = "scene" if builder.scenes else "scenario"
     samples = int_or_text(builder.samples_per_scenario)
     total = count * samples if isinstance(samples, int) else None
     problems: list[str] = []
-    if count > limits.scenarios and "scenarios" not in builder.errors:
-        problems.append(f"{count} scenarios is over the limit of {limits.scenarios} per test")
+    if count > limits.scenarios and "scenarios" not in builder.errors and "scenes" not in builder.errors:
+        problems.append(f"{count} {noun}s is over the limit of {limits.scenarios} per test")
     if len(builder.checks) > limits.checks and "checks" not in builder.errors:
         problems.append(f"{len(builder.checks)} checks is over the limit of {limits.checks} per test")
     try:
@@ -599,6 +600,7 @@ def builder_counter(builder: TestBuilder, limits: services.Limits) -> dict:
         problems += [f"{labels.get(k, k)}: {v}" for k, v in exc.errors.items() if k not in builder.errors]
     return {
         "scenarios": count,
+        "noun": noun,
         "samples": samples if isinstance(samples, int) else "?",
         "total": total,
         "limit": limits.samples_per_run,
@@ -673,7 +675,7 @@ def _create_new_check(request, panel: NewCheckPanel, builder: TestBuilder, agent
 
 def _builder_response(
     request, *, test_set: TestSet, test: Test | None, builder: TestBuilder, fragment: str | None = None,
-    new_check: NewCheckPanel | None = None, notice: str = "",
+    new_check: NewCheckPanel | None = None, notice: str = "", scene_notice: str = "",
 ) -> HttpResponse:
     limits = services.Limits.current()
     if test is None and test_set.archived_at is not None and "test_set" not in builder.errors:
@@ -704,18 +706,139 @@ def _builder_response(
         "archived": archived,
         "new_check": new_check,
         "notice": notice,
+        "scene_notice": scene_notice,
         "kinds": kinds.all_kinds(),
         "roles": ("user", "assistant", "system", "tool"),
         "action_url": request.path,
+        **({} if fragment == "builder-counter" else _scene_context(builder, agent, test)),
     }
     return page_or_fragment(request, "checks/test_builder.html", fragment, context)
 
 
+def _scene_context(builder: TestBuilder, agent: Agent, test: Test | None) -> dict:
+    """The builder's scenes section (checks/scene_mode.py): the library to pick from, and the pasted
+    file with every problem on its line (the scene page's validation partial)."""
+    mode = scene_mode.provider()
+    if mode is None:
+        return {"scene_mode": None}
+    library = mode.library(agent, keep=builder.scene_ids)
+    # The attached scenes first, in the test's order (the checkboxes post them back in that order), then
+    # the rest of the library by name.
+    order = {pk: i for i, pk in enumerate(builder.scene_ids)}
+    library.sort(key=lambda s: (0, order[s.pk]) if s.pk in order else (1, 0))
+    known = {s.pk for s in library}
+    return {
+        "scene_mode": mode,
+        "library_scenes": library,
+        "unknown_scenes": [pk for pk in builder.scene_ids if pk not in known],
+        "mode_locked": test is not None,
+        **mode.validation(builder.scene_source),
+    }
+
+
+def _problem_count(message) -> str:
+    if isinstance(message, list | tuple):
+        return f"{len(message)} problem{'s' if len(message) != 1 else ''} in the scene (see its lines)"
+    return str(message)
+
+
+def _spread_scene_errors(builder: TestBuilder, errors, *, inline: int | None = None) -> None:
+    """A scene test's errors on the builder's fields: ``scenes.<i>`` on the pasted file when it is the
+    file (its problems also show on their lines), else on the scene picker; the rest as for scenarios."""
+    rest = {}
+    for key, message in errors.items():
+        path = key.split(".")
+        if key in ("source", "upload") or (
+            path[0] == "scenes" and len(path) > 1 and path[1].isdigit() and int(path[1]) == inline
+        ):
+            field = "upload" if key == "upload" else "source"
+            builder.errors.setdefault(field, []).append(_problem_count(message))
+        elif key == "scenes" and str(message).startswith("give a list"):
+            builder.errors.setdefault("scenes", []).append("pick a library scene, or paste or upload a scene file")
+        elif path[0] in ("scenes", "scenarios"):
+            builder.errors.setdefault("scenes", []).append(_problem_count(message))
+        else:
+            rest[key] = message
+    builder.add_errors(rest)
+
+
+def _add_scene(request, builder: TestBuilder, agent: Agent, mode) -> str:
+    """Save the pasted (or uploaded) file to the library and attach it: the notice, or "" with the
+    problems on the file's field. Raises PermissionDenied."""
+    if "upload" in builder.errors:
+        return ""
+    if not builder.scene_source.strip():
+        builder.errors.setdefault("source", []).append("paste a scene or upload a file first")
+        return ""
+    try:
+        scene = mode.add_to_library(agent=agent, by=request.user, source=builder.scene_source)
+    except PermissionDenied:
+        raise
+    except DomainError as exc:
+        _spread_scene_errors(builder, exc.errors)
+        return ""
+    if scene.pk not in builder.scene_ids:
+        builder.scene_ids.append(scene.pk)
+    builder.scene_source = ""
+    return f"Scene {scene.name} is in {agent.name}'s library (version {scene.version}) and attached."
+
+
+def _save_scene_test(request, builder: TestBuilder, *, test_set: TestSet, test: Test | None, mode):
+    """Save a test that plays scenes (the picked ones, plus the pasted file saved to the library in
+    the same transaction): the saved test, or None with every problem on its field."""
+    kwargs = builder.service_kwargs()
+    kwargs.pop("scenarios")
+    scenes: list = list(builder.scene_ids)
+    inline = None
+    if builder.scene_source.strip() and "upload" not in builder.errors:
+        try:
+            item = mode.resolve_file(test_set.agent, builder.scene_source)
+        except DomainError as exc:
+            _spread_scene_errors(builder, exc.errors)
+        else:
+            if isinstance(item, str):
+                inline = len(scenes)
+                scenes.append(item)
+            elif item not in scenes:
+                scenes.append(item)
+    # Every problem at once (the service stops at the first group), saving nothing.
+    try:
+        mode.check_test(agent=test_set.agent, scenes=scenes, **kwargs)
+    except ValidationFailed as exc:
+        shown = set(builder.errors) | ({"scenes"} if "source" in builder.errors else set())
+        _spread_scene_errors(builder, {k: v for k, v in exc.errors.items() if k not in shown}, inline=inline)
+    if builder.has_errors:
+        return None
+    try:
+        if test is None:
+            return mode.create_test(test_set=test_set, by=request.user, scenes=scenes, **kwargs)
+        return mode.edit_test(test=test, by=request.user, scenes=scenes, **kwargs)
+    except PermissionDenied:
+        raise
+    except DomainError as exc:
+        _spread_scene_errors(builder, exc.errors, inline=inline)
+        return None
+
+
 def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> HttpResponse:
+    mode = scene_mode.provider()
+    plays = mode.scenes_of(test.current_version) if (mode and test and test.current_version) else []
     if request.method == "GET":
-        builder = TestBuilder.from_version(test.current_version) if test else TestBuilder.new()
+        builder = TestBuilder.from_version(test.current_version, plays) if test else TestBuilder.new()
+        if test is None and mode is not None and request.GET.get("mode") == TestBuilder.SCENES:
+            builder.mode = TestBuilder.SCENES
         return _builder_response(request, test_set=test_set, test=test, builder=builder)
     builder = TestBuilder.from_post(request.POST)
+    if mode is None:
+        builder.mode = TestBuilder.SCENARIOS
+    elif test is not None:  # a test keeps the kind it was made with
+        builder.mode = TestBuilder.SCENES if plays else TestBuilder.SCENARIOS
+    upload = request.FILES.get("upload") if mode is not None and builder.scenes else None
+    if upload is not None:
+        try:
+            builder.scene_source = mode.read_upload(upload)
+        except ValidationFailed as exc:
+            _spread_scene_errors(builder, exc.errors)
     action = request.POST.get("_action", "")
     if action == "count":  # the live counter while typing
         return _builder_response(
@@ -731,14 +854,38 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
             return forbidden(request, str(exc))
         if created is not None:
             panel, notice = None, f"Check {created.name} created in the library and attached (version 1)."
+    scene_notice = ""
+    if action == "scene:add" and mode is not None:
+        try:
+            scene_notice = _add_scene(request, builder, test_set.agent, mode)
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
     if action:
-        if action != "new_check" and not action.startswith("nc:"):
+        if action != "new_check" and not action.startswith(("nc:", "scene:")):
             builder.apply(action, request.POST, services.Limits.current())
         return _builder_response(request, test_set=test_set, test=test, builder=builder, fragment="builder",
-                                 new_check=panel, notice=notice)
+                                 new_check=panel, notice=notice, scene_notice=scene_notice)
     if panel is not None:  # saving the test would drop what was typed for the new check
         builder.add_errors({"__all__": UNFINISHED_CHECK})
         return _builder_response(request, test_set=test_set, test=test, builder=builder, new_check=panel)
+    if builder.scenes:
+        try:
+            saved = _save_scene_test(request, builder, test_set=test_set, test=test, mode=mode)
+        except PermissionDenied as exc:
+            return forbidden(request, str(exc))
+        if saved is not None:
+            count = len(mode.scenes_of(saved.current_version))
+            plural = "s" if count != 1 else ""
+            if test is None:
+                messages.success(request, f"Test {saved.name} saved as version 1; it plays {count} scene{plural}.")
+            elif saved.version != test.version:
+                messages.success(
+                    request, f"Test {saved.name} saved as version {saved.version}; it plays {count} scene{plural}."
+                )
+            else:
+                messages.info(request, "Nothing changed, so no new version was made.")
+            return redirect(saved)
+        return _builder_response(request, test_set=test_set, test=test, builder=builder)
     kwargs = builder.service_kwargs()
     if builder.has_errors:
         # Show every problem at once: the service checks what did parse (a bad field is left out).

@@ -8,8 +8,10 @@
     evalconsole scene explain results/
 
 Exit codes are the CI gate's: 0 pass, 1 fail, 2 indeterminate or error, 3 the command's own error
-(a bad scene, an unreachable agent or world, a bad argument). The console mode (``--url``/``--token``:
-run the scene on a console) is not built yet.
+(a bad scene, an unreachable agent or world, a bad argument). With ``--url``/``--token`` the scene
+runs on a console instead (evalconsole/scene_console.py). ``judge`` checks use the console's judge
+settings from the environment (``EVALCONSOLE_JUDGE_API_KEY``, ``_MODEL``, ``_BASE_URL``; see
+:func:`env_judge`): no key, and they are ``skipped``; a failed model call makes the check ``error``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import httpx
 
 from agents.protocols import USER_AGENT, WIRE_PROTOCOL
 from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
-from worlds.engine.evaluate import evaluate
+from worlds.engine.evaluate import Judge, evaluate, kind_judge
 from worlds.engine.http import Response
 from worlds.engine.problems import SceneInvalid
 from worlds.engine.scene import Scene, load_scene
@@ -174,7 +176,7 @@ def call_agent(url: str, body: dict[str, Any], timeout: float) -> tuple[str | No
 
 
 def play_trial(
-    scene: Scene, server: WorldServer, agent: str, *, trial: int, timeout: float
+    scene: Scene, server: WorldServer, agent: str, *, trial: int, timeout: float, judge: Judge | None = None
 ) -> tuple[World, dict]:
     """One trial: a fresh world, one agent call, the world frozen and evaluated."""
     world = server.add(World.build(scene))
@@ -190,12 +192,52 @@ def play_trial(
             world.end(reason)  # keeps "call_budget" when the budget ended it first
     finally:
         server.remove(world.id)
-    result = evaluate(world, trial=trial)
+    result = evaluate(world, trial=trial, judge=judge)
     if problem:
         # The agent call failed: the trial is invalid (error), whatever the world shows.
         result["outcome"] = "error"
         print(f"trial {trial}: {problem}", file=sys.stderr)
     return world, result
+
+
+JUDGE_DEFAULTS = {"base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini"}
+
+
+def _env_number(name: str, default: float, minimum: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SceneCliError(f"{name} takes a number, not {raw[:40]!r}") from None
+    if value < minimum:
+        raise SceneCliError(f"{name} takes a number of at least {minimum:g}, not {raw[:40]!r}")
+    return value
+
+
+def env_judge(scene: Scene) -> Judge | None:
+    """The judge of the scene's ``judge`` checks: the console's judge settings read from the
+    environment (``EVALCONSOLE_JUDGE_API_KEY``, ``_MODEL``, ``_BASE_URL``, ``_TIMEOUT_S``, ``_RETRIES``,
+    ``_BACKOFF_MS``), the scene's ``judge: {model}`` first, through the console's judge client
+    (checks.judge.OpenAIJudge; no database, no budget). None without a key: the checks are skipped."""
+    key = os.environ.get("EVALCONSOLE_JUDGE_API_KEY", "").strip()
+    if not key or not any(c.kind == "judge" for c in scene.checks):
+        return None
+    from checks.judge import OpenAIJudge
+
+    base_url = os.environ.get("EVALCONSOLE_JUDGE_BASE_URL", "").strip() or JUDGE_DEFAULTS["base_url"]
+    if not base_url.startswith(("http://", "https://")):
+        raise SceneCliError(f"EVALCONSOLE_JUDGE_BASE_URL must be an http(s) URL, not {base_url[:80]!r}")
+    client = OpenAIJudge(
+        base_url=base_url,
+        api_key=key,
+        timeout_s=_env_number("EVALCONSOLE_JUDGE_TIMEOUT_S", 60, 0.001),
+        retries=int(_env_number("EVALCONSOLE_JUDGE_RETRIES", 2, 0)),
+        backoff_s=_env_number("EVALCONSOLE_JUDGE_BACKOFF_MS", 500, 0) / 1000,
+    )
+    model = os.environ.get("EVALCONSOLE_JUDGE_MODEL", "").strip() or JUDGE_DEFAULTS["model"]
+    return kind_judge(client, model=scene.judge_model, task=scene.task, settings={"judge_model": model})
 
 
 def _dump(value: Any) -> str:
@@ -261,14 +303,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise SceneCliError("--timeout takes a positive number of seconds")
     out = Path(args.out)
-    if any(c.kind == "judge" for c in scene.checks) and os.environ.get("EVALCONSOLE_JUDGE_API_KEY"):
-        print("evalconsole scene: judge checks are not evaluated by scene run yet (skipped)", file=sys.stderr)
     if args.url or (os.environ.get("EVALCONSOLE_URL") and not args.agent.startswith(("http://", "https://"))):
         return _finish(args, scene, *_on_console(args, scene, trials))
+    judge = env_judge(scene)
+    if judge is None and any(c.kind == "judge" for c in scene.checks):
+        print(
+            "evalconsole scene: no judge key (EVALCONSOLE_JUDGE_API_KEY): judge checks are skipped",
+            file=sys.stderr,
+        )
     results = []
     with WorldServer() as server:
         for trial in range(1, trials + 1):
-            world, result = play_trial(scene, server, args.agent, trial=trial, timeout=args.timeout)
+            world, result = play_trial(
+                scene, server, args.agent, trial=trial, timeout=args.timeout, judge=judge
+            )
             try:
                 write_trial(out, world, result)
             except OSError as exc:
@@ -406,7 +454,7 @@ def _check(args: argparse.Namespace) -> int:
         world = World.restore(scene, snapshot)
     except (ValueError, KeyError, TypeError) as exc:
         raise SceneCliError(f"the world's state is not a snapshot this scene can read ({exc})") from exc
-    result = evaluate(world)
+    result = evaluate(world, judge=env_judge(scene))
     code = exit_code(result["outcome"])
     if args.json:
         print(_dump(result), end="")

@@ -4,8 +4,9 @@ on this machine, and download the results into the same OUT layout.
 Over the REST API, with the CI gate's client (evalconsole.cli.Client): the scene is put in the
 agent's library (a new version only when the file changed), a test named after the scene in the test
 set ``evalconsole scene run`` plays it with one sample per trial, a run is launched and waited for,
-and each sample's scene checks and trace are written to ``OUT/<scene>/trial-<n>/`` (``checks.json``,
-``trace.json``). The exit code is the run's result, as for a run on this machine.
+and each sample's files are written to ``OUT/<scene>/trial-<n>/``: ``checks.json`` (the scene's checks),
+``trace.json``, ``events.json`` and ``world.json`` (the final state), read from the sample's world
+(``GET /api/v1/runs/{id}/samples/{sample}/world/``), the same shapes ``scene run`` writes on this machine. The exit code is the run's result, as for a run on this machine.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ def _agent_id(value: str) -> int:
         raise cli.CliError(
             f"with --url, --agent is the agent's id in the console (a number), not {value!r}"
         ) from None
+
+
+def _write(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _world_files(client: cli.Client, run_id: int, sample: dict) -> dict:
+    """The sample's trace, events and final state (``GET runs/{id}/samples/{sample}/world/``); {} for a
+    sample that never got a world (its agent call failed before the world started)."""
+    if not sample.get("world"):
+        return {}
+    return client.request("GET", f"/api/v1/runs/{run_id}/samples/{sample['id']}/world/", retries=3)
 
 
 def run_on_console(args: argparse.Namespace, scene: Scene, text: str, trials: int) -> tuple[str, list[dict]]:
@@ -94,11 +107,14 @@ def _run(
             "outcome": sample.get("outcome") or "error",
             "checks": sample.get("world_checks") or [],
         }
+        files = _world_files(client, run["id"], sample)
         folder = out / f"trial-{trial}"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / "checks.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-            (folder / "trace.json").write_text(json.dumps(sample.get("trace") or [], indent=2) + "\n")
+            _write(folder / "checks.json", result)
+            _write(folder / "trace.json", files.get("trace") or sample.get("trace") or [])
+            _write(folder / "events.json", files.get("events") or [])
+            _write(folder / "world.json", files.get("final_state") or {})
         except OSError as exc:
             raise cli.CliError(f"cannot write results under {out}: {exc.strerror or exc}") from exc
         results.append(result)

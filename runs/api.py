@@ -9,7 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
@@ -25,9 +25,12 @@ from runs.serializers import (
     LaunchTestSetSerializer,
     RunSerializer,
     SampleSerializer,
+    SampleWorldSerializer,
 )
 from teams.api import TeamScopedReadViewSet
 from teams.models import ApiToken
+from worlds.services import WorldMissing
+from worlds.trial_files import trial_files
 
 
 def _visible(model):
@@ -99,7 +102,7 @@ class RunViewSet(TeamScopedReadViewSet):
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
-        if self.action in ("samples", "export"):  # only the run's scenarios are read
+        if self.action in ("samples", "export", "sample_world"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user)
 
@@ -162,6 +165,35 @@ class RunViewSet(TeamScopedReadViewSet):
             page, many=True, context={**self.get_serializer_context(), "scenario_names": names}
         )
         return self.get_paginated_response(data.data)
+
+    @extend_schema(
+        summary="A scene sample's world: its trace, events and final state",
+        description="The files of one trial (WORLDS.md \"Results\"): `trace` (trace.json), `events` "
+        "(events.json) and `final_state` (world.json). No credentials. 404 when the sample is not in this "
+        "run or plays no scene (a test of plain scenarios). Read while the trial runs, it is the world so far.",
+        responses={200: SampleWorldSerializer, 404: OpenApiResponse(description="No such sample, or no world.")},
+        filters=False,
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path=r"samples/(?P<sample_id>[0-9]{1,18})/world",
+        serializer_class=SampleWorldSerializer,
+        filterset_class=None,
+        pagination_class=None,
+    )
+    def sample_world(self, request, pk=None, sample_id=None):
+        run = self.get_object()  # another team's run is a 404
+        world_id = (
+            Sample.objects.filter(run=run, pk=int(sample_id)).values_list("world_id", flat=True).first()
+        )
+        if not world_id:
+            raise NotFound("This run has no such sample with a world.")
+        try:
+            files = trial_files(world_id)
+        except WorldMissing:
+            raise NotFound("This sample's world is gone.") from None
+        return Response(SampleWorldSerializer(files).data)
 
     @extend_schema(
         summary="Export a run's samples and check results (CSV or JSON)",

@@ -304,3 +304,24 @@ class SampleSerializer(serializers.ModelSerializer):
     def get_scenario(self, sample: Sample) -> str:
         names = self.context.get("scenario_names") or {}
         return names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}")
+
+
+class SampleWorldSerializer(serializers.Serializer):
+    """A scene sample's world as the trial's files hold it (WORLDS.md "Results")."""
+
+    world = serializers.CharField(help_text="The world's id.")
+    scene = serializers.CharField(help_text="The scene's name.")
+    ended = serializers.CharField(
+        help_text="Why the trial ended (reply, timeout, error, call_budget, stopped); empty while it runs."
+    )
+    trace = serializers.ListField(
+        child=serializers.DictField(), help_text="trace.json: every call the agent made to the tools, by seq."
+    )
+    events = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="events.json: what happened in the world, in order (n from 1), with its simulated time.",
+    )
+    final_state = serializers.DictField(
+        help_text="world.json: each simulated tool's final state (and its seed, for before → after)."
+    )
+    truncated = serializers.BooleanField(help_text="True when the trace or events were cut at 20,000 entries.")

@@ -32,20 +32,3 @@ class SceneForm(forms.Form):
         if not (data.get("source") or "").strip() and "upload" not in self.errors:
             self.add_error("source", "paste a scene or upload a file")
         return data
-
-
-class SceneTestForm(forms.Form):
-    """A test that plays library scenes, with library checks beside the scenes' own."""
-
-    name = forms.CharField(max_length=200)
-    scenes = forms.TypedMultipleChoiceField(coerce=int, widget=forms.CheckboxSelectMultiple)
-    checks = forms.TypedMultipleChoiceField(coerce=int, widget=forms.CheckboxSelectMultiple, required=False)
-    samples_per_scenario = forms.IntegerField(min_value=1, max_value=10_000, initial=1)
-    min_valid_per_scenario = forms.IntegerField(min_value=1, max_value=10_000, initial=1)
-    required_pass_rate = forms.IntegerField(min_value=1, max_value=100, initial=100)
-
-    def __init__(self, *args, scenes=(), checks=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["scenes"].choices = [(s.pk, s.name) for s in scenes]
-        self.fields["checks"].choices = [(c.pk, c.name) for c in checks]
-        self.fields["scenes"].error_messages["required"] = "pick at least one scene"

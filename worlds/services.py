@@ -19,9 +19,8 @@ from django.utils import timezone
 
 from agents.models import Agent
 from checks import services as checks_services
-from checks.evaluation import evaluate_version, evidence_from, make_context
+from checks.evaluation import make_context
 from checks.judge import judge_configured
-from checks.kinds import Outcome
 from checks.models import Check, Test
 from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
@@ -29,7 +28,7 @@ from teams import access
 from teams.models import Team
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
-from worlds.engine.evaluate import evaluate
+from worlds.engine.evaluate import evaluate, kind_judge
 from worlds.engine.events import Event
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
@@ -646,28 +645,11 @@ def judge_trial(world: EngineWorld, *, team_id: int | None) -> dict[str, Any]:
     )
 
 
-JUDGE_MATERIAL_CHARS = 60_000
-
-
 def scene_judge(*, team_id: int | None, model: str | None, task: str):
     """A judge for a scene's ``judge`` checks: the console's judge settings and the team's budget,
-    through the ai_judge check kind (one vote). None without a judge key: those checks are skipped.
-    It sees the task and the agent's calls (method, path, status, bodies; no credentials)."""
+    through the ai_judge check kind (worlds.engine.evaluate.kind_judge, as ``scene run`` on a machine).
+    None without a judge key: those checks are skipped."""
     if not judge_configured():
         return None
     ctx = make_context(team_id=team_id)
-
-    def judge(rubric: str, material: Mapping[str, Any]) -> tuple[bool, str]:
-        text = json.dumps(material, ensure_ascii=False, default=str)[:JUDGE_MATERIAL_CHARS]
-        evidence = evidence_from(
-            output=f"The agent's calls to the world's tools, in order (JSON):\n{text}",
-            messages=[{"role": "user", "content": task}],
-        )
-        verdict = evaluate_version("ai_judge", {"prompt": rubric, "model": model, "votes": 1}, evidence, ctx)
-        if verdict.outcome == Outcome.PASS:
-            return True, verdict.explanation
-        if verdict.outcome == Outcome.FAIL:
-            return False, verdict.explanation
-        raise RuntimeError(verdict.actual or verdict.explanation or "the judge gave no verdict")
-
-    return judge
+    return kind_judge(ctx.judge, model=model, task=task, settings=ctx.settings, cache=ctx.cache)

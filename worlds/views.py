@@ -10,15 +10,16 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
-from checks.models import Check, TestSet
+from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden
 from worlds import services
-from worlds.forms import SceneForm, SceneTestForm
+from worlds.forms import SceneForm
 from worlds.models import Scene, SceneVersion
 
 PAGE_SIZE = 50
@@ -227,40 +228,7 @@ def scene_archive(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def scene_test_create(request: HttpRequest, testset_pk: int) -> HttpResponse:
-    """A test that plays scenes of the agent's library (each sample in a fresh world)."""
-    test_set = get_object_or_404(
-        TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=testset_pk
-    )
-    agent = test_set.agent
-    if not page_flags(request.user, agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot add tests.")
-    scenes = list(Scene.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "pk"))
-    checks = list(Check.objects.filter(agent=agent, archived_at__isnull=True).order_by("name", "pk"))
-    form = SceneTestForm(request.POST or None, scenes=scenes, checks=checks)
-    status = 200
-    if request.method == "POST":
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                test = services.create_scene_test(
-                    test_set=test_set,
-                    by=request.user,
-                    name=data["name"],
-                    scenes=data["scenes"],
-                    checks=[{"check": pk, "required": True} for pk in data["checks"]],
-                    samples_per_scenario=data["samples_per_scenario"],
-                    min_valid_per_scenario=data["min_valid_per_scenario"],
-                    required_pass_rate=data["required_pass_rate"],
-                )
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
-            except DomainError as exc:
-                for field, message in exc.errors.items():
-                    name = field.split(".")[0]
-                    form.add_error(name if name in form.fields else None, message)
-            else:
-                messages.success(request, f"Test {test.name} saved; it plays {len(data['scenes'])} scene(s).")
-                return redirect(test)
-        status = 400
-    context = {"agent": agent, "test_set": test_set, "form": form, "tab": "tests", "scenes": scenes}
-    return render(request, "worlds/scene_test_form.html", context, status=status)
+    """The old "New scene test" page: the test builder picks scenes now (checks/scene_mode.py), so
+    its links and bookmarks land there, in scene mode."""
+    test_set = get_object_or_404(TestSet.objects.visible_to(request.user), pk=testset_pk)
+    return redirect(f"{reverse('checks:test-create', args=[test_set.pk])}?mode=scenes")

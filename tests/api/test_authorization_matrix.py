@@ -76,6 +76,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "POST /api/v1/runs/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
     "GET /api/v1/runs/{id}/": read(outsider=404),
     "GET /api/v1/runs/{id}/samples/": read(outsider=404),
+    "GET /api/v1/runs/{id}/samples/{sample_id}/world/": read(outsider=404),
     "GET /api/v1/runs/{id}/export/": read(outsider=404),
     "POST /api/v1/runs/{id}/cancel/": write(member=200, admin=200, outsider=404),
     # tokens: everyone manages their own; {id} is the admin's token, nobody else's.
@@ -148,6 +149,14 @@ def world(library, personas, api, team):
         "tokens": ApiToken.objects.filter(user=personas["admin"], name="admin ci").get(),
         "scenes": create_scene(agent=library["agent"], by=personas["member"], source=SCENE),
     }
+    # The run's first sample plays in a world of that scene (GET runs/{id}/samples/{sample_id}/world/).
+    from runs.models import Sample
+    from worlds.services import start_world
+
+    sample = Sample.objects.filter(run=library["run"]).order_by("pk").first()
+    row, _ = start_world(version=objects["scenes"].current_version)
+    Sample.objects.filter(pk=sample.pk).update(world=row)
+    objects["scene_sample"] = sample
     try:
         from monitors import services as monitoring
     except ImportError:  # issue 8 not merged yet: its endpoints are not in the router either
@@ -250,6 +259,8 @@ def _path(endpoint: str, world) -> str:
         route = route.replace("{agent_id}", str(world["agents"].pk))
     if "{id}" in route:
         route = route.replace("{id}", str(world[resource].pk))
+    if "{sample_id}" in route:
+        route = route.replace("{sample_id}", str(world["scene_sample"].pk))
     return route
 
 

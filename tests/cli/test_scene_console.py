@@ -82,6 +82,48 @@ def test_a_scene_run_on_the_console_passes_and_writes_the_results(console, tmp_p
     assert "console-question: pass" in capsys.readouterr().out
 
 
+def _files(folder) -> dict:
+    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("checks", "trace", "events", "world")}
+
+
+def _shape(value):
+    """The keys and value types of a JSON document (lists by their first item)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_the_console_run_downloads_all_four_files_shaped_as_a_local_run(console, tmp_path, capsys):
+    code, _ = console("slack_answer")
+    assert code == 0, capsys.readouterr()
+    remote = _files(tmp_path / "out" / "console-question" / "trial-1")
+
+    with WorldAgent("slack_answer") as agent_server:
+        local_code = cli.main(
+            ["scene", "run", str(tmp_path / "scene.yaml"), "--agent", agent_server.url,
+             "--out", str(tmp_path / "local")]
+        )
+    assert local_code == 0
+    local = _files(tmp_path / "local" / "console-question" / "trial-1")
+
+    # events.json: the agent's calls and the message it posted, numbered from 1, in simulated time
+    assert [e["n"] for e in remote["events"]] == list(range(1, len(remote["events"]) + 1))
+    assert "call" in {e["type"] for e in remote["events"]}
+    # world.json: the final state, the answer in the thread
+    assert remote["world"]["scene"] == "console-question"
+    assert "Exports are back." in json.dumps(remote["world"]["tools"]["slack"])
+    # the same shapes as the standalone run's files (and, the world being deterministic, the same content)
+    for name in ("checks", "trace", "events", "world"):
+        assert _shape(remote[name]) == _shape(local[name]), name
+    assert remote["events"] == local["events"]
+    assert remote["world"] == local["world"]
+    assert remote["trace"] == local["trace"]
+    for text in map(json.dumps, remote.values()):
+        assert "xoxb-" not in text, "no credential in the downloaded files"
+
+
 def test_a_failing_agent_on_the_console_exits_1(console, capsys):
     code, _ = console("slack_top_level")
     assert code == 1

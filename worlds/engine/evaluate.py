@@ -5,24 +5,33 @@
 ``trace`` uses the check kinds' trace semantics on the world's recorded trace and its worked rule
 (status below 400, not a coverage gap, no Slack ``ok: false``, not a GraphQL answer of only errors),
 citing the trace ``seq`` of the calls behind it and their ``call`` events;
-``judge`` is ``skipped`` without a judge; process checks are ``skipped`` until people arrive; never a
-pass for what was not evaluated. A world ended by the call budget gets a required, failing
+``judge`` asks a judge (:func:`kind_judge` over any judge client: the console's, or the CLI's built
+from the environment) with :func:`judge_material`, and is ``skipped`` without one; process checks
+are ``skipped`` until people arrive; never a pass for what was not evaluated. A world ended by the call budget gets a required, failing
 ``call_budget`` result. The trial's outcome is the worst of its required checks (fail > error >
-indeterminate > pass; ``skipped`` counts as indeterminate). Pure: no Django, no network.
+indeterminate > pass; ``skipped`` counts as indeterminate). Pure: no Django; the network only through the judge client given.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from checks.kinds import ConfigError, Evidence, Outcome, validate_config
+from checks.kinds import ConfigError, Context, Evidence, Outcome, validate_config
 from checks.kinds import evaluate as evaluate_kind
 
 from .budget import CALL_BUDGET_CHECK, OVER_BUDGET_EXPLANATION
 from .checks import PROCESS_KINDS, Check
 
-__all__ = ["PROCESS_SKIPPED", "STATUS_OUTCOME", "evaluate", "trial_outcome"]
+__all__ = [
+    "PROCESS_SKIPPED",
+    "STATUS_OUTCOME",
+    "evaluate",
+    "judge_material",
+    "kind_judge",
+    "trial_outcome",
+]
 
 PROCESS_SKIPPED = "process checks arrive with people (not yet evaluated)"
 NO_JUDGE = "no judge is configured (set EVALCONSOLE_JUDGE_API_KEY); a skipped check never passes"
@@ -131,28 +140,79 @@ def _trace(world: Any, check: Check, required: bool) -> dict[str, Any]:
     )
 
 
+def judge_material(world: Any) -> dict[str, Any]:
+    """What a judge check sees (WORLDS.md "Checks"): the agent's calls to the tools (method, path,
+    status, bodies; the trace never holds credentials) and the final Slack messages written during the
+    trial (never the seed), by conversation. Not the seed, not the other checks, not the world's id."""
+    calls = [
+        {
+            "seq": e.seq,
+            "tool": e.tool,
+            "method": e.method,
+            "path": e.path,
+            "status": e.status,
+            "request": e.request,
+            "response": e.response,
+        }
+        for e in world.trace
+    ]
+    material: dict[str, Any] = {"calls": calls}
+    if "slack" in world.states:
+        messages = []
+        for name, conversation in world.simulator("slack").final_state()["channels"].items():
+            for m in conversation["messages"]:
+                if m.get("seed") or m.get("deleted"):
+                    continue
+                item = {"conversation": name, "from": m["from"], "text": m["text"]}
+                if m.get("thread_ts") and m["thread_ts"] != m["ts"]:
+                    item["in_thread"] = True
+                messages.append(item)
+        material["slack_messages"] = messages
+    return material
+
+
 def _judge(world: Any, check: Check, required: bool, judge: Judge | None) -> dict[str, Any]:
     expected = f"the judge to find that {check.spec}"
     if judge is None:
         return _result(check.id, required, "skipped", expected, "no judge", NO_JUDGE)
-    material = {
-        "calls": [
-            {
-                "method": e.method,
-                "path": e.path,
-                "status": e.status,
-                "request": e.request,
-                "response": e.response,
-            }
-            for e in world.trace
-        ]
-    }
     try:
-        ok, reason = judge(str(check.spec), material)
+        ok, reason = judge(str(check.spec), judge_material(world))
     except Exception as exc:  # noqa: BLE001 - a failed model call is this check's error, never a crash
         why = f"the judge's model call failed ({type(exc).__name__}: {exc})"
         return _result(check.id, required, "error", expected, why, f"Expected a verdict, but {why}.")
     return _result(check.id, required, "passed" if ok else "failed", expected, reason, reason)
+
+
+JUDGE_MATERIAL_CHARS = 60_000
+
+
+class JudgeFailed(Exception):
+    """The judge gave no verdict (its model call failed, or it answered no pass or fail)."""
+
+
+def kind_judge(client: Any, *, model: str | None, task: str, settings: Mapping[str, Any], cache=None) -> Judge:
+    """A :data:`Judge` over a judge client (``checks.kinds.judging``: the console's budgeted one, or
+    ``checks.judge.OpenAIJudge`` built by the CLI), through the ``ai_judge`` check kind (one vote): the
+    rubric, the scene's task as the user's message, and the material as JSON (cut at 60,000
+    characters). ``settings``: the ai_judge kind's (``judge_model``, context sizes). A verdict that
+    is neither pass nor fail raises :class:`JudgeFailed` (the check is then ``error``)."""
+    ctx = Context(judge=client, cache={} if cache is None else cache, settings=settings)
+
+    def judge(rubric: str, material: Mapping[str, Any]) -> tuple[bool, str]:
+        text = json.dumps(material, ensure_ascii=False, default=str)[:JUDGE_MATERIAL_CHARS]
+        evidence = Evidence(
+            output=f"The agent's calls to the world's tools and the final Slack messages (JSON):\n{text}",
+            messages=({"role": "user", "content": task},),
+        )
+        config = validate_config("ai_judge", {"prompt": rubric, "votes": 1, **({"model": model} if model else {})})
+        verdict = evaluate_kind("ai_judge", config, evidence, ctx)
+        if verdict.outcome == Outcome.PASS:
+            return True, verdict.explanation
+        if verdict.outcome == Outcome.FAIL:
+            return False, verdict.explanation
+        raise JudgeFailed(verdict.actual or verdict.explanation or "the judge gave no verdict")
+
+    return judge
 
 
 def trial_outcome(checks: list[Mapping[str, Any]]) -> Outcome:
