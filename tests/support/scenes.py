@@ -1,4 +1,5 @@
-"""Scene texts the tests share: laura asks a question in #support and the bot should answer her."""
+"""Scene texts the tests share: laura asks a question in #support and the bot should answer her; the
+checks reference's examples."""
 
 from __future__ import annotations
 
@@ -36,3 +37,25 @@ def support_question(
         f"    state: {{ slack.message: {{ channel: $slack_support, from: $slack_bot{where} }} }}\n"
         + (read if read_first else "")
     )
+
+
+# The checks reference's trace and github.* examples, word for word, as lines of a scene's checks.
+REFERENCE_TRACE_CHECKS = """\
+  - id: filed
+    trace: { called: "POST /repos/acme/orders/issues" }
+  - id: posted
+    trace: { called: "* /api/chat.postMessage" }
+  - id: read_before_write
+    trace: { called: ["GET /repos/acme/orders/issues/13", "POST /repos/acme/orders/issues/13/comments"] }
+  - id: no_crm_writes
+    trace: { not_called: ["POST /crm/*", "PATCH /crm/*", "DELETE /crm/*"] }
+"""
+REFERENCE_GITHUB_CHECKS = """\
+  - id: runbook_updated
+    state: { github.file_at: [$github_orders, main, docs/runbook.md], contains: "verified health check" }
+  - id: pr_merged
+    state: { github.pull: { pull: $github_runbook_pr, merged: true } }
+  - id: issue_filed
+    state: { github.issue: { repo: $github_orders, body_contains: [CSV, export], labels: [bug], state: open,
+                             count: 1 } }
+"""
