@@ -1,5 +1,5 @@
-"""Scene texts the tests share: laura asks a question in #support and the bot should answer her; the
-checks reference's examples."""
+"""Scene texts the tests share: laura asks a question in #support and the bot should answer her; a
+customer looked up in a declared CRM; the checks reference's examples."""
 
 from __future__ import annotations
 
@@ -36,6 +36,22 @@ def support_question(
         "  - id: answered\n"
         f"    state: {{ slack.message: {{ channel: $slack_support, from: $slack_bot{where} }} }}\n"
         + (read if read_first else "")
+    )
+
+
+def crm_lookup(*, description: str = "", answers: bool = False) -> str:
+    """A scene whose only tool is a declared ``crm`` (answering customers' plans when ``answers``) and
+    whose check ``looked_up`` wants a customer read."""
+    crm = '    crm:\n      answers:\n        "GET /crm/customers/*": { status: 200, body: { plan: pro } }\n'
+    return (
+        "scene: crm-lookup\n"
+        + (f"description: {description}\n" if description else "")
+        + "task: Look the customer up.\n"
+        "world:\n"
+        + ("  tools:\n" + crm if answers else "  tools: { crm: {} }\n")
+        + "checks:\n"
+        "  - id: looked_up\n"
+        '    trace: { called: "GET /crm/customers/*" }\n'
     )
 
 
