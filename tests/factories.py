@@ -100,3 +100,14 @@ def task(agent, by=None, *, external_id: str | None = None, **fields):
     item = {"external_id": external_id, "completed_at": timezone.now().isoformat(), **fields}
     ingest_tasks(agent=agent, by=by, items=[item])
     return Task.objects.get(agent=agent, external_id=external_id)
+
+
+def check_results(sample, run_checks, **fields) -> None:
+    """A result of every run check (RunCheck) on `sample`, as the worker records them; `fields` are the
+    results' outcome, expected, actual, explanation, details."""
+    from runs.models import CheckResult
+
+    for rc in run_checks:
+        CheckResult.objects.create(
+            sample=sample, check_version=rc.check_version, required=rc.required, **fields
+        )
