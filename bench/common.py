@@ -1,4 +1,5 @@
-"""What the Django benchmarks share: a free loopback port and the objects they measure with.
+"""What the Django benchmarks share: a free loopback port, the console processes they start and the
+objects they measure with.
 
 Import it once the repository root is on ``sys.path`` (``from bench.common import ...``); the
 object helpers need Django set up.
@@ -6,8 +7,16 @@ object helpers need Django set up.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
+import subprocess
+import time
 from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The tool_usage config both benchmarks check: lookup_order was called.
 LOOKUP_ORDER_CALLED = {"tool": "lookup_order", "mode": "at_least", "count": 1}
@@ -17,6 +26,38 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class Proc:
+    """A process (runserver, qcluster, the fake agent) in a session of its own, run from the repository
+    root, its output in a log file; ready once ``ready`` shows in the log. One that does not start in
+    ``timeout`` seconds is stopped and the benchmark ends with its log's tail."""
+
+    def __init__(
+        self, argv: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 90
+    ) -> None:
+        self.log_path = log_path
+        self.fh = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.p = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while ready not in log_path.read_text(errors="replace"):
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(
+                    f"{argv[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}"
+                )
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)  # once: a second one can deadlock django-q2 (scripts/up.sh)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.p.wait(15)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.p.pid, signal.SIGKILL)  # what is left of its session (the worker's pool)
+        self.fh.close()
 
 
 def admin_and_agent(*, team: str, username: str, agent: str, **agent_fields):

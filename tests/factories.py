@@ -86,3 +86,28 @@ def test(
 
 
 test.__test__ = False  # a factory, not a pytest test function
+
+
+def task(agent, by=None, *, external_id: str | None = None, **fields):
+    """A task of `agent` completed now, ingested as a monitored agent reports it; `fields` are the rest of
+    the task object (messages, output, tool_calls, trace)."""
+    from django.utils import timezone
+
+    from monitors.models import Task
+    from monitors.services import ingest_tasks
+
+    external_id = external_id or f"task-{_n()}"
+    item = {"external_id": external_id, "completed_at": timezone.now().isoformat(), **fields}
+    ingest_tasks(agent=agent, by=by, items=[item])
+    return Task.objects.get(agent=agent, external_id=external_id)
+
+
+def check_results(sample, run_checks, **fields) -> None:
+    """A result of every run check (RunCheck) on `sample`, as the worker records them; `fields` are the
+    results' outcome, expected, actual, explanation, details."""
+    from runs.models import CheckResult
+
+    for rc in run_checks:
+        CheckResult.objects.create(
+            sample=sample, check_version=rc.check_version, required=rc.required, **fields
+        )

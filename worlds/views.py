@@ -4,6 +4,7 @@ new/edit page that validates the file as you type, with every problem on its lin
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -26,22 +27,8 @@ PAGE_SIZE = 50
 VERSIONS_PER_PAGE = 20
 LINE = re.compile(r"^[^:\n]+:(\d+): ")
 
-NEW_SCENE = """\
-scene: my-scene
-task: "Answer the question in #support in its thread."
-world:
-  slack:
-    users:
-      slack_bot: { name: support-bot, bot: true }
-      slack_ann: { name: ann }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_ann] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_ann, at: -5m, text: "Is the export broken?" }
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
-"""
+# The text a new scene starts from.
+NEW_SCENE = (Path(__file__).parent / "scenes" / "new-scene.yaml").read_text(encoding="utf-8")
 
 
 def _agent_for(request: HttpRequest, pk: int) -> Agent:

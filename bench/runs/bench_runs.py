@@ -26,11 +26,9 @@ created next to the one in the URL (the role needs CREATEDB, as the throwaway cl
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -48,34 +46,7 @@ def log(*args: object) -> None:
     print(*args, file=sys.stderr, flush=True)
 
 
-# --------------------------------------------------------------------------- processes
-
-
-class Proc:
-    def __init__(
-        self, args: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 60
-    ) -> None:
-        self.log_path = log_path
-        self.fh = open(log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.p = subprocess.Popen(
-            args, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        deadline = time.monotonic() + timeout
-        while ready not in log_path.read_text(errors="replace"):
-            if self.p.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"{args[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}"
-                )
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.p.wait(15)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.p.pid, signal.SIGKILL)
-        self.fh.close()
+# --------------------------------------------------------------------------- processes (bench.common.Proc)
 
 
 def http_json(url: str, method: str = "GET") -> dict:
@@ -143,7 +114,7 @@ def main() -> None:
     from django.db import connection
 
     from agents.models import Agent
-    from bench.common import LOOKUP_ORDER_CALLED, admin_and_agent, create_checks, free_port
+    from bench.common import LOOKUP_ORDER_CALLED, Proc, admin_and_agent, create_checks, free_port
     from checks.services import create_test, create_test_set
     from runs import services
     from runs.models import Run
@@ -177,7 +148,11 @@ def main() -> None:
     idle_s = settings.EVALCONSOLE_DRAIN_IDLE_MS / 1000
 
     worker = Proc(
-        [sys.executable, "manage.py", "qcluster", "--skip-checks"], env, work / "qcluster.log", "running."
+        [sys.executable, "manage.py", "qcluster", "--skip-checks"],
+        env,
+        work / "qcluster.log",
+        "running.",
+        timeout=60,
     )
     results: dict = {
         "engine": engine,
@@ -209,6 +184,7 @@ def main() -> None:
                 env,
                 work / f"agent_{int(latency)}.log",
                 "LISTENING",
+                timeout=60,
             )
             Agent.objects.filter(pk=agent.pk).update(endpoint_url=f"http://127.0.0.1:{port}/agent")
             try:

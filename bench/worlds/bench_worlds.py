@@ -39,7 +39,6 @@ sitting. See bench/README.md "Worlds" for recorded figures.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import io
 import json
@@ -712,41 +711,8 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------- scene run in the console
 
 
-class _Proc:
-    """A console process (runserver, qcluster) in a session of its own, its output in a log file;
-    ready once ``ready`` shows in the log."""
-
-    def __init__(
-        self, argv: list[str], env: dict[str, str], log_path: Path, ready: str, timeout: float = 90
-    ) -> None:
-        self.log_path = log_path
-        self.fh = open(log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.p = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=self.fh, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        deadline = time.monotonic() + timeout
-        while ready not in log_path.read_text(errors="replace"):
-            if self.p.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise SystemExit(
-                    f"{argv[1:3]} did not start:\n{log_path.read_text(errors='replace')[-3000:]}"
-                )
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        import signal
-
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)  # once: a second one can deadlock django-q2 (scripts/up.sh)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.p.wait(15)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.p.pid, signal.SIGKILL)  # the worker's pool, if it is left
-        self.fh.close()
-
-
 def bench_console(args: argparse.Namespace) -> dict[str, Any]:
-    from bench.common import free_port
+    from bench.common import Proc, free_port
     from tests.support.world_agent import WorldAgent
 
     spent: list[float] = []
@@ -798,7 +764,7 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
             agent.save(update_fields=["endpoint_url"])
             token = issue_token(user=user, name="bench").secret
             connection.close()
-            web = _Proc(
+            web = Proc(
                 [
                     sys.executable,
                     "manage.py",
@@ -812,7 +778,7 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
                 "Quit the server with",
             )
             try:
-                worker = _Proc(
+                worker = Proc(
                     [sys.executable, "manage.py", "qcluster", "--skip-checks"],
                     env,
                     work / "qcluster.log",

@@ -11,7 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from runs.export import CSV_COLUMNS
-from runs.models import CheckResult, Run, Sample
+from runs.models import Run, Sample
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -39,16 +40,14 @@ def _finish(run: Run, outputs: list[str], *, explanation: str = "Expected shippe
         )
         if failed:
             continue
-        for rc in run_checks:
-            CheckResult.objects.create(
-                sample=sample,
-                check_version=rc.check_version,
-                required=rc.required,
-                outcome="fail",
-                expected="the output to include shipped",
-                actual="it did not",
-                explanation=explanation,
-            )
+        factories.check_results(
+            sample,
+            run_checks,
+            outcome="fail",
+            expected="the output to include shipped",
+            actual="it did not",
+            explanation=explanation,
+        )
     return run
 
 

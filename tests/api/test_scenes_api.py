@@ -7,19 +7,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.support.scenes import crm_lookup
 from worlds.models import Scene
 
 pytestmark = pytest.mark.django_db
 
-SCENE = """\
-scene: crm-lookup
-task: Look the customer up.
-world:
-  tools: { crm: {} }
-checks:
-  - id: looked_up
-    trace: { called: "GET /crm/customers/*" }
-"""
+SCENE = crm_lookup()
 
 # An unknown ref, a `$kind.name` of the wrong kind, a bad duration, 21 checks and an unknown field.
 HOSTILE = """\

@@ -14,8 +14,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from agents.services import create_agent
-from checks.services import create_check, create_test, create_test_set, edit_test
+from checks.services import create_test, create_test_set, edit_test
 from runs import services
+from tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,13 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def finished_run(team, admin_user, fake):
     """A completed run (django-q2 sync mode calls the fake agent on commit): 2 pass, 2 fail, 2 error."""
     agent = create_agent(team=team, by=admin_user, name="Order bot", endpoint_url=fake.url, retries=0)
-    check = create_check(
-        agent=agent,
-        by=admin_user,
-        name="Mentions the order",
-        kind="text_includes",
-        config={"text": "EC-1042"},
-    )
+    check = factories.check(agent, admin_user, name="Mentions the order")  # text_includes EC-1042
     test = create_test(
         test_set=create_test_set(agent=agent, by=admin_user, name="Orders"),
         by=admin_user,

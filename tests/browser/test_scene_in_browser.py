@@ -11,29 +11,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from checks.services import create_test_set
+from tests.support.scenes import support_question
 from tests.support.world_agent import WorldAgent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-GOOD = """\
-scene: export-question
-description: A customer asks why her CSV export never arrives.
-task: "A customer asked in #support. Answer her in the thread."
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "My CSV export never arrives." }
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
-  - id: read_first
-    trace: { called: "POST /api/conversations.history" }
-"""
+GOOD = support_question(description="A customer asks why her CSV export never arrives.")
+# a typo on line 15 of the text (the answered check)
 TYPO = GOOD.replace("channel: $slack_support, from: $slack_bot", "channel: $slak_support, from: $slack_bot")
 
 

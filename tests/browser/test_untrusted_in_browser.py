@@ -7,11 +7,11 @@ so the page is seen polling mid-run); no dialog may open and no injected element
 from __future__ import annotations
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from checks.services import create_check, create_test, create_test_set
+from checks.services import create_check
 from runs import services
+from tests import factories
 from tests.support.fake_agent import FakeAgent
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -50,18 +50,11 @@ def test_hostile_run_and_task_render_inert(
     page: Page, live_server, log_in, shot, admin_user, team, qcluster, hostile_agent
 ):
     from agents.services import create_agent
-    from monitors.services import ingest_tasks
 
     agent = create_agent(
         team=team, by=admin_user, name="Hostile bot", endpoint_url=hostile_agent.url, retries=0
     )
-    check = create_check(
-        agent=agent,
-        by=admin_user,
-        name="Mentions the order",
-        kind="text_includes",
-        config={"text": "EC-1042"},
-    )
+    check = factories.check(agent, admin_user, name="Mentions the order")  # text_includes EC-1042
     tool = create_check(
         agent=agent,
         by=admin_user,
@@ -69,31 +62,25 @@ def test_hostile_run_and_task_render_inert(
         kind="tool_usage",
         config={"tool": f"lookup{IMG}", "mode": "at_least", "count": 1},
     )
-    test_set = create_test_set(agent=agent, by=admin_user, name="Hostile")
-    test = create_test(
-        test_set=test_set,
-        by=admin_user,
+    test = factories.test(
+        agent,
+        admin_user,
         name="Payloads",
         scenarios=[
             {"name": f"Payload {IMG}", "input": f"Hi {SCRIPT}", "metadata": {"fake": HOSTILE}},
             {"name": "Plain", "input": "Where is EC-1042?", "metadata": {"fake": {"delay_ms": 4000}}},
         ],
-        checks=[check.pk, tool.pk],
-        samples_per_scenario=2,
+        checks=[check, tool],
+        samples=2,
     )
-    ingest_tasks(
-        agent=agent,
-        by=admin_user,
-        items=[
-            {
-                "external_id": "hostile-1",
-                "completed_at": timezone.now().isoformat(),
-                "messages": HOSTILE["messages"],
-                "output": HOSTILE["output"],
-                "tool_calls": HOSTILE["tool_calls"],
-                "trace": HOSTILE["trace"],
-            }
-        ],
+    factories.task(
+        agent,
+        admin_user,
+        external_id="hostile-1",
+        messages=HOSTILE["messages"],
+        output=HOSTILE["output"],
+        tool_calls=HOSTILE["tool_calls"],
+        trace=HOSTILE["trace"],
     )
 
     dialogs: list[str] = []

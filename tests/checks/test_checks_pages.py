@@ -21,6 +21,14 @@ def _post(client, url, **data):
     return client.post(url, data)
 
 
+def _tool_usage(tool: str, mode: str, count: str, *rows: tuple[str, str, str]) -> dict[str, str]:
+    """The tool_usage form's config fields; ``rows`` are its inputs' (field, op, value)."""
+    data = {"cfg-tool": tool, "cfg-mode": mode, "cfg-count": count, "cfg-inputs-count": str(len(rows))}
+    for i, (field, op, value) in enumerate(rows):
+        data |= {f"cfg-inputs-{i}-field": field, f"cfg-inputs-{i}-op": op, f"cfg-inputs-{i}-value": value}
+    return data
+
+
 def test_kind_select_swaps_the_config_fields_built_from_field_specs(login, member, agent):
     client = login(member)
     url = reverse("checks:check-create", args=[agent.pk])
@@ -42,18 +50,13 @@ def test_create_checks_of_three_kinds(login, member, agent):
         url,
         name="Looked up",
         kind="tool_usage",
-        **{
-            "cfg-tool": "lookup_order",
-            "cfg-mode": "exactly",
-            "cfg-count": "1",
-            "cfg-inputs-count": "2",
-            "cfg-inputs-0-field": "orderId",
-            "cfg-inputs-0-op": "matches",
-            "cfg-inputs-0-value": "^EC-\\d+$",
-            "cfg-inputs-1-field": "",
-            "cfg-inputs-1-op": "equals",
-            "cfg-inputs-1-value": "",  # an untouched row
-        },
+        **_tool_usage(
+            "lookup_order",
+            "exactly",
+            "1",
+            ("orderId", "matches", "^EC-\\d+$"),
+            ("", "equals", ""),  # an untouched row
+        ),
     )
     r3 = _post(
         client,
@@ -94,16 +97,7 @@ def test_row_values_round_trip_as_json_when_they_parse(login, member, agent):
         {
             "name": "Typed",
             "kind": "tool_usage",
-            "cfg-tool": "t",
-            "cfg-mode": "first",
-            "cfg-count": "",
-            "cfg-inputs-count": "2",
-            "cfg-inputs-0-field": "a",
-            "cfg-inputs-0-op": "equals",
-            "cfg-inputs-0-value": "5",
-            "cfg-inputs-1-field": "b",
-            "cfg-inputs-1-op": "equals",
-            "cfg-inputs-1-value": '"5"',
+            **_tool_usage("t", "first", "", ("a", "equals", "5"), ("b", "equals", '"5"')),
             "cfg-node": "",
         },
         follow=True,
@@ -121,15 +115,7 @@ def test_bad_config_is_rejected_inline_with_the_kinds_message_keeping_input(logi
         url,
         name="Order pattern",
         kind="tool_usage",
-        **{
-            "cfg-tool": "lookup_order",
-            "cfg-mode": "at_least",
-            "cfg-count": "",
-            "cfg-inputs-count": "1",
-            "cfg-inputs-0-field": "orderId",
-            "cfg-inputs-0-op": "matches",
-            "cfg-inputs-0-value": "^EC-(",
-        },
+        **_tool_usage("lookup_order", "at_least", "", ("orderId", "matches", "^EC-(")),
     )
     html = response.content.decode()
     assert response.status_code == 200
@@ -226,20 +212,10 @@ def test_viewer_sees_no_write_buttons_and_cannot_write(login, viewer, member, ag
     assert "New check" not in html
     assert ">Edit<" not in client.get(check.get_absolute_url()).content.decode()
     assert client.get(reverse("checks:check-create", args=[agent.pk])).status_code == 403
-    assert (
-        client.post(
-            reverse("checks:check-create", args=[agent.pk]),
-            {"name": "X", "kind": "text_includes", "cfg-text": "x"},
-        ).status_code
-        == 403
-    )
-    assert (
-        client.post(
-            reverse("checks:check-edit", args=[check.pk]),
-            {"name": "X", "kind": "text_includes", "cfg-text": "x"},
-        ).status_code
-        == 403
-    )
+    data = {"name": "X", "kind": "text_includes", "cfg-text": "x"}
+    writes = (reverse("checks:check-create", args=[agent.pk]), reverse("checks:check-edit", args=[check.pk]))
+    for url in writes:
+        assert client.post(url, data).status_code == 403, url
     assert client.post(reverse("checks:check-archive", args=[check.pk])).status_code == 403
     assert Check.objects.count() == 1 and Check.objects.get().version == 1
 
@@ -306,9 +282,8 @@ def test_nul_characters_and_deep_json_in_a_config_are_field_errors(client, membe
     assert "is nested more than 32 levels deep" in response.content.decode()
     response = client.post(
         url,
-        {"name": "Deep row", "kind": "tool_usage", "cfg-tool": "t", "cfg-mode": "at_least",
-         "cfg-count": "1", "cfg-inputs-count": "1", "cfg-inputs-0-field": "a", "cfg-inputs-0-op": "equals",
-         "cfg-inputs-0-value": "[" * 5000 + "]" * 5000},
+        {"name": "Deep row", "kind": "tool_usage",
+         **_tool_usage("t", "at_least", "1", ("a", "equals", "[" * 5000 + "]" * 5000))},
     )
     assert response.status_code == 200
     assert "is nested more than 32 levels deep" in response.content.decode()
@@ -318,8 +293,8 @@ def test_nul_characters_and_deep_json_in_a_config_are_field_errors(client, membe
 def test_a_config_number_over_its_bound_is_an_inline_error(login, member, agent):
     response = login(member).post(
         reverse("checks:check-create", args=[agent.pk]),
-        {"name": "Looked up", "kind": "tool_usage", "cfg-tool": "lookup_order", "cfg-mode": "at_least",
-         "cfg-count": "1" + "0" * 30, "cfg-inputs-count": "0"},
+        {"name": "Looked up", "kind": "tool_usage",
+         **_tool_usage("lookup_order", "at_least", "1" + "0" * 30)},
     )
     assert response.status_code == 200
     assert "must be at most 1,000" in response.content.decode()

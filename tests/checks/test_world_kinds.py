@@ -9,16 +9,7 @@ import pytest
 from checks.kinds import ConfigError, Evidence, Outcome, evaluate, validate_config
 from checks.kinds.evidence import parse_trace
 from checks.kinds.state import NO_WORLD
-
-
-@dataclass
-class Answer:
-    passed: bool
-    expected: str
-    actual: str
-    explanation: str
-    evidence: tuple[int, ...] = ()
-    events: tuple[int, ...] = ()
+from worlds.engine.results import StateResult
 
 
 @dataclass
@@ -37,7 +28,7 @@ class Entry:
 class FakeWorld:
     trace: list = field(default_factory=list)
     asked: list = field(default_factory=list)
-    answer: Answer | None = None
+    answer: StateResult | None = None
 
     def state_check(self, name, spec, *, written=False):
         assert written, "a library check's refs are as the user wrote them"
@@ -54,7 +45,8 @@ def test_state_without_a_world_is_indeterminate():
 
 @pytest.mark.parametrize("passed, outcome", [(True, Outcome.PASS), (False, Outcome.FAIL)])
 def test_state_asks_the_world(passed, outcome):
-    world = FakeWorld(answer=Answer(passed, "a reply", "none", "Expected a reply; found none.", (3,), (7,)))
+    answer = StateResult(passed, "a reply", "none", "Expected a reply; found none.", (3,), (7,))
+    world = FakeWorld(answer=answer)
     config = validate_config("state", {"datadog.monitor": "$datadog_orders", "is": "OK"})
     verdict = evaluate("state", config, Evidence(output="", world=world))
     assert verdict.outcome is outcome
@@ -68,7 +60,7 @@ def test_state_asks_the_world(passed, outcome):
 
 
 def test_state_passes_the_selector_and_the_fields_beside_it():
-    world = FakeWorld(answer=Answer(True, "x", "x", "x"))
+    world = FakeWorld(answer=StateResult(True, "x", "x", "x"))
     config = validate_config("state", {"slack.message": {"channel": "$c"}, "count_gte": 2})
     evaluate("state", config, Evidence(output="", world=world))
     assert world.asked == [("slack.message", {"channel": "$c", "count_gte": 2})]

@@ -72,16 +72,30 @@ def test_task_list_filters_and_htmx_fragment(client, member, agent, django_captu
     assert body.lstrip().startswith('<div id="task-results">') and "<html" not in body
 
 
+def _task_list_in_8_queries(client, member, agent, n, assert_num_queries, capture, params):
+    """The task list (with `params`) over `n` tasks, asserting its query count; the response."""
+    ingest(agent, member, [task_item(i) for i in range(n)], capture)
+    client.force_login(member)
+    # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
+    with assert_num_queries(8):
+        response = client.get(reverse("monitors:task-list"), params)
+    assert response.status_code == 200
+    return response
+
+
 @pytest.mark.parametrize("n", [1, 60])
 def test_task_list_queries_do_not_grow(
     client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
-    ingest(agent, member, [task_item(i) for i in range(n)], django_capture_on_commit_callbacks)
-    client.force_login(member)
-    # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
-    with django_assert_num_queries(8):
-        response = client.get(reverse("monitors:task-list"), {"has_failures": "no"})
-    assert response.status_code == 200
+    _task_list_in_8_queries(
+        client,
+        member,
+        agent,
+        n,
+        django_assert_num_queries,
+        django_capture_on_commit_callbacks,
+        {"has_failures": "no"},
+    )
 
 
 def test_transcript_payloads_render_inert(client, member, agent, checks, django_capture_on_commit_callbacks):
@@ -541,9 +555,13 @@ def test_task_list_search_matches_external_id_and_output(
 def test_sorted_and_searched_task_list_queries_do_not_grow(
     client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
-    ingest(agent, member, [task_item(i) for i in range(n)], django_capture_on_commit_callbacks)
-    client.force_login(member)
-    # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
-    with django_assert_num_queries(8):
-        response = client.get(reverse("monitors:task-list"), {"sort": "-agent", "q": "answer"})
-    assert response.status_code == 200 and len(_listed_ids(response.content.decode())) == min(n, 50)
+    response = _task_list_in_8_queries(
+        client,
+        member,
+        agent,
+        n,
+        django_assert_num_queries,
+        django_capture_on_commit_callbacks,
+        {"sort": "-agent", "q": "answer"},
+    )
+    assert len(_listed_ids(response.content.decode())) == min(n, 50)

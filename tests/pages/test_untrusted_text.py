@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from checks.services import create_check, create_test, create_test_set
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -99,29 +99,18 @@ def test_other_pages_showing_these_names_are_inert(login, member, hostile_run, l
 
 
 def test_task_transcript_is_inert(login, member, live_agent):
-    from monitors.services import ingest_tasks
-
-    ingest_tasks(
-        agent=live_agent,
-        by=member,
-        items=[
-            {
-                "external_id": "hostile-1",
-                "completed_at": timezone.now().isoformat(),
-                "messages": [
-                    {"role": "user", "content": SCRIPT},
-                    {"role": "assistant", "content": IMG},
-                    {"role": "tool", "content": SVG},
-                ],
-                "output": FAKE["output"],
-                "tool_calls": FAKE["tool_calls"],
-                "trace": FAKE["trace"],
-            }
+    task = factories.task(
+        live_agent,
+        member,
+        messages=[
+            {"role": "user", "content": SCRIPT},
+            {"role": "assistant", "content": IMG},
+            {"role": "tool", "content": SVG},
         ],
+        output=FAKE["output"],
+        tool_calls=FAKE["tool_calls"],
+        trace=FAKE["trace"],
     )
-    from monitors.models import Task
-
-    task = Task.objects.get(external_id="hostile-1")
     client = login(member)
     for url in (reverse("monitors:task-list"), reverse("monitors:task-detail", args=[task.pk])):
         html = client.get(url).content.decode()

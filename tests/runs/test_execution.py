@@ -164,22 +164,27 @@ def test_recover_runs_command_reports_and_drains(make_test, member, fake):
     assert run.status == "completed"
 
 
-def test_transient_database_errors_do_not_lose_results(make_test, member, fake, monkeypatch):
+def _locked(times: int, real):
+    """`real`, its first `times` calls failing as a busy database fails them."""
     import functools
 
     from django.db import OperationalError
 
-    real = queue.record_sample_results
-    failures = {"left": 4}  # more than one call's own retries: the drain keeps the batch and tries again
+    left = [times]
 
     @functools.wraps(real)
-    def flaky(items):
-        if failures["left"]:
-            failures["left"] -= 1
+    def flaky(*args):
+        if left[0]:
+            left[0] -= 1
             raise OperationalError("database is locked")
-        return real(items)
+        return real(*args)
 
-    monkeypatch.setattr(queue, "record_sample_results", flaky)
+    return flaky
+
+
+def test_transient_database_errors_do_not_lose_results(make_test, member, fake, monkeypatch):
+    # more than one call's own retries: the drain keeps the batch and tries again
+    monkeypatch.setattr(queue, "record_sample_results", _locked(4, queue.record_sample_results))
     run = services.launch_run(test=make_test(scenarios=[ORDER], samples=3), by=member)
     report = drain(idle_ms=0)
     run.refresh_from_db()
@@ -193,19 +198,9 @@ def test_finished_samples_keep_their_leases_while_their_write_is_retried(
 ):
     import functools
 
-    from django.db import OperationalError
-
     settings.EVALCONSOLE_SAMPLE_LEASE_S = 1  # renewals every 0.33 s: several while the write fails
-    real_record, real_renew = queue.record_sample_results, queue.renew_leases
-    failures = {"left": 6}
+    real_renew = queue.renew_leases
     renewed: list[set[int]] = []
-
-    @functools.wraps(real_record)
-    def flaky(items):
-        if failures["left"]:
-            failures["left"] -= 1
-            raise OperationalError("database is locked")
-        return real_record(items)
 
     @functools.wraps(real_renew)
     def spy(samples):
@@ -213,7 +208,7 @@ def test_finished_samples_keep_their_leases_while_their_write_is_retried(
         renewed.append(held)
         return held
 
-    monkeypatch.setattr(queue, "record_sample_results", flaky)
+    monkeypatch.setattr(queue, "record_sample_results", _locked(6, queue.record_sample_results))
     monkeypatch.setattr(queue, "renew_leases", spy)
     run = services.launch_run(test=make_test(scenarios=[ORDER]), by=member)
     report = drain(idle_ms=0)

@@ -10,6 +10,7 @@ from django.urls import reverse
 from checks.services import create_check, create_test, create_test_set, edit_check
 from runs import queue, services
 from runs.models import CheckResult, Run, RunCheck, Sample
+from tests import factories
 from tests.support.page_fixtures import live_agent, login, order_test, run_now  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -35,17 +36,15 @@ def finish(run: Run, outcomes: list[str], *, check_outcome=None, details=None, l
         )
         if outcome == "error":
             continue
-        for rc in run_checks:
-            CheckResult.objects.create(
-                sample=sample,
-                check_version=rc.check_version,
-                required=rc.required,
-                outcome=check_outcome or outcome,
-                expected="the output to include EC-1042",
-                actual=f"it was not found in sample {index}",
-                explanation=f"Expected EC-1042 in sample {index}.",
-                details=details or {},
-            )
+        factories.check_results(
+            sample,
+            run_checks,
+            outcome=check_outcome or outcome,
+            expected="the output to include EC-1042",
+            actual=f"it was not found in sample {index}",
+            explanation=f"Expected EC-1042 in sample {index}.",
+            details=details or {},
+        )
     queue.finalise_run(run=run)
     run.refresh_from_db()
     return run

@@ -13,30 +13,14 @@ from runs import services as runs
 from runs.execution import drain
 from runs.models import RunScene, Sample
 from tests import factories
+from tests.support.scenes import support_question
 from tests.support.world_agent import WorldAgent
 from worlds import services as worlds
 from worlds.models import World
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCENE = """\
-scene: export-question
-task: "A customer asked in #support. Answer her in the thread."
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "My CSV export never arrives." }
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
-  - id: read_first
-    trace: { called: "POST /api/conversations.history" }
-"""
+SCENE = support_question()
 
 
 @pytest.fixture

@@ -30,6 +30,26 @@ def _scenario(name: str, **fake) -> dict:
     return {"name": name, "input": ORDER, "metadata": {"fake": fake}}
 
 
+def _two_done_while_running(
+    make_test, member, agent, *, slow: int, delay_ms: int, running, message: str
+) -> Run:
+    """A run of `slow` slow scenarios, 2 samples each, on `agent` capped at 2 calls at a time, once two
+    samples are done and `running` (the running samples' queryset) holds."""
+    agent.max_concurrency = 2
+    agent.save()
+    test = make_test(scenarios=[_scenario(f"slow {i}", delay_ms=delay_ms) for i in range(slow)], samples=2)
+    run = services.launch_run(test=test, by=member)
+    wait_for(
+        lambda: (
+            Run.objects.get(pk=run.pk).done_samples >= 2
+            and running(Sample.objects.filter(run=run, status="running"))
+        ),
+        timeout=20,
+        message=message,
+    )
+    return run
+
+
 def _one_result_per_sample_and_check(run: Run) -> None:
     checks = run.run_checks.count()
     per_pair = (
@@ -131,16 +151,13 @@ def test_sigkilled_worker_loses_nothing_and_repeats_nothing(
 ):
     env = {"EVALCONSOLE_SAMPLE_LEASE_S": "2"}
     first = qcluster_factory(env=env)
-    live_agent.max_concurrency = 2
-    live_agent.save()
-    test = make_test(scenarios=[_scenario(f"slow {i}", delay_ms=700) for i in range(5)], samples=2)
-    run = services.launch_run(test=test, by=member)
-    wait_for(
-        lambda: (
-            Run.objects.get(pk=run.pk).done_samples >= 2
-            and Sample.objects.filter(run=run, status="running").exists()
-        ),
-        timeout=20,
+    run = _two_done_while_running(
+        make_test,
+        member,
+        live_agent,
+        slow=5,
+        delay_ms=700,
+        running=lambda samples: samples.exists(),
         message="two samples done and more running",
     )
     first.kill()  # mid-run: two samples are being called, the rest are queued
@@ -182,16 +199,14 @@ def test_a_killed_workers_agent_is_called_again_within_seconds(
 ):
     # Default lease settings: the stall measured here is what a deployment sees after a kill -9.
     first = qcluster_factory()
-    live_agent.max_concurrency = 2  # the dead worker's two leases would hold the whole cap
-    live_agent.save()
-    test = make_test(scenarios=[_scenario(f"slow {i}", delay_ms=1000) for i in range(4)], samples=2)
-    run = services.launch_run(test=test, by=member)
-    wait_for(
-        lambda: (
-            Run.objects.get(pk=run.pk).done_samples >= 2
-            and Sample.objects.filter(run=run, status="running").count() == 2
-        ),
-        timeout=20,
+    # at most 2 calls at a time: the dead worker's two leases would hold the whole cap
+    run = _two_done_while_running(
+        make_test,
+        member,
+        live_agent,
+        slow=4,
+        delay_ms=1000,
+        running=lambda samples: samples.count() == 2,
         message="two samples done and two running",
     )
     first.kill()  # SIGKILL the process group mid-call: two leases are held by a dead worker

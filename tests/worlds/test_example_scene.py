@@ -2,6 +2,7 @@
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from tests.support.scenes import REFERENCE_GITHUB_CHECKS, REFERENCE_TRACE_CHECKS
 from worlds.engine import load_scene
 
 EXAMPLE = Path(__file__).parent / "scenes" / "example.yaml"
@@ -63,21 +64,10 @@ def test_the_same_scene_as_json_loads_the_same():
     }
 
 
-REFERENCE_CHECKS = """\
-  - id: filed
-    trace: { called: "POST /repos/acme/orders/issues" }
-  - id: posted
-    trace: { called: "* /api/chat.postMessage" }
-  - id: read_before_write
-    trace: { called: ["GET /repos/acme/orders/issues/13", "POST /repos/acme/orders/issues/13/comments"] }
-  - id: no_crm_writes
-    trace: { not_called: ["POST /crm/*", "PATCH /crm/*", "DELETE /crm/*"] }
-  - id: runbook_updated
-    state: { github.file_at: [$github_orders, main, docs/runbook.md], contains: "verified health check" }
-  - id: pr_merged
-    state: { github.pull: { pull: $github_runbook_pr, merged: true } }
-  - id: issue_filed
-    state: { github.issue: { repo: $github_orders, body_contains: [CSV, export], labels: [bug], state: open, count: 1 } }
+REFERENCE_CHECKS = (
+    REFERENCE_TRACE_CHECKS
+    + REFERENCE_GITHUB_CHECKS
+    + """\
   - id: monitor_ok
     state: { datadog.monitor: $datadog_orders, is: OK }
   - id: muted_briefly
@@ -97,6 +87,7 @@ REFERENCE_CHECKS = """\
   - id: helpful_reply
     judge: "The reply tells the customer where to find the CSV export and that it can take two minutes to appear."
 """
+)
 
 
 def test_the_references_check_examples_validate_in_the_example_world():

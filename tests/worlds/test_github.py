@@ -10,12 +10,14 @@ import github
 import httpx
 import pytest
 
+from tests.support.scenes import REFERENCE_GITHUB_CHECKS
 from worlds.engine import load_scene
 from worlds.engine.http import Request
 from worlds.engine.serve import WorldServer
 from worlds.engine.world import World
 
-SCENE = """
+SCENE = (
+    """
 scene: github-runbook
 task: Merge the runbook fix and file a bug about CSV exports.
 world:
@@ -50,13 +52,9 @@ world:
                          author: $gh_ben, assignees: [$gh_ben], body: "Since Monday.",
                          comments: [{ from: $gh_ben, body: "Looking.", at: -1h }] }
 checks:
-  - id: runbook_updated
-    state: { github.file_at: [$github_orders, main, docs/runbook.md], contains: "verified health check" }
-  - id: pr_merged
-    state: { github.pull: { pull: $github_runbook_pr, merged: true } }
-  - id: issue_filed
-    state: { github.issue: { repo: $github_orders, body_contains: [CSV, export], labels: [bug], state: open,
-                             count: 1 } }
+"""
+    + REFERENCE_GITHUB_CHECKS
+    + """\
   - id: back_to_base
     state: { github.production: { repo: $github_orders, commit: $c_base } }
   - id: carol_writes
@@ -68,6 +66,7 @@ checks:
   - id: filed
     trace: { called: "POST /repos/acme/orders/issues" }
 """
+)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from slack_sdk.errors import SlackApiError
 
 from checks.kinds import Evidence, Outcome, validate_config
 from checks.kinds import evaluate as evaluate_kind
+from tests.support.scenes import REFERENCE_GITHUB_CHECKS, REFERENCE_TRACE_CHECKS
 from worlds.engine import load_scene
 from worlds.engine.evaluate import evaluate
 from worlds.engine.serve import WorldServer
@@ -27,7 +28,8 @@ from worlds.engine.world import World
 
 # The reference's worlds (WORLDS.md "The scene file"), cut to what its examples read, with the
 # reference's examples as checks, word for word, plus three about calls that did not work.
-SCENE = """
+SCENE = (
+    """
 scene: reference-examples
 task: Answer the customer, file the bug, merge the runbook fix.
 world:
@@ -69,21 +71,10 @@ checks:
   - id: answered
     state:
       slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question }
-  - id: filed
-    trace: { called: "POST /repos/acme/orders/issues" }
-  - id: posted
-    trace: { called: "* /api/chat.postMessage" }
-  - id: read_before_write
-    trace: { called: ["GET /repos/acme/orders/issues/13", "POST /repos/acme/orders/issues/13/comments"] }
-  - id: no_crm_writes
-    trace: { not_called: ["POST /crm/*", "PATCH /crm/*", "DELETE /crm/*"] }
-  - id: runbook_updated
-    state: { github.file_at: [$github_orders, main, docs/runbook.md], contains: "verified health check" }
-  - id: pr_merged
-    state: { github.pull: { pull: $github_runbook_pr, merged: true } }
-  - id: issue_filed
-    state: { github.issue: { repo: $github_orders, body_contains: [CSV, export], labels: [bug], state: open,
-                             count: 1 } }
+"""
+    + REFERENCE_TRACE_CHECKS
+    + REFERENCE_GITHUB_CHECKS
+    + """\
   - id: pinned
     trace: { called: "* /api/pins.add" }
   - id: viewer_read
@@ -91,6 +82,7 @@ checks:
   - id: anything_worked
     trace: { called: "*" }
 """
+)
 
 
 @dataclass

@@ -9,21 +9,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.support.page_fixtures import login  # noqa: F401
+from tests.support.scenes import crm_lookup
 from worlds import services
 from worlds.models import Scene
 
 pytestmark = pytest.mark.django_db
 
-GOOD = """\
-scene: crm-lookup
-description: Find the customer's plan.
-task: Look the customer up.
-world:
-  tools: { crm: {} }
-checks:
-  - id: looked_up
-    trace: { called: "GET /crm/customers/*" }
-"""
+GOOD = crm_lookup(description="Find the customer's plan.")
+# BAD's unknown field (shape) stands on line 9
 BAD = GOOD.replace('trace: { called: "GET /crm/customers/*" }', "trace: { called: 5 }\n    shape: round")
 
 

@@ -7,24 +7,14 @@ import pytest
 from core.crypto import decrypt_json
 from core.errors import PermissionDenied
 from tests import factories
+from tests.support.scenes import crm_lookup
 from worlds import services
 from worlds.engine.http import Request
 from worlds.models import Scene, SceneVersion, World
 
 pytestmark = pytest.mark.django_db
 
-CRM = """\
-scene: crm-lookup
-task: Look the customer up.
-world:
-  tools:
-    crm:
-      answers:
-        "GET /crm/customers/*": { status: 200, body: { plan: pro } }
-checks:
-  - id: looked_up
-    trace: { called: "GET /crm/customers/*" }
-"""
+CRM = crm_lookup(answers=True)
 
 BROKEN = """\
 scene: broken

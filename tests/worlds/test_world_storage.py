@@ -9,28 +9,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests import factories
+from tests.support.scenes import support_question
 from worlds import services
 from worlds.engine.http import Request
 from worlds.models import World, WorldEntry, WorldToolState
 
 pytestmark = pytest.mark.django_db
 
-SCENE = """\
-scene: storage
-task: Answer in #support.
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "Where is my export?" }
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot } }
-"""
+SCENE = support_question(
+    "Where is my export?", scene="storage", task="Answer in #support.", in_thread=False, read_first=False
+)
 
 
 @pytest.fixture

@@ -190,6 +190,13 @@ class _Build:
     def add(self, path: str, message: str) -> None:
         self.problems.add(path, message)
 
+    def object_of(self, what: str, raw: Any, path: str) -> bool:
+        """Whether ``raw`` is an object (of ``what``); otherwise a problem on ``path`` says so."""
+        if isinstance(raw, dict):
+            return True
+        self.add(path, f"must be an object of {what}, not {json_type(raw)}")
+        return False
+
     # -- pass 1: every declared name --------------------------------------------------------------
     def declare(self, ref: str, kind: str, tool: str, path: str) -> None:
         earlier = self.ns.declare(ref, kind, tool, path)
@@ -302,8 +309,7 @@ class _Build:
         others: dict[str, OtherTool] = {}
         if raw is None:
             return world, others
-        if not isinstance(raw, dict):
-            self.add("world", f"must be an object of tools, not {json_type(raw)}")
+        if not self.object_of("tools", raw, "world"):
             return world, others
         for tool_name, collections in raw.items():
             path = join_path("world", tool_name)
@@ -315,8 +321,7 @@ class _Build:
             except UnknownTool as exc:
                 self.add(path, f"{exc.message}; declare other tools under world.tools")
                 continue
-            if not isinstance(collections, dict):
-                self.add(path, f"must be an object of record maps, not {json_type(collections)}")
+            if not self.object_of("record maps", collections, path):
                 continue
             world[tool_name] = self.tool(tool, collections, path, records)
         return world, others
@@ -331,8 +336,7 @@ class _Build:
                 allowed = ", ".join(r.collection for r in tool.records)
                 self.add(cpath, f"unknown record kind for {tool.name}; allowed: {allowed}")
                 continue
-            if not isinstance(raw_records, dict):
-                self.add(cpath, f"must be an object of records by ref, not {json_type(raw_records)}")
+            if not self.object_of("records by ref", raw_records, cpath):
                 continue
             out[coll] = {}
             for ref, raw in raw_records.items():
@@ -383,8 +387,7 @@ class _Build:
         return record
 
     def other_tools(self, raw: Any, path: str) -> dict[str, OtherTool]:
-        if not isinstance(raw, dict):
-            self.add(path, f"must be an object of other tools by name, not {json_type(raw)}")
+        if not self.object_of("other tools by name", raw, path):
             return {}
         out = {}
         for name, spec in raw.items():
@@ -418,8 +421,7 @@ class _Build:
     def people(self, raw: Any) -> dict[str, Person]:
         if raw is None:
             return {}
-        if not isinstance(raw, dict):
-            self.add("people", f"must be an object of people by ref, not {json_type(raw)}")
+        if not self.object_of("people by ref", raw, "people"):
             return {}
         out = {}
         for ref, spec in raw.items():
@@ -518,8 +520,7 @@ class _Build:
     def effects(self, raw: Any, path: str) -> dict[str, dict[str, Any]]:
         if raw is None:
             return {}
-        if not isinstance(raw, dict):
-            self.add(path, f"must be an object of effects, not {json_type(raw)}")
+        if not self.object_of("effects", raw, path):
             return {}
         out = {}
         for name, spec in raw.items():

@@ -162,7 +162,22 @@ def _invalid(resource: str, field: str, code: str = "missing_field", message: st
     return _error(422, "Validation Failed", errors=[error])
 
 
+def _custom(resource: str, message: str) -> Response:
+    error = {"resource": resource, "code": "custom", "message": message}
+    return _error(422, "Validation Failed", errors=[error])
+
+
 NOT_FOUND = ("Not Found",)
+WRITE_DENIED = "Resource not accessible by personal access token"
+
+
+class _Refused(Exception):
+    """A handler's early answer (a 404 lookup, a 403 access check) raised by a helper;
+    :meth:`GitHubSimulator.call` returns it."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status)
+        self.response = response
 
 
 class GitHubSimulator(Simulator):
@@ -443,6 +458,12 @@ class GitHubSimulator(Simulator):
             }
 
     # -- plumbing ---------------------------------------------------------------------------------
+    def call(self, request: Request) -> Response:
+        try:
+            return super().call(request)
+        except _Refused as refused:
+            return refused.response
+
     def authenticate(self, request: Request) -> Response | None:
         header = request.header("authorization") or ""
         scheme, _, given = header.partition(" ")
@@ -499,6 +520,44 @@ class GitHubSimulator(Simulator):
 
     def _can(self, repo: dict[str, Any], level: str) -> bool:
         return RANK[self._access(repo, self.state["bot"])] >= RANK[level]
+
+    def _found(self, owner: str, repo: str) -> dict[str, Any]:
+        """The repo the agent can see; otherwise GitHub's 404 is raised."""
+        found = self._repo(owner, repo)
+        if found is None:
+            raise _Refused(_error(404, "Not Found"))
+        return found
+
+    def _require(self, repo: dict[str, Any], level: str = "write", message: str = WRITE_DENIED) -> None:
+        """GitHub's 403 is raised unless the agent has ``level`` access to ``repo``."""
+        if not self._can(repo, level):
+            raise _Refused(_error(403, message))
+
+    def _write_body(
+        self, request: Request, repo: dict[str, Any], level: str = "write", message: str = WRITE_DENIED
+    ) -> dict[str, Any]:
+        """The body of a call that changes ``repo``: parsed first (a bad body is a 400 before a 403)."""
+        body = self._body(request)
+        self._require(repo, level, message)
+        return body
+
+    def _set_branch(self, repo: dict[str, Any], name: str, sha: str | None) -> None:
+        """Point branch ``name`` at ``sha`` (None deletes it), noting the call that moved it."""
+        if sha is None:
+            del repo["branches"][name]
+        else:
+            repo["branches"][name] = sha
+        repo["branch_seqs"][name] = self.world.current_seq
+
+    @staticmethod
+    def _permissions(access: str) -> dict[str, bool]:
+        return {
+            "admin": access == "admin",
+            "maintain": access == "admin",
+            "push": RANK[access] >= 2,
+            "triage": RANK[access] >= 1,
+            "pull": RANK[access] >= 1,
+        }
 
     def _user(self, request: Request, login: str | None) -> dict[str, Any] | None:
         if not login:
@@ -560,6 +619,16 @@ class GitHubSimulator(Simulator):
                 return found[0]
         return None
 
+    @staticmethod
+    def _parent_tree(repo: dict[str, Any], commit: dict[str, Any]) -> dict[str, str]:
+        """The tree of a commit's first parent (empty for a root commit)."""
+        return repo["commits"][commit["parents"][0]]["tree"] if commit["parents"] else {}
+
+    def _changes(self, repo: dict[str, Any], sha: str, path: str) -> bool:
+        """Whether commit ``sha`` changed the file at ``path`` against its first parent."""
+        c = repo["commits"][sha]
+        return self._parent_tree(repo, c).get(path) != c["tree"].get(path)
+
     def _touch(self, record: dict[str, Any]) -> None:
         seq = self.world.current_seq
         if seq is not None and seq not in record.setdefault("seqs", []):
@@ -594,13 +663,7 @@ class GitHubSimulator(Simulator):
             "has_issues": True,
             "archived": False,
             "disabled": False,
-            "permissions": {
-                "admin": access == "admin",
-                "maintain": access == "admin",
-                "push": RANK[access] >= 2,
-                "triage": RANK[access] >= 1,
-                "pull": RANK[access] >= 1,
-            },
+            "permissions": self._permissions(access),
         }
 
     def _commit_json(self, request: Request, repo: dict[str, Any], sha: str, *, files: bool = False) -> dict:
@@ -638,7 +701,7 @@ class GitHubSimulator(Simulator):
             ],
         }
         if files:
-            before = repo["commits"][c["parents"][0]]["tree"] if c["parents"] else {}
+            before = self._parent_tree(repo, c)
             changed = []
             for path in sorted(set(before) | set(c["tree"])):
                 old, new = before.get(path), c["tree"].get(path)
@@ -894,15 +957,11 @@ class GitHubSimulator(Simulator):
 
     # -- repos, contents, branches, refs, commits -------------------------------------------------
     def get_repo(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         return Response(200, self._repo_json(request, found))
 
     def get_contents(self, request: Request, owner: str, repo: str, path: str = "") -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         ref = request.arg("ref") or found["default_branch"]
         sha = self._resolve(found, ref)
         if sha is None:
@@ -931,12 +990,8 @@ class GitHubSimulator(Simulator):
         return Response(200, listing)
 
     def put_contents(self, request: Request, owner: str, repo: str, path: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
-        body = self._body(request)
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        found = self._found(owner, repo)
+        body = self._write_body(request, found)
         path = path.strip("/")
         if not isinstance(body.get("message"), str):
             return _invalid("Content", "message")
@@ -969,8 +1024,7 @@ class GitHubSimulator(Simulator):
             self.state["bot"],
             seq=self.world.current_seq,
         )
-        found["branches"][branch] = sha
-        found["branch_seqs"][branch] = self.world.current_seq
+        self._set_branch(found, branch, sha)
         status = 200 if path in tree else 201
         commit = self._commit_json(request, found, sha)
         return Response(
@@ -978,9 +1032,7 @@ class GitHubSimulator(Simulator):
         )
 
     def list_branches(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         return self._page(
             request, [self._branch_json(request, found, b, full=False) for b in sorted(found["branches"])]
         )
@@ -992,15 +1044,11 @@ class GitHubSimulator(Simulator):
         return Response(200, self._branch_json(request, found, branch, full=True))
 
     def list_refs(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         return self._page(request, [self._ref_json(request, found, b) for b in sorted(found["branches"])])
 
     def match_refs(self, request: Request, owner: str, repo: str, ref: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         name = ref.removeprefix("heads/")
         if ref.startswith("heads/") and name in found["branches"]:
             return Response(200, self._ref_json(request, found, name))
@@ -1017,12 +1065,8 @@ class GitHubSimulator(Simulator):
         return Response(200, self._ref_json(request, found, name))
 
     def create_ref(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
-        body = self._body(request)
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        found = self._found(owner, repo)
+        body = self._write_body(request, found)
         ref, sha = body.get("ref"), body.get("sha")
         if not isinstance(ref, str) or not ref.startswith("refs/") or ref.count("/") < 2:
             return _error(
@@ -1035,64 +1079,48 @@ class GitHubSimulator(Simulator):
         name = ref.removeprefix("refs/heads/")
         if name in found["branches"]:
             return _error(422, "Reference already exists")
-        found["branches"][name] = sha
-        found["branch_seqs"][name] = self.world.current_seq
+        self._set_branch(found, name, sha)
         return Response(201, self._ref_json(request, found, name))
 
-    def update_ref(self, request: Request, owner: str, repo: str, ref: str) -> Response:
-        found = self._repo(owner, repo)
+    def _branch_ref(self, owner: str, repo: str, ref: str) -> tuple[dict, str]:
+        """The repo and the branch that ``heads/<name>`` names; otherwise GitHub's 404 or 422 is raised."""
+        found = self._found(owner, repo)
         name = ref.removeprefix("heads/")
-        if found is None or name not in found["branches"]:
-            return _error(404, "Not Found") if found is None else _error(422, "Reference does not exist")
-        body = self._body(request)
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        if name not in found["branches"]:
+            raise _Refused(_error(422, "Reference does not exist"))
+        return found, name
+
+    def update_ref(self, request: Request, owner: str, repo: str, ref: str) -> Response:
+        found, name = self._branch_ref(owner, repo, ref)
+        body = self._write_body(request, found)
         sha = body.get("sha")
         if not isinstance(sha, str) or sha not in found["commits"]:
             return _error(422, "Object does not exist")
         if not body.get("force") and not is_ancestor(found["commits"], found["branches"][name], sha):
             return _error(422, "Update is not a fast forward")
-        found["branches"][name] = sha
-        found["branch_seqs"][name] = self.world.current_seq
+        self._set_branch(found, name, sha)
         return Response(200, self._ref_json(request, found, name))
 
     def delete_ref(self, request: Request, owner: str, repo: str, ref: str) -> Response:
-        found = self._repo(owner, repo)
-        name = ref.removeprefix("heads/")
-        if found is None:
-            return _error(404, "Not Found")
-        if name not in found["branches"]:
-            return _error(422, "Reference does not exist")
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
-        del found["branches"][name]
-        found["branch_seqs"][name] = self.world.current_seq
+        found, name = self._branch_ref(owner, repo, ref)
+        self._require(found)
+        self._set_branch(found, name, None)
         return Response(204, None)
 
     def list_commits(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         start = self._resolve(found, request.arg("sha"))
         if start is None:
             return _error(404, f"No commit found for SHA: {request.arg('sha')}")
         shas = ancestors(found["commits"], start)
         path = request.arg("path")
         if path:
-
-            def touched(sha: str) -> bool:
-                c = found["commits"][sha]
-                before = found["commits"][c["parents"][0]]["tree"] if c["parents"] else {}
-                return before.get(path) != c["tree"].get(path)
-
-            shas = [s for s in shas if touched(s)]
+            shas = [s for s in shas if self._changes(found, s, path)]
         shas.sort(key=lambda s: found["commits"][s]["at"], reverse=True)
         return self._page(request, [self._commit_json(request, found, s) for s in shas])
 
     def get_commit(self, request: Request, owner: str, repo: str, sha: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         resolved = self._resolve(found, sha)
         if resolved is None:
             return _error(422, f"No commit found for SHA: {sha}")
@@ -1104,6 +1132,13 @@ class GitHubSimulator(Simulator):
         if found is None:
             return None, None
         return found, found["issues"].get(number.lstrip("0") or number)
+
+    def _found_issue(self, owner: str, repo: str, number: str, *, pull: bool = False) -> tuple[dict, dict]:
+        """The repo and its issue (a pull request when ``pull``); otherwise GitHub's 404 is raised."""
+        found, issue = self._issue(owner, repo, number)
+        if issue is None or (pull and not issue["pull"]):
+            raise _Refused(_error(404, "Not Found"))
+        return found, issue
 
     def _message(
         self, repo: dict, issue: dict, kind: str, login: str, text: str | None, **extra: Any
@@ -1127,18 +1162,23 @@ class GitHubSimulator(Simulator):
             **extra,
         )
 
+    def _issue_event(self, type_: str, repo: dict, issue: dict, kind: str = "", **fields: Any) -> None:
+        """A world event about an issue or pull: its kind, repo and number, ``fields``, the call's seq."""
+        self.world.events.add(
+            type_,
+            self.world.clock.now,
+            tool="github",
+            **({"kind": kind} if kind else {}),
+            repo=repo["ref"],
+            repo_name=repo["full_name"],
+            number=issue["number"],
+            **fields,
+            seq=self.world.current_seq,
+        )
+
     def _labeled(self, repo: dict, issue: dict, labels: list[str]) -> None:
         if labels:
-            self.world.events.add(
-                "issue_labeled",
-                self.world.clock.now,
-                tool="github",
-                repo=repo["ref"],
-                repo_name=repo["full_name"],
-                number=issue["number"],
-                labels=list(labels),
-                seq=self.world.current_seq,
-            )
+            self._issue_event("issue_labeled", repo, issue, labels=list(labels))
 
     def _set_labels(
         self, repo: dict, issue: dict, names: list[str], *, replace: bool
@@ -1156,9 +1196,7 @@ class GitHubSimulator(Simulator):
         return added
 
     def list_issues(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         state = request.arg("state") or "open"
         if state not in ("open", "closed", "all"):
             return _invalid("Issue", "state", "invalid")
@@ -1186,10 +1224,26 @@ class GitHubSimulator(Simulator):
         return self._page(request, [self._issue_json(request, found, i) for i in issues])
 
     def get_issue(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         return Response(200, self._issue_json(request, found, issue))
+
+    def _open_issue(self, repo: dict, title: str, text: str | None, assignees: list[str]) -> dict:
+        """A new open issue by the agent, taking the repo's next number (the caller stores it)."""
+        number = repo["next_number"]
+        repo["next_number"] += 1
+        return self._new_issue(
+            self.world.scene.name,
+            f"{repo['full_name']}#{number}",
+            number,
+            title,
+            text,
+            self.state["bot"],
+            self._now,
+            labels=[],
+            assignees=assignees,
+            state="open",
+            seq=self.world.current_seq,
+        )
 
     def _check_people(self, logins: Any) -> bool:
         return isinstance(logins, list) and all(
@@ -1197,9 +1251,7 @@ class GitHubSimulator(Simulator):
         )
 
     def create_issue(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         body = self._body(request)
         title = body.get("title")
         if not isinstance(title, (str, int)) or not str(title).strip():
@@ -1212,33 +1264,17 @@ class GitHubSimulator(Simulator):
             assignees.append(body["assignee"])
         if not self._check_people(assignees):
             return _invalid("Issue", "assignees", "invalid")
-        number = found["next_number"]
-        found["next_number"] += 1
-        issue = self._new_issue(
-            self.world.scene.name,
-            f"{found['full_name']}#{number}",
-            number,
-            str(title),
-            text,
-            self.state["bot"],
-            self._now,
-            labels=[],
-            assignees=assignees,
-            state="open",
-            seq=self.world.current_seq,
-        )
+        issue = self._open_issue(found, str(title), text, assignees)
         added = self._set_labels(found, issue, list(body.get("labels") or []), replace=False)
         if isinstance(added, Response):
             return added
-        found["issues"][str(number)] = issue
+        found["issues"][str(issue["number"])] = issue
         self._message(found, issue, "issue", self.state["bot"], text)
         self._labeled(found, issue, added)
         return Response(201, self._issue_json(request, found, issue))
 
     def update_issue(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         body = self._body(request)
         if "title" in body and (not isinstance(body["title"], str) or not body["title"].strip()):
             return _invalid("Issue", "title", "invalid")
@@ -1270,102 +1306,71 @@ class GitHubSimulator(Simulator):
             issue["body"] = body["body"]
         self._touch(issue)
         if edited:
-            self.world.events.add(
+            self._issue_event(
                 "message_edited",
-                self.world.clock.now,
-                tool="github",
-                kind="issue",
-                repo=found["ref"],
-                repo_name=found["full_name"],
-                number=issue["number"],
+                found,
+                issue,
+                "issue",
                 pull=bool(issue["pull"]),
                 user=self.state["bot"],
                 text=issue["body"] or "",
-                seq=self.world.current_seq,
             )
         self._labeled(found, issue, added)
         return Response(200, self._issue_json(request, found, issue))
 
     def list_comments(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         return self._page(request, [self._comment_json(request, found, issue, c) for c in issue["comments"]])
 
-    def _comment(
-        self, owner: str, repo: str, comment_id: str
-    ) -> tuple[dict | None, dict | None, dict | None]:
+    def _comment(self, owner: str, repo: str, comment_id: str) -> tuple[dict, dict, dict]:
+        """The repo, issue and comment; otherwise GitHub's 404 is raised."""
         found = self._repo(owner, repo)
         for issue in (found or {}).get("issues", {}).values():
             for comment in issue["comments"]:
                 if str(comment["id"]) == comment_id:
                     return found, issue, comment
-        return found, None, None
+        raise _Refused(_error(404, "Not Found"))
 
     def get_comment(self, request: Request, owner: str, repo: str, id: str) -> Response:
         found, issue, comment = self._comment(owner, repo, id)
-        if comment is None:
-            return _error(404, "Not Found")
         return Response(200, self._comment_json(request, found, issue, comment))
 
     def edit_comment(self, request: Request, owner: str, repo: str, id: str) -> Response:
         found, issue, comment = self._comment(owner, repo, id)
-        if comment is None:
-            return _error(404, "Not Found")
         body = self._body(request)
         if not isinstance(body.get("body"), str) or not body["body"].strip():
             return _invalid("IssueComment", "body")
-        if comment["user"] != self.state["bot"] and not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        if comment["user"] != self.state["bot"]:
+            self._require(found)
         comment["body"] = body["body"]
         self._touch(comment)
-        self.world.events.add(
+        self._issue_event(
             "message_edited",
-            self.world.clock.now,
-            tool="github",
-            kind="comment",
-            repo=found["ref"],
-            repo_name=found["full_name"],
-            number=issue["number"],
+            found,
+            issue,
+            "comment",
             pull=bool(issue["pull"]),
             user=comment["user"],
             text=body["body"],
             comment_id=comment["id"],
-            seq=self.world.current_seq,
         )
         return Response(200, self._comment_json(request, found, issue, comment))
 
     def delete_comment(self, request: Request, owner: str, repo: str, id: str) -> Response:
         found, issue, comment = self._comment(owner, repo, id)
-        if comment is None:
-            return _error(404, "Not Found")
-        if comment["user"] != self.state["bot"] and not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        if comment["user"] != self.state["bot"]:
+            self._require(found)
         issue["comments"].remove(comment)
         self._touch(issue)
-        self.world.events.add(
-            "message_deleted",
-            self.world.clock.now,
-            tool="github",
-            kind="comment",
-            repo=found["ref"],
-            repo_name=found["full_name"],
-            number=issue["number"],
-            comment_id=comment["id"],
-            seq=self.world.current_seq,
-        )
+        self._issue_event("message_deleted", found, issue, "comment", comment_id=comment["id"])
         return Response(204, None)
 
     def list_labels(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         return self._page(request, [self._label_json(request, found, n) for n in sorted(found["labels"])])
 
     def create_comment(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         body = self._body(request)
         if not isinstance(body.get("body"), str) or not body["body"].strip():
             return _invalid("IssueComment", "body")
@@ -1378,15 +1383,11 @@ class GitHubSimulator(Simulator):
         return Response(201, self._comment_json(request, found, issue, comment))
 
     def list_issue_labels(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         return self._page(request, [self._label_json(request, found, n) for n in issue["labels"]])
 
     def add_labels(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         body = request.json()
         if isinstance(body, dict):
             body = body.get("labels")
@@ -1400,9 +1401,7 @@ class GitHubSimulator(Simulator):
         return Response(200, [self._label_json(request, found, n) for n in issue["labels"]])
 
     def remove_label(self, request: Request, owner: str, repo: str, number: str, name: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number)
         match = next((n for n in issue["labels"] if n.casefold() == name.casefold()), None)
         if match is None:
             return _error(404, "Label does not exist")
@@ -1411,9 +1410,7 @@ class GitHubSimulator(Simulator):
         return Response(200, [self._label_json(request, found, n) for n in issue["labels"]])
 
     def list_pulls(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         state = request.arg("state") or "open"
         head, base = request.arg("head"), request.arg("base")
         pulls = [
@@ -1431,31 +1428,17 @@ class GitHubSimulator(Simulator):
         return self._page(request, [self._pull_json(request, found, i) for i in pulls])
 
     def get_pull(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None or not issue["pull"]:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number, pull=True)
         return Response(200, self._pull_json(request, found, issue))
 
     def update_pull(self, request: Request, owner: str, repo: str, number: str) -> Response:
         """Title, body and state as on an issue; ``base`` moves the pull to another branch."""
-        found, issue = self._issue(owner, repo, number)
-        if issue is None or not issue["pull"]:
-            return _error(404, "Not Found")
+        found, issue = self._found_issue(owner, repo, number, pull=True)
         body = self._body(request)
         if "base" in body and body["base"] not in found["branches"]:
             return _invalid("PullRequest", "base", "invalid")
         if body.get("state") == "open" and issue["pull"]["merged"]:
-            return _error(
-                422,
-                "Validation Failed",
-                errors=[
-                    {
-                        "resource": "PullRequest",
-                        "code": "custom",
-                        "message": "A merged pull request cannot be reopened",
-                    }
-                ],
-            )
+            return _custom("PullRequest", "A merged pull request cannot be reopened")
         answer = self.update_issue(request, owner, repo, number)
         if answer.status != 200:
             return answer
@@ -1470,9 +1453,7 @@ class GitHubSimulator(Simulator):
         return Response(204, None)
 
     def create_pull(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         body = self._body(request)
         for name in ("head", "base"):
             if not isinstance(body.get(name), str) or not body[name]:
@@ -1487,49 +1468,15 @@ class GitHubSimulator(Simulator):
         if found["branches"][head] == found["branches"][base] or is_ancestor(
             found["commits"], found["branches"][head], found["branches"][base]
         ):
-            return _error(
-                422,
-                "Validation Failed",
-                errors=[
-                    {
-                        "resource": "PullRequest",
-                        "code": "custom",
-                        "message": f"No commits between {base} and {head}",
-                    }
-                ],
-            )
+            return _custom("PullRequest", f"No commits between {base} and {head}")
         for other in found["issues"].values():
             if (
                 other["pull"]
                 and other["state"] == "open"
                 and (other["pull"]["head"], other["pull"]["base"]) == (head, base)
             ):
-                return _error(
-                    422,
-                    "Validation Failed",
-                    errors=[
-                        {
-                            "resource": "PullRequest",
-                            "code": "custom",
-                            "message": f"A pull request already exists for {owner}:{head}.",
-                        }
-                    ],
-                )
-        number = found["next_number"]
-        found["next_number"] += 1
-        issue = self._new_issue(
-            self.world.scene.name,
-            f"{found['full_name']}#{number}",
-            number,
-            body["title"],
-            body.get("body"),
-            self.state["bot"],
-            self._now,
-            labels=[],
-            assignees=[],
-            state="open",
-            seq=self.world.current_seq,
-        )
+                return _custom("PullRequest", f"A pull request already exists for {owner}:{head}.")
+        issue = self._open_issue(found, body["title"], body.get("body"), [])
         issue["pull"] = {
             "id": self._new_id("pull"),
             "head": head,
@@ -1541,31 +1488,31 @@ class GitHubSimulator(Simulator):
             "merge_commit_sha": None,
             "merge_seq": None,
         }
-        found["issues"][str(number)] = issue
+        found["issues"][str(issue["number"])] = issue
         self._message(found, issue, "pull", self.state["bot"], body.get("body"))
         return Response(201, self._pull_json(request, found, issue))
+
+    @staticmethod
+    def _merge(commits: dict, head: str, base: str) -> dict[str, str]:
+        """The three-way merge of commits ``head`` into ``base``; raises Conflict."""
+        ancestor = merge_base(commits, head, base)
+        return merge_trees(
+            commits[ancestor]["tree"] if ancestor else {}, commits[base]["tree"], commits[head]["tree"]
+        )
 
     def _merge_tree(self, repo: dict, pull: dict) -> dict[str, str] | None:
         """The merged tree, or None on a conflict."""
         head, base = repo["branches"].get(pull["head"]), repo["branches"].get(pull["base"])
         if head is None or base is None:
             return None
-        commits = repo["commits"]
-        ancestor = merge_base(commits, head, base)
         try:
-            return merge_trees(
-                commits[ancestor]["tree"] if ancestor else {}, commits[base]["tree"], commits[head]["tree"]
-            )
+            return self._merge(repo["commits"], head, base)
         except Conflict:
             return None
 
     def merge_pull(self, request: Request, owner: str, repo: str, number: str) -> Response:
-        found, issue = self._issue(owner, repo, number)
-        if issue is None or not issue["pull"]:
-            return _error(404, "Not Found")
-        body = self._body(request)
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        found, issue = self._found_issue(owner, repo, number, pull=True)
+        body = self._write_body(request, found)
         pull = issue["pull"]
         if pull["merged"] or issue["state"] != "open":
             return _error(405, "Pull Request is not mergeable")
@@ -1577,12 +1524,8 @@ class GitHubSimulator(Simulator):
         method = body.get("merge_method") or "merge"
         if method not in ("merge", "squash", "rebase"):
             return _invalid("PullRequest", "merge_method", "invalid")
-        commits = repo_commits = found["commits"]
-        ancestor = merge_base(repo_commits, head, base)
         try:
-            tree = merge_trees(
-                commits[ancestor]["tree"] if ancestor else {}, commits[base]["tree"], commits[head]["tree"]
-            )
+            tree = self._merge(found["commits"], head, base)
         except Conflict as exc:
             return _error(405, "merge conflict", conflicts=exc.paths)
         title = body.get("commit_title") or (
@@ -1601,8 +1544,7 @@ class GitHubSimulator(Simulator):
         sha = self._add_commit(
             found, tree, parents, message, self._now, self.state["bot"], seq=self.world.current_seq
         )
-        found["branches"][pull["base"]] = sha
-        found["branch_seqs"][pull["base"]] = self.world.current_seq
+        self._set_branch(found, pull["base"], sha)
         pull.update(
             {
                 "merged": True,
@@ -1620,36 +1562,22 @@ class GitHubSimulator(Simulator):
 
     # -- collaborators ----------------------------------------------------------------------------
     def list_collaborators(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         out = []
         for login, perm in sorted(found["collaborators"].items()):
             user = self._user(request, login)
-            user["permissions"] = {
-                "admin": perm == "admin",
-                "maintain": perm == "admin",
-                "push": RANK[perm] >= 2,
-                "triage": True,
-                "pull": True,
-            }
+            user["permissions"] = self._permissions(perm)  # a collaborator can at least read
             user["role_name"] = perm
             out.append(user)
         return self._page(request, out)
 
     def check_collaborator(self, request: Request, owner: str, repo: str, login: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         return Response(204, None) if login in found["collaborators"] else Response(404, None)
 
     def add_collaborator(self, request: Request, owner: str, repo: str, login: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
-        body = self._body(request)
-        if not self._can(found, "admin"):
-            return _error(403, "Must have admin rights to Repository.")
+        found = self._found(owner, repo)
+        body = self._write_body(request, found, "admin", "Must have admin rights to Repository.")
         if login not in self.state["users"]:
             return _error(404, "Not Found")
         permission = body.get("permission") or "push"
@@ -1683,40 +1611,34 @@ class GitHubSimulator(Simulator):
         )
 
     def get_permission(self, request: Request, owner: str, repo: str, login: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         if login not in self.state["users"] and not self._is_owner(login):
             return _error(404, "Not Found")
         access = self._access(found, login)
         return Response(200, {"permission": access, "role_name": access, "user": self._user(request, login)})
 
     # -- deployments ------------------------------------------------------------------------------
-    def _deployment(self, repo: dict, deployment_id: str) -> dict | None:
-        return next((d for d in repo["deployments"] if str(d["id"]) == deployment_id), None)
+    def _deployment(self, owner: str, repo: str, deployment_id: str) -> tuple[dict, dict]:
+        """The repo and its deployment; otherwise GitHub's 404 is raised."""
+        found = self._repo(owner, repo)
+        for d in (found or {}).get("deployments", ()):
+            if str(d["id"]) == deployment_id:
+                return found, d
+        raise _Refused(_error(404, "Not Found"))
 
     def list_deployments(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
+        found = self._found(owner, repo)
         filters = {k: request.arg(k) for k in ("sha", "ref", "environment", "task") if request.arg(k)}
         items = [d for d in found["deployments"] if all(str(d.get(k)) == v for k, v in filters.items())]
         return self._page(request, [self._deployment_json(request, found, d) for d in reversed(items)])
 
     def get_deployment(self, request: Request, owner: str, repo: str, id: str) -> Response:
-        found = self._repo(owner, repo)
-        d = self._deployment(found, id) if found else None
-        if d is None:
-            return _error(404, "Not Found")
+        found, d = self._deployment(owner, repo, id)
         return Response(200, self._deployment_json(request, found, d))
 
     def create_deployment(self, request: Request, owner: str, repo: str) -> Response:
-        found = self._repo(owner, repo)
-        if found is None:
-            return _error(404, "Not Found")
-        body = self._body(request)
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        found = self._found(owner, repo)
+        body = self._write_body(request, found)
         ref = body.get("ref")
         if not isinstance(ref, str) or not ref:
             return _invalid("Deployment", "ref")
@@ -1740,20 +1662,12 @@ class GitHubSimulator(Simulator):
         return Response(201, self._deployment_json(request, found, deployment))
 
     def list_statuses(self, request: Request, owner: str, repo: str, id: str) -> Response:
-        found = self._repo(owner, repo)
-        d = self._deployment(found, id) if found else None
-        if d is None:
-            return _error(404, "Not Found")
+        found, d = self._deployment(owner, repo, id)
         return self._page(request, [self._status_json(request, found, d, s) for s in reversed(d["statuses"])])
 
     def create_status(self, request: Request, owner: str, repo: str, id: str) -> Response:
-        found = self._repo(owner, repo)
-        d = self._deployment(found, id) if found else None
-        if d is None:
-            return _error(404, "Not Found")
-        body = self._body(request)
-        if not self._can(found, "write"):
-            return _error(403, "Resource not accessible by personal access token")
+        found, d = self._deployment(owner, repo, id)
+        body = self._write_body(request, found)
         if body.get("state") not in STATUS_STATES:
             return _invalid("DeploymentStatus", "state", "invalid" if "state" in body else "missing_field")
         status = {
@@ -1852,10 +1766,7 @@ class GitHubSimulator(Simulator):
         seqs = []
         for s in ancestors(repo["commits"], sha):
             c = repo["commits"][s]
-            if c["seq"] is None:
-                continue
-            before = repo["commits"][c["parents"][0]]["tree"] if c["parents"] else {}
-            if before.get(path) != c["tree"].get(path):
+            if c["seq"] is not None and self._changes(repo, s, path):
                 seqs.append(c["seq"])
         return self._seqs(seqs)
 
