@@ -10,12 +10,11 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from checks.models import Test
 from tests import factories
 from tests.support.page_fixtures import login  # noqa: F401
+from tests.support.queries import assert_queries_do_not_grow
 from worlds import services
 from worlds.models import Scene
 
@@ -49,16 +48,6 @@ BAD = SLACK.replace(
     '    trace: { called: "POST /api/chat.postMessage" }',
     "    state: { slack.message: { channel: $slak_support } }\n    colour: red",
 )
-
-
-@pytest.fixture
-def agent(team, admin_user):
-    return factories.agent(team, admin_user, name="Support bot")
-
-
-@pytest.fixture
-def test_set(agent, member):
-    return factories.test_set(agent, member, name="Support")
 
 
 def url(test_set) -> str:
@@ -311,14 +300,12 @@ def test_switching_to_scenes_keeps_what_was_typed(login, member, test_set):
 def test_the_builder_in_scene_mode_runs_the_same_queries_for_1_and_6_scenes(login, member, agent, test_set):
     client = login(member)
 
-    def queries() -> int:
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(f"{url(test_set)}?mode=scenes").status_code == 200
-        return len(ctx)
+    def fetch() -> None:
+        assert client.get(f"{url(test_set)}?mode=scenes").status_code == 200
+
+    def five_more() -> None:
+        for i in range(5):
+            services.create_scene(agent=agent, by=member, source=GOOD.replace("crm-lookup", f"s{i}"))
 
     services.create_scene(agent=agent, by=member, source=GOOD)
-    queries()
-    one = queries()
-    for i in range(5):
-        services.create_scene(agent=agent, by=member, source=GOOD.replace("crm-lookup", f"s{i}"))
-    assert queries() == one
+    assert_queries_do_not_grow(fetch, five_more)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from tests.support.page_fixtures import login  # noqa: F401
+from tests.support.queries import assert_queries_do_not_grow
 from tests.support.scenes import crm_lookup
 from worlds import services
 from worlds.models import Scene
@@ -116,14 +115,12 @@ def test_the_scenes_tab_runs_the_same_queries_for_1_and_6_scenes(login, member, 
     client = login(member)
     url = f"/scenes/agents/{agent.pk}/"
 
-    def queries() -> int:
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(url).status_code == 200
-        return len(ctx)
+    def fetch() -> None:
+        assert client.get(url).status_code == 200
+
+    def five_more() -> None:
+        for i in range(5):
+            services.create_scene(agent=agent, by=member, source=GOOD.replace("crm-lookup", f"s{i}"))
 
     services.create_scene(agent=agent, by=member, source=GOOD)
-    queries()
-    one = queries()
-    for i in range(5):
-        services.create_scene(agent=agent, by=member, source=GOOD.replace("crm-lookup", f"s{i}"))
-    assert queries() == one
+    assert_queries_do_not_grow(fetch, five_more)
