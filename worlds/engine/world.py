@@ -75,6 +75,10 @@ class World:
         # Called after every agent call with (world, trace entry): people and faults hook in here.
         self.reactors: list[Callable[[World, TraceEntry], None]] = []
         self._simulators: dict[str, Simulator] = {}
+        # The tools whose simulator was handed out (so whose state may have changed) since the owner
+        # last cleared it: a tool's state is reached only through simulator(), so a store that keeps
+        # the states apart (the console) compares only these with what it stored.
+        self.touched: set[str] = set()
 
     # -- building ---------------------------------------------------------------------------------
     @classmethod
@@ -141,6 +145,7 @@ class World:
     # -- the tools ----------------------------------------------------------------------------------
     def simulator(self, tool: str) -> Simulator | None:
         """The simulator answering ``tool`` in this world; None when the scene has no such tool."""
+        self.touched.add(tool)
         if tool in self._simulators:
             return self._simulators[tool]
         sim: Simulator | None = None
