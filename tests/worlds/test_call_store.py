@@ -218,3 +218,26 @@ def test_a_call_touches_only_the_tools_whose_state_it_may_change():
         assert changed <= world.touched, (target, changed, world.touched)
         assert tool in world.touched or tool not in world.states
         assert world.ids == ids_before or tool in world.touched
+
+
+def _scenes():
+    from bench.worlds.bench_worlds import scene_text
+
+    yield load_scene((Path(__file__).parent / "scenes" / "example.yaml").read_text(), "example.yaml")
+    yield load_scene(scene_text(), "bench.json")
+
+
+@pytest.mark.parametrize("scene", list(_scenes()), ids=["example", "bench-200"])
+def test_a_world_built_from_the_scenes_first_build_equals_one_built_afresh(scene):
+    """World.build copies what the simulators built for the scene's first world: the states, ids,
+    seed and clock must be those of a world built afresh, and no two worlds share a state."""
+    first, second = EngineWorld.build(scene), EngineWorld.build(scene)
+    fresh = EngineWorld.build(scene, cached=False)
+    for world in (first, second):
+        head, expected = world.head(), fresh.head()
+        assert head.pop("id") != expected.pop("id")
+        assert head == expected
+        assert world.states == fresh.states and world.seed == fresh.seed and world.ids == fresh.ids
+        assert world.credentials != fresh.credentials
+    second.states["slack"]["channels"].clear()
+    assert first.states == fresh.states and second.seed == fresh.seed, "every world has its own copy"
