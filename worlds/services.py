@@ -460,30 +460,7 @@ def _parts_stored(live: _Live) -> bool:
 def _store_call(world_id: str, live: _Live, before: int) -> bool:
     """Store what the call just answered on ``live`` changed (worlds.callstore): True when stored,
     False when the row had moved on (nothing stored). ``live``'s fingerprints then reflect the row."""
-    world = live.world
-    changed: dict[str, Any] = {}
-    marks: dict[str, bytes] = {}
-    for tool in world.touched:
-        state = world.states.get(tool)
-        if state is None:  # a declared other tool: no state
-            continue
-        mark = _print(state)
-        if mark != live.prints.get(tool):
-            changed[tool], marks[tool] = state, mark
-    ids_mark = _print(world.ids)
-    ended = world.ended is not None
-    write = callstore.CallWrite(
-        world_id=world_id,
-        before=before,
-        calls=world.clock.calls,
-        stamp=secrets.randbits(63) or 1,
-        head=_head(world),
-        entries=_entry_data(live),
-        states=changed,
-        ids=world.ids if ids_mark != live.prints.get(_IDS) else None,
-        ended_at=timezone.now() if ended else None,
-        end_reason=world.ended or "",
-    )
+    write, marks = _call_write(world_id, live, before)
     try:
         won = callstore.store(write)
     except (OperationalError, InterfaceError):
@@ -495,11 +472,45 @@ def _store_call(world_id: str, live: _Live, before: int) -> bool:
         won = callstore.stored(world_id, write.stamp)
         log.warning("worlds: the connection broke while storing a call to %s (stored: %s)", world_id, won)
     if won:
-        live.prints.update(marks)
-        live.prints[_IDS] = ids_mark
-        live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
-        world.touched.clear()
+        _mark_stored(live, marks)
     return won
+
+
+def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.CallWrite, dict[str, bytes]]:
+    """What the calls since ``live`` was stored changed: the tools among those the world handed a
+    simulator out for whose fingerprint moved, the ids if they did, the head and the new entries;
+    and the fingerprints to keep once it is stored."""
+    world = live.world
+    changed: dict[str, Any] = {}
+    marks: dict[str, bytes] = {}
+    for tool in world.touched:
+        state = world.states.get(tool)
+        if state is None:  # a declared other tool: no state
+            continue
+        mark = _print(state)
+        if mark != live.prints.get(tool):
+            changed[tool], marks[tool] = state, mark
+    marks[_IDS] = _print(world.ids)
+    write = callstore.CallWrite(
+        world_id=world_id,
+        before=before,
+        calls=world.clock.calls,
+        stamp=secrets.randbits(63) or 1,
+        head=_head(world),
+        entries=_entry_data(live),
+        states=changed,
+        ids=world.ids if marks[_IDS] != live.prints.get(_IDS) else None,
+        ended_at=timezone.now() if world.ended else None,
+        end_reason=world.ended or "",
+    )
+    return write, marks
+
+
+def _mark_stored(live: _Live, marks: dict[str, bytes]) -> None:
+    world = live.world
+    live.prints.update(marks)
+    live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
+    world.touched.clear()
 
 
 def _entry_data(live: _Live) -> list[tuple[str, int, dict]]:
