@@ -11,7 +11,7 @@ condition failed: another process advanced the world, or it ended).
   inserts nothing), atomic by itself under autocommit: a read is that statement alone. A write adds,
   in the same round trip, BEGIN before it, an UPDATE of each changed tool state conditional on the
   ``stamp`` the head UPDATE just wrote, and COMMIT. Server-side parameters, prepared once per
-  connection.
+  connection (settings.EVALCONSOLE_WORLDS_PREPARE; off behind a pooler that cannot keep them).
 - SQLite: one ``BEGIN IMMEDIATE`` transaction on the raw connection (the sqlite3 module keeps the
   statements prepared): the head UPDATE, then the entries and states only when it matched.
 
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from worlds.models import World, WorldEntry, WorldToolState
@@ -153,11 +154,12 @@ def _store_pg(w: CallWrite) -> bool:
     # the same round trip): should one fail on the client side before it is sent, the pipeline's
     # Sync would otherwise commit the statements before it.
     own = bool(states) and not connection.in_atomic_block
+    prepare = True if settings.EVALCONSOLE_WORLDS_PREPARE else None  # None: the connection's own rule
     with raw.pipeline(), raw.transaction() if own else nullcontext(), psycopg.Cursor(raw) as head:
-        head.execute(head_sql, head_params, prepare=True)
+        head.execute(head_sql, head_params, prepare=prepare)
         for params in states:
             with psycopg.Cursor(raw) as cur:
-                cur.execute(state_sql, params, prepare=True)
+                cur.execute(state_sql, params, prepare=prepare)
     _log(head_sql, started)
     for _ in w.states:
         _log(state_sql, started)
