@@ -52,7 +52,10 @@ def _post(engine, text: str) -> Request:
         "POST",
         "/api/chat.postMessage",
         "",
-        {"Authorization": f"Bearer {engine.credentials['slack']['token']}", "Content-Type": "application/json"},
+        {
+            "Authorization": f"Bearer {engine.credentials['slack']['token']}",
+            "Content-Type": "application/json",
+        },
         json.dumps({"channel": engine.ids["slack_support"], "text": text}).encode(),
     )
 
@@ -69,9 +72,11 @@ def _history(engine) -> Request:
 def _stored(world_id: str) -> tuple[int, list[tuple[str, int]], list[str]]:
     """(calls, the entries' (kind, seq), the texts in the stored Slack state)."""
     calls = World.objects.get(pk=world_id).calls
-    entries = list(WorldEntry.objects.filter(world_id=world_id).order_by("kind", "seq").values_list("kind", "seq"))
+    rows = WorldEntry.objects.filter(world_id=world_id).order_by("kind", "seq")
+    entries = list(rows.values_list("kind", "seq"))
     messages = WorldToolState.objects.get(world_id=world_id, tool="slack").data["messages"]
-    texts = sorted(v for m in (messages.values() if isinstance(messages, dict) else messages) for v in m["versions"])
+    listed = messages.values() if isinstance(messages, dict) else messages
+    texts = sorted(v for m in listed for v in m["versions"])
     return calls, entries, texts
 
 
@@ -108,12 +113,12 @@ def test_a_call_that_fails_before_its_last_statement_is_sent_stores_none_of_it(w
     services.call_world(row.id, "slack", _post(engine, "saved"))
     before = _stored(row.id)
     if connection.vendor == "postgresql":
-        monkeypatch.setattr(callstore, "_pg_state_sql", lambda: 'UPDATE "worlds_worldtoolstate" SET "data" = %s')
+        wrong = 'UPDATE "worlds_worldtoolstate" SET "data" = %s'
+        monkeypatch.setattr(callstore, "_pg_state_sql", lambda: wrong)
     else:
         real = callstore._sqlite_sql
-        monkeypatch.setattr(
-            callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], 'UPDATE "worlds_worldtoolstate" SET "data" = ?')
-        )
+        wrong = 'UPDATE "worlds_worldtoolstate" SET "data" = ?'
+        monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], wrong))
     with pytest.raises(Exception, match="(?i)placeholders|bindings|parameters"):
         services.call_world(row.id, "slack", _post(engine, "lost"))
     monkeypatch.undo()
@@ -194,7 +199,7 @@ def test_a_call_touches_only_the_tools_whose_state_it_may_change():
     scene = load_scene((Path(__file__).parent / "scenes" / "example.yaml").read_text(), "example.yaml")
     world = EngineWorld.build(scene)
     slack = {"Authorization": f"Bearer {world.credentials['slack']['token']}"}
-    gh = {"Authorization": f"token {world.credentials['github']['token']}", "Content-Type": "application/json"}
+    gh = {"Authorization": f"token {world.credentials['github']['token']}"}
     support = world.ids["slack_support"]
     calls = [
         ("slack", "POST", "/api/chat.postMessage", slack, {"channel": support, "text": "hello <@U1>"}),
@@ -213,7 +218,8 @@ def test_a_call_touches_only_the_tools_whose_state_it_may_change():
         ids_before = dict(world.ids)
         world.touched.clear()
         data = json.dumps(body).encode() if body is not None else b""
-        world.call(tool, Request.make(method, path, query, {**headers, "Content-Type": "application/json"}, data))
+        headers = {**headers, "Content-Type": "application/json"}
+        world.call(tool, Request.make(method, path, query, headers, data))
         changed = {t for t, s in world.states.items() if marshal.dumps(s, 0) != before[t]}
         assert changed <= world.touched, (target, changed, world.touched)
         assert tool in world.touched or tool not in world.states
@@ -241,3 +247,62 @@ def test_a_world_built_from_the_scenes_first_build_equals_one_built_afresh(scene
         assert world.credentials != fresh.credentials
     second.states["slack"]["channels"].clear()
     assert first.states == fresh.states and second.seed == fresh.seed, "every world has its own copy"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_calls_racing_from_two_threads_are_each_stored_once_in_order(world):
+    """Two threads (two database connections) calling one world at once: one usually holds the kept
+    world while the other finds none and answers on the row under the lock, so the fast statement's
+    condition and the locked path race for real. Every call is stored once, numbered without gaps."""
+    import threading
+
+    from django.db import connections
+
+    if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:", ":memory:")):
+        pytest.skip("an in-memory SQLite test database locks per table, not as a file does")
+    row, engine = world
+    errors: list[BaseException] = []
+    start = threading.Barrier(2)
+    paths = {"kept": 0, "lost": 0, "locked": 0}
+    real_store, real_locked = services._store_call, services._call_locked
+
+    def store(*args):
+        won = real_store(*args)
+        paths["kept" if won else "lost"] += 1
+        return won
+
+    def locked(*args):
+        paths["locked"] += 1
+        return real_locked(*args)
+
+    def caller(name: str) -> None:
+        try:
+            start.wait()
+            for i in range(15):
+                response = services.call_world(row.id, "slack", _post(engine, f"{name}{i}"))
+                assert response.status == 200 and response.body["ok"] is True
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in "AB"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(services, "_store_call", store)
+        patch.setattr(services, "_call_locked", locked)
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert not errors, errors
+    assert paths["kept"] and paths["locked"], paths  # both paths served calls
+    assert paths["kept"] + paths["locked"] == 30, paths  # a lost store is answered again, locked
+    trace = _trace_texts(row.id)
+    assert [seq for seq, _ in trace] == list(range(1, 31))
+    assert sorted(text for _, text in trace) == sorted(f"{n}{i}" for n in "AB" for i in range(15))
+    for name in "AB":  # each thread's calls in its own order
+        assert [t for _, t in trace if t.startswith(name)] == [f"{name}{i}" for i in range(15)]
+    assert World.objects.get(pk=row.id).calls == 30
+    calls, entries, texts = _stored(row.id)
+    assert len(texts) == len(set(texts))
+    assert {f"{n}{i}" for n in "AB" for i in range(15)} <= set(texts)
