@@ -143,6 +143,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # /worlds/<id>/<tool>/... answered here: a world call needs none of the middleware below
+    "worlds.entry.WorldCallsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -285,6 +287,9 @@ EVALCONSOLE_WORLDS_URL = env_str("EVALCONSOLE_WORLDS_URL", "http://127.0.0.1:800
 EVALCONSOLE_MAX_SCENARIOS = env_int("EVALCONSOLE_MAX_SCENARIOS", 10, minimum=1)
 # Engine worlds each web process keeps between calls (worlds.services; 0: restore on every call).
 EVALCONSOLE_LIVE_WORLDS = env_int("EVALCONSOLE_LIVE_WORLDS", 128, minimum=0)
+# PostgreSQL: prepare the statements that store a world call (worlds.callstore). Turn off behind a
+# pooler that does not keep prepared statements per client (PgBouncer in transaction mode before 1.21).
+EVALCONSOLE_WORLDS_PREPARE = env_bool("EVALCONSOLE_WORLDS_PREPARE", True)
 EVALCONSOLE_MAX_CHECKS = env_int("EVALCONSOLE_MAX_CHECKS", 10, minimum=1)
 EVALCONSOLE_MAX_ADDITIONAL_CHECKS = env_int("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10, minimum=0)
 EVALCONSOLE_MAX_SAMPLES_PER_RUN = env_int("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10, minimum=1)

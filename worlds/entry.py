@@ -4,6 +4,11 @@ No session or token: a world's tools authenticate each call with the world's own
 the tool's own way (a wrong one gets the tool's own refusal, recorded in the trace). An unknown world
 id or tool is 404, a world whose trial has ended 410, a body over the limit 413. The view is thin:
 the call is answered by ``worlds.services.call_world``.
+
+``WorldCallsMiddleware`` (right after SecurityMiddleware in settings.MIDDLEWARE) answers these paths
+itself, before the session, CSRF, auth, messages and team middleware and the URL resolver, none of
+which a world call uses; ``worlds.urls`` routes the same paths to the same view for anything that
+reaches the resolver (a project that leaves the middleware out).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from worlds import services
 from worlds.engine.http import BODY_LIMIT, Request
+
+PREFIX = "/worlds/"
 
 
 @csrf_exempt
@@ -36,3 +43,27 @@ def world_call(request, world_id: str, tool: str, rest: str = ""):
         if name.lower() not in ("content-type", "content-length"):
             answer[name] = value
     return answer
+
+
+def world_target(path: str) -> tuple[str, str, str] | None:
+    """``/worlds/<id>/<tool>/<rest>`` → (id, tool, rest), exactly the paths ``worlds.urls`` routes to
+    :func:`world_call` (the tool's root needs its trailing slash); None for any other path."""
+    if not path.startswith(PREFIX):
+        return None
+    parts = path[len(PREFIX) :].split("/", 2)
+    if len(parts) < 3 or not parts[0] or not parts[1]:
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+class WorldCallsMiddleware:
+    """Answer ``/worlds/...`` with :func:`world_call` straight away; pass everything else on."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        target = world_target(request.path_info)
+        if target is None:
+            return self.get_response(request)
+        return world_call(request, *target)

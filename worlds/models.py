@@ -117,6 +117,10 @@ class World(models.Model):
     seed = models.JSONField(default=dict)
     secrets = models.TextField(blank=True)
     calls = models.PositiveIntegerField(default=0)
+    # A random number the latest call stored on the fast path wrote with it: the call's other
+    # statements are conditional on it, and a call whose connection broke finds out by it whether it
+    # was stored (worlds.callstore).
+    stamp = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=20, blank=True)

@@ -5,7 +5,9 @@ worker and the CLI all come here."""
 from __future__ import annotations
 
 import json
+import logging
 import marshal
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -14,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
@@ -26,6 +28,7 @@ from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
 from teams import access
 from teams.models import Team
+from worlds import callstore
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
 from worlds.engine.evaluate import evaluate, kind_judge
@@ -55,6 +58,8 @@ __all__ = [
 ]
 
 MAX_SOURCE_BYTES = 512 * 1024
+
+log = logging.getLogger(__name__)
 
 
 class SceneRejected(ValidationFailed):
@@ -279,6 +284,7 @@ def _save_parts(world_id: str, live: _Live) -> None:
         if not WorldToolState.objects.filter(world_id=world_id, tool=tool).update(data=state):
             WorldToolState.objects.create(world_id=world_id, tool=tool, data=state)
         live.prints[tool] = mark
+    world.touched.clear()
 
 
 def _save(world_id: str, live: _Live, *, ended_at_was=None) -> None:
@@ -418,9 +424,9 @@ def call_world(world_id: str, tool: str, request: Request) -> Response:
 
 def _call_kept(world_id: str, tool: str, request: Request, live: _Live) -> Response | None:
     """Answer on the kept world, then store the call only if the row is still at the calls counter
-    the kept world started from and not ended: the conditional UPDATE takes the row lock, so of two
-    calls racing on one world only one is stored and the other is answered again by _call_locked.
-    None (the kept world dropped) when the call is not this path's to answer."""
+    the kept world started from and not ended (worlds.callstore: one conditional statement or
+    transaction), so of two calls racing on one world only one is stored and the other is answered
+    again by _call_locked. None (the kept world dropped) when the call is not this path's to answer."""
     world = live.world
     if not world.has_tool(tool):
         _keep_live(world_id, live)
@@ -430,17 +436,88 @@ def _call_kept(world_id: str, tool: str, request: Request, live: _Live) -> Respo
         response = world.call(tool, request)
     except WorldEnded:
         return None
-    with transaction.atomic():
-        won = World.objects.filter(pk=world_id, calls=before, ended_at__isnull=True).update(
-            **_changes(world, live)
-        )
-        if not won:
-            return None
-        _save_parts(world_id, live)
+    if not _parts_stored(live):  # a world stored whole, not yet in parts: the ORM writes every part
+        with transaction.atomic():
+            won = World.objects.filter(pk=world_id, calls=before, ended_at__isnull=True).update(
+                **_changes(world, live)
+            )
+            if not won:
+                return None
+            _save_parts(world_id, live)
+    elif not _store_call(world_id, live, before):
+        return None
     live.calls = world.clock.calls
     _forget_history(live)
     _keep_live(world_id, live)
     return response
+
+
+def _parts_stored(live: _Live) -> bool:
+    return all(tool in live.prints for tool in live.world.states)
+
+
+def _store_call(world_id: str, live: _Live, before: int) -> bool:
+    """Store what the call just answered on ``live`` changed (worlds.callstore): True when stored,
+    False when the row had moved on (nothing stored). ``live``'s fingerprints then reflect the row."""
+    write, marks = _call_write(world_id, live, before)
+    try:
+        won = callstore.store(write)
+    except (OperationalError, InterfaceError):
+        # The connection broke (a restarted database, a dropped idle connection): whether the call
+        # was stored before it did is in the row's stamp, read on a fresh connection.
+        if connection.in_atomic_block:
+            raise
+        connection.close()
+        won = callstore.stored(world_id, write.stamp)
+        log.warning("worlds: the connection broke while storing a call to %s (stored: %s)", world_id, won)
+    if won:
+        _mark_stored(live, marks)
+    return won
+
+
+def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.CallWrite, dict[str, bytes]]:
+    """What the calls since ``live`` was stored changed: the tools among those the world handed a
+    simulator out for whose fingerprint moved, the ids if they did, the head and the new entries;
+    and the fingerprints to keep once it is stored."""
+    world = live.world
+    changed: dict[str, Any] = {}
+    marks: dict[str, bytes] = {}
+    for tool in world.touched:
+        state = world.states.get(tool)
+        if state is None:  # a declared other tool: no state
+            continue
+        mark = _print(state)
+        if mark != live.prints.get(tool):
+            changed[tool], marks[tool] = state, mark
+    marks[_IDS] = _print(world.ids)
+    write = callstore.CallWrite(
+        world_id=world_id,
+        before=before,
+        calls=world.clock.calls,
+        stamp=secrets.randbits(63) or 1,
+        head=_head(world),
+        entries=_entry_data(live),
+        states=changed,
+        ids=world.ids if marks[_IDS] != live.prints.get(_IDS) else None,
+        ended_at=timezone.now() if world.ended else None,
+        end_reason=world.ended or "",
+    )
+    return write, marks
+
+
+def _mark_stored(live: _Live, marks: dict[str, bytes]) -> None:
+    world = live.world
+    live.prints.update(marks)
+    live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
+    world.touched.clear()
+
+
+def _entry_data(live: _Live) -> list[tuple[str, int, dict]]:
+    """The trace entries and events appended since ``live`` was stored: (kind, seq, data)."""
+    world = live.world
+    rows = [(WorldEntry.TRACE, e.seq, e.to_dict(copy=False)) for e in world.trace.entries[live.trace_len :]]
+    rows += [(WorldEntry.EVENT, e.n, e.to_dict()) for e in world.events.events[live.events_len :]]
+    return rows
 
 
 def _call_locked(world_id: str, tool: str, request: Request) -> Response:

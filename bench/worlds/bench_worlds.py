@@ -12,8 +12,9 @@
             wsgi     the console's WSGI app, called in-process with a real WSGI environ
                      (middleware, URL routing, the /worlds/ view, call_world)
           service and wsgi run on the database of --database-url (default: a fresh SQLite file).
-  breakdown  one call_world on a kept world split into its steps (call, the conditional head update
-          that takes the row lock, append entries, fingerprint + changed tool states, commit) at trace length 1 and 100, for a read and a write;
+  breakdown  one call_world on a kept world split into its steps (the engine call; the fingerprints
+          of the tools it touched and the CallWrite; worlds.callstore.store: encoding and the one
+          round trip) at trace length 1 and 100, for a read and a write;
           and a call to a world this process does not keep (restored from the database).
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
@@ -180,13 +181,19 @@ def bench_build(args: argparse.Namespace) -> dict[str, Any]:
         t = time.perf_counter()
         scene = load_scene(text, "bench.json")
         loads.append(time.perf_counter() - t)
-    World.build(scene)  # warm imports and caches
-    builds, cpu = [], []
+    World.build(scene)  # warm imports and caches; the scene's first build is remembered
+    # Interleaved: World.build(scene) (from the scene's first build) and World.build(scene,
+    # cached=False) (the simulators build it afresh: every build before worlds-percall).
+    builds, cpu, fresh, fresh_cpu = [], [], [], []
     for _ in range(args.iterations):
         c, t = time.process_time(), time.perf_counter()
         World.build(scene)
         builds.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
+        c, t = time.process_time(), time.perf_counter()
+        World.build(scene, cached=False)
+        fresh.append(time.perf_counter() - t)
+        fresh_cpu.append(time.process_time() - c)
     world = World.build(scene)
     snap = json.dumps(world.snapshot())
     out = {
@@ -200,6 +207,12 @@ def bench_build(args: argparse.Namespace) -> dict[str, Any]:
             "n": len(builds),
         },
         "build_cpu_ms": {"p50": statistics.median(cpu) * 1000, "p95": pct(cpu, 95) * 1000},
+        "afresh_ms": {
+            "p50": statistics.median(fresh) * 1000,
+            "p95": pct(fresh, 95) * 1000,
+            "min": min(fresh) * 1000,
+        },
+        "afresh_cpu_ms": {"p50": statistics.median(fresh_cpu) * 1000, "p95": pct(fresh_cpu, 95) * 1000},
         "load_scene_ms": {
             "p50": statistics.median(loads) * 1000,
             "p95": pct(loads, 95) * 1000,
@@ -215,6 +228,11 @@ def bench_build(args: argparse.Namespace) -> dict[str, Any]:
         f"  CPU time of the process: p50 {out['build_cpu_ms']['p50']:.2f} ms"
         f"  p95 {out['build_cpu_ms']['p95']:.2f} ms"
         "  (less moved by other jobs on a shared machine)"
+    )
+    print(
+        f"World.build(parsed, cached=False), interleaved:  p50 {out['afresh_ms']['p50']:.2f} ms"
+        f"  p95 {out['afresh_ms']['p95']:.2f} ms  min {out['afresh_ms']['min']:.2f} ms;"
+        f"  CPU p50 {out['afresh_cpu_ms']['p50']:.2f} ms  p95 {out['afresh_cpu_ms']['p95']:.2f} ms"
     )
     print(
         f"load_scene (info):    p50 {out['load_scene_ms']['p50']:.2f} ms"
@@ -478,13 +496,12 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-worlds-") as tmp:
         out["database"] = _django_setup(args.database_url, Path(tmp))
-        from django.db import transaction
+        from django.db import connection, transaction
 
         from core.crypto import decrypt_json
-        from worlds import services
+        from worlds import callstore, services
         from worlds.engine.http import Request
         from worlds.models import World as WorldRow
-        from worlds.models import WorldEntry, WorldToolState
 
         version = _scene_version()
         for n in (1, args.calls):
@@ -496,14 +513,7 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 services.call_world(
                     row.id, tool, Request.make(method, split.path, split.query, headers, body)
                 )
-            names = (
-                "call",
-                "lock: conditional head update",
-                "append entries",
-                "fingerprint+states",
-                "commit",
-                "total",
-            )
+            names = ("call", "fingerprint touched + encode", "store (worlds.callstore)", "total")
             for label, which in (("read", 1), ("write", 0)):  # conversations.history, chat.postMessage
                 parts: dict[str, list[float]] = {k: [] for k in names}
                 tool, method, target, headers, body = call_mix(tools, which)
@@ -517,28 +527,16 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                     before = live.calls
                     world.call(tool, request)
                     t1 = time.perf_counter()
-                    with transaction.atomic():
-                        won = WorldRow.objects.filter(pk=row.id, calls=before, ended_at__isnull=True).update(
-                            **services._changes(world, live)
-                        )
-                        assert won
-                        t2 = time.perf_counter()
-                        WorldEntry.objects.bulk_create(services._entries(row.id, live))
-                        live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
-                        t3 = time.perf_counter()
-                        for name, state in world.states.items():
-                            mark = services._print(state)
-                            if mark != live.prints.get(name):
-                                WorldToolState.objects.filter(world_id=row.id, tool=name).update(data=state)
-                                live.prints[name] = mark
-                        t4 = time.perf_counter()
+                    write, marks = services._call_write(row.id, live, before)
+                    # the encoding of the JSON happens inside store(); time it with the statements
+                    t2 = time.perf_counter()
+                    assert callstore.store(write)
+                    t3 = time.perf_counter()
+                    services._mark_stored(live, marks)
                     live.calls = world.clock.calls
-                    t5 = time.perf_counter()
                     services._forget_history(live)
                     services._keep_live(row.id, live)
-                    for k, v in zip(
-                        names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0), strict=True
-                    ):
+                    for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
                         parts[k].append(v)
                 out[f"trace_{n}_{label}"] = {k: statistics.median(v) * 1000 for k, v in parts.items()}
                 print(
@@ -564,6 +562,15 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
             floor.append(time.perf_counter() - t)
         out["floor_ms"] = statistics.median(floor) * 1000
         print(f"a transaction with a tiny SELECT {out['floor_ms']:.2f} ms")
+        one = []
+        with connection.cursor() as cursor:
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                cursor.execute("SELECT 1")
+                cursor.fetchone()
+                one.append(time.perf_counter() - t)
+        out["one_statement_ms"] = statistics.median(one) * 1000
+        print(f"one statement (SELECT 1) under autocommit {out['one_statement_ms']:.2f} ms")
         from django.db import connections
 
         connections.close_all()

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests import factories
 from tests.support.scenes import support_question
-from worlds import services
+from worlds import callstore, services
 from worlds.engine.http import Request
 from worlds.models import World, WorldEntry, WorldToolState
 
@@ -121,7 +121,7 @@ def test_a_call_that_fails_to_save_leaves_no_kept_world_ahead_of_the_row(world, 
     def broken(*args, **kwargs):
         raise RuntimeError("the process died mid-save")
 
-    monkeypatch.setattr(WorldEntry.objects, "bulk_create", broken)
+    monkeypatch.setattr(callstore, "_json", broken)  # storing the call fails (worlds.callstore)
     with pytest.raises(RuntimeError):
         services.call_world(row.id, "slack", _post(engine, "lost"))
     monkeypatch.undo()

@@ -20,6 +20,10 @@ from .world import World, WorldEnded
 
 __all__ = ["WorldServer"]
 
+# How often serve_forever looks for a stop: stop() waits up to this long (the default 0.5 s was most
+# of a scene run's stop time, bench/README.md "Worlds").
+POLL_SECONDS = 0.05
+
 
 class WorldServer:
     """``with WorldServer() as server: server.add(world); server.root`` → ``http://127.0.0.1:<port>``.
@@ -71,7 +75,9 @@ class WorldServer:
                 return Response(410, {"message": "this world's trial has ended"})
 
     def start(self) -> WorldServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="worlds", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(POLL_SECONDS,), name="worlds", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -80,7 +86,7 @@ class WorldServer:
         self._httpd.server_close()
 
     def serve_forever(self) -> None:
-        self._httpd.serve_forever()
+        self._httpd.serve_forever(POLL_SECONDS)
 
     def __enter__(self) -> WorldServer:
         return self.start()
@@ -92,6 +98,10 @@ class WorldServer:
 def _handler(server: WorldServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Keep-alive clients (httpx, requests, the SDKs) send the next request on the same socket: with
+        # Nagle on, an answer written in two parts waits for the client's delayed ACK (40 ms a call on
+        # Linux). TCP_NODELAY, and the status line, headers and body go out in one write.
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             length = self.headers.get("Content-Length")
@@ -125,9 +135,12 @@ def _handler(server: WorldServer) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
             self.send_header("Content-Type", response.content_type())
             self.send_header("Content-Length", str(len(content)))
-            self.end_headers()
+            # end_headers() would write the headers alone; send them with the body instead.
+            self._headers_buffer.append(b"\r\n")
             if self.command != "HEAD":
-                self.wfile.write(content)
+                self._headers_buffer.append(content)
+            self.wfile.write(b"".join(self._headers_buffer))
+            self._headers_buffer = []
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 

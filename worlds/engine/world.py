@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import marshal
 import secrets
+import weakref
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -75,6 +76,10 @@ class World:
         # Called after every agent call with (world, trace entry): people and faults hook in here.
         self.reactors: list[Callable[[World, TraceEntry], None]] = []
         self._simulators: dict[str, Simulator] = {}
+        # The tools whose simulator was handed out (so whose state may have changed) since the owner
+        # last cleared it: a tool's state is reached only through simulator(), so a store that keeps
+        # the states apart (the console) compares only these with what it stored.
+        self.touched: set[str] = set()
 
     # -- building ---------------------------------------------------------------------------------
     @classmethod
@@ -83,16 +88,32 @@ class World:
         scene: Scene,
         world_id: str | None = None,
         credentials: dict[str, dict[str, str]] | None = None,
+        *,
+        cached: bool = True,
     ) -> World:
+        """A fresh world of ``scene``. What the simulators build from the seed depends on the scene
+        alone (ids from the scene name and refs, SHAs and ``ts`` from the simulated clock), so it is
+        built once per Scene object and each later world starts from a copy of it; only the world id
+        and the credentials are new each time. ``cached=False`` builds it afresh."""
         world = cls(scene, world_id or new_world_id(), credentials or make_credentials(scene.world))
-        for tool in scene.world:
+        blob = _BUILT.get(id(scene)) if cached else None
+        if blob is None:  # the first world of this scene (or a state marshal does not take)
+            world._build_states()
+            if cached:
+                _remember_build(scene, world)
+            world.seed = _copy(world.states)
+            return world
+        world.states, world.ids, world.clock._ts_counter = marshal.loads(blob)
+        world.seed = marshal.loads(blob)[0]
+        return world
+
+    def _build_states(self) -> None:
+        for tool in self.scene.world:
             simulator = get_tool(tool).simulator
             if simulator is None:
                 continue
-            ctx = BuildContext(scene=scene, records=scene.world[tool], world=world)
-            world.states[tool] = simulator.build(ctx)
-        world.seed = _copy(world.states)
-        return world
+            ctx = BuildContext(scene=self.scene, records=self.scene.world[tool], world=self)
+            self.states[tool] = simulator.build(ctx)
 
     @classmethod
     def restore(cls, scene: Scene, snapshot: Mapping[str, Any]) -> World:
@@ -141,6 +162,7 @@ class World:
     # -- the tools ----------------------------------------------------------------------------------
     def simulator(self, tool: str) -> Simulator | None:
         """The simulator answering ``tool`` in this world; None when the scene has no such tool."""
+        self.touched.add(tool)
         if tool in self._simulators:
             return self._simulators[tool]
         sim: Simulator | None = None
@@ -280,6 +302,22 @@ def state_in_scene(scene: Scene, raw: Mapping[str, Any]) -> tuple[dict[str, Any]
     problems = Problems("check")
     normalised = validate_state(dict(raw), "state", Validator(problems, namespace))
     return normalised or {}, [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
+
+
+# Scene object (by id, dropped when the scene is) -> marshal of what its simulators built:
+# (states, ids, the clock's ts counter). See World.build.
+_BUILT: dict[int, bytes | None] = {}
+
+
+def _remember_build(scene: Scene, world: World) -> None:
+    key = id(scene)
+    if key in _BUILT:
+        return
+    try:
+        _BUILT[key] = marshal.dumps((world.states, world.ids, world.clock._ts_counter))
+    except ValueError:
+        _BUILT[key] = None  # built afresh every time
+    weakref.finalize(scene, _BUILT.pop, key, None)
 
 
 def _copy(value: Any) -> Any:
