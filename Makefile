@@ -35,11 +35,12 @@ up: demo
 	@$(PY) manage.py collectstatic --no-input -v 0 >/dev/null 2>&1 || true
 	@PY=$(PY) PORT=$(PORT) DEMO_AGENT_PORT=$(DEMO_AGENT_PORT) bash scripts/up.sh
 
-# Two processes for everything but the browser tests; then the browser tests on their own, because
-# Playwright's sync API keeps an event loop running in the main thread that later asyncio tests trip on.
+# The whole suite, browser tests included, in one run of two processes (tests/conftest.py starts Playwright
+# per browser test module, so its event loop never outlives them). Bytecode is written even where
+# PYTHONDONTWRITEBYTECODE is set: every pytest process would otherwise rewrite and compile each test module
+# again, and each of the hundreds of CLI, manage.py and worker subprocesses compile the project again.
 test: install
-	$(PY) -m pytest -q -n 2 -m "not browser" $(PYTEST_ARGS)
-	$(PY) -m pytest -q -m browser $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run

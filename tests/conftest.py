@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -10,6 +11,30 @@ from tests import factories
 from tests.support.fake_judge import fake_judge  # noqa: F401  (a loopback OpenAI-compatible judge)
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+
+
+# The longest tests (tens of seconds each: real `make up` cycles, schemathesis, a full browser flow, 501
+# world calls), started first so that two xdist processes end together instead of one running a long
+# test alone at the end. Order only: a name missing here just runs in its place.
+LONG_FIRST = (
+    "tests/evalconsole/test_make_up.py::",
+    "tests/api/test_schemathesis.py::",
+    "tests/browser/test_console_flow.py::",
+    "tests/cli/test_scene_cli.py::test_the_call_budget_fails_the_trial",
+    "tests/browser/test_scene_in_browser.py::",
+    "tests/browser/test_untrusted_in_browser.py::",
+    "tests/browser/test_lists.py::",
+    "tests/adapters/test_end_to_end.py::test_a_test_with_tool_usage_checks_passes_end_to_end",
+    "tests/runs/test_worker.py::",
+    "tests/checks/test_kinds_registry.py::test_evaluate_never_raises_and_never_errors_on_any_evidence",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+
+    items.sort(key=rank)  # stable: the rest keep their order
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -25,6 +50,59 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(
             f"{len(skipped)} {noun} skipped: no Chromium at {chromium}; apt-get install chromium"
         )
+
+
+# Playwright per test module instead of per session (pytest-playwright's default), so that browser tests
+# can share a process with the rest: while it is started, Playwright's sync API marks its event loop as
+# running in the main thread, and asyncio.run() in any later test of that process would refuse to start.
+# Stopping it at the end of each browser module closes that loop; these fixtures replace the plugin's
+# session-scoped ones of the same names (and those that need `playwright`) and do what they do.
+@pytest.fixture(scope="module")
+def playwright(_pw_api_request_contexts):
+    import asyncio
+
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    if _pw_api_request_contexts:
+        _pw_api_request_contexts.instrument(pw)
+    yield pw
+    pw.stop()
+    assert asyncio._get_running_loop() is None, "Playwright left its event loop running"
+
+
+@pytest.fixture(scope="module")
+def browser_context_args(pytestconfig, playwright, device, base_url, _pw_artifacts_folder):
+    args = {**playwright.devices[device]} if device else {}
+    if base_url:
+        args["base_url"] = base_url
+    if pytestconfig.getoption("--video") in ["on", "retain-on-failure"]:
+        args["record_video_dir"] = _pw_artifacts_folder.name
+    return args
+
+
+@pytest.fixture(scope="module")
+def browser_type(playwright, browser_name):
+    return getattr(playwright, browser_name)
+
+
+@pytest.fixture(scope="module")
+def launch_browser(browser_type_launch_args, browser_type, connect_options):
+    def launch(**kwargs):
+        options = {**browser_type_launch_args, **kwargs}
+        if connect_options:
+            headers = {"x-playwright-launch-options": json.dumps(options), **(connect_options.get("headers") or {})}
+            return browser_type.connect(**{**connect_options, "headers": headers})
+        return browser_type.launch(**options)
+
+    return launch
+
+
+@pytest.fixture(scope="module")
+def browser(launch_browser):
+    browser = launch_browser()
+    yield browser
+    browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,7 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # as tests/conftest.py's, which needs a Playwright per module
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 860}, "locale": "en-GB"}
 

@@ -15,7 +15,7 @@ def test_missing_chromium_is_explained_in_one_line_at_the_end(tmp_path):
     absent = tmp_path / "no-such-dir" / "chromium"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DJANGO_SETTINGS_MODULE"))}
     env.update(EVALCONSOLE_CHROMIUM=str(absent), PYTHONPATH=str(ROOT))
-    # What `make test` runs second (its browser half), on the folders that hold browser tests.
+    # The browser tests as `make test` runs them (one pytest run), on the folders that hold them.
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-m", "browser", "tests/browser",
          "tests/monitors/test_browser.py"],

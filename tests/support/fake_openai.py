@@ -66,6 +66,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The head and the body leave in two writes; with Nagle on, the body of every answer after
+            # the first on a kept-alive connection waits for the client's delayed ACK (40 ms on Linux).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
