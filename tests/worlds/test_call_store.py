@@ -11,7 +11,7 @@ from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests import factories
+from tests.support.world_calls import slack_history, slack_post, stored_world
 from worlds import callstore, services
 from worlds.engine import load_scene
 from worlds.engine.http import Request
@@ -38,35 +38,8 @@ checks:
 
 @pytest.fixture
 def world():
-    team = factories.team()
-    admin = factories.member_of(team, "admin")
-    agent = factories.agent(team, admin)
-    scene = services.create_scene(agent=agent, by=admin, source=SCENE)
-    row, engine = services.start_world(version=scene.current_version)
-    yield row, engine
+    yield stored_world(SCENE)
     services.forget_live_worlds()
-
-
-def _post(engine, text: str) -> Request:
-    return Request.make(
-        "POST",
-        "/api/chat.postMessage",
-        "",
-        {
-            "Authorization": f"Bearer {engine.credentials['slack']['token']}",
-            "Content-Type": "application/json",
-        },
-        json.dumps({"channel": engine.ids["slack_support"], "text": text}).encode(),
-    )
-
-
-def _history(engine) -> Request:
-    return Request.make(
-        "GET",
-        "/api/conversations.history",
-        f"channel={engine.ids['slack_support']}",
-        {"Authorization": f"Bearer {engine.credentials['slack']['token']}"},
-    )
 
 
 def _stored(world_id: str) -> tuple[int, list[tuple[str, int]], list[str]]:
@@ -87,7 +60,7 @@ def _trace_texts(world_id: str) -> list:
 @pytest.mark.django_db
 def test_a_statement_that_fails_mid_call_stores_none_of_the_call(world, monkeypatch):
     row, engine = world
-    services.call_world(row.id, "slack", _post(engine, "saved"))
+    services.call_world(row.id, "slack", slack_post(engine, "saved"))
     before = _stored(row.id)
     broken = 'UPDATE "no_such_table" SET "data" = %s WHERE "a" = %s AND "b" = %s AND "c" = %s AND "d" = %s'
     if connection.vendor == "postgresql":  # the second statement of the call's pipeline fails
@@ -97,11 +70,11 @@ def test_a_statement_that_fails_mid_call_stores_none_of_the_call(world, monkeypa
         broken = broken.split(" WHERE")[0] + ' WHERE "a" = ? AND "b" = ?'
         monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], broken.replace("%s", "?")))
     with pytest.raises(Exception, match="no_such_table"):
-        services.call_world(row.id, "slack", _post(engine, "lost"))
+        services.call_world(row.id, "slack", slack_post(engine, "lost"))
     monkeypatch.undo()
     assert row.id not in services._LIVE
     assert _stored(row.id) == before, "neither the head, the entries nor the state of the failed call"
-    services.call_world(row.id, "slack", _post(engine, "after"))
+    services.call_world(row.id, "slack", slack_post(engine, "after"))
     assert _trace_texts(row.id) == [(1, "saved"), (2, "after")]
 
 
@@ -110,7 +83,7 @@ def test_a_call_that_fails_before_its_last_statement_is_sent_stores_none_of_it(w
     """Outside any transaction of the caller (as the view runs): a statement the driver refuses before
     sending it (here, the wrong number of parameters) must not leave the statements before it stored."""
     row, engine = world
-    services.call_world(row.id, "slack", _post(engine, "saved"))
+    services.call_world(row.id, "slack", slack_post(engine, "saved"))
     before = _stored(row.id)
     if connection.vendor == "postgresql":
         wrong = 'UPDATE "worlds_worldtoolstate" SET "data" = %s'
@@ -120,22 +93,22 @@ def test_a_call_that_fails_before_its_last_statement_is_sent_stores_none_of_it(w
         wrong = 'UPDATE "worlds_worldtoolstate" SET "data" = ?'
         monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], wrong))
     with pytest.raises(Exception, match="(?i)placeholders|bindings|parameters"):
-        services.call_world(row.id, "slack", _post(engine, "lost"))
+        services.call_world(row.id, "slack", slack_post(engine, "lost"))
     monkeypatch.undo()
     assert _stored(row.id) == before
-    services.call_world(row.id, "slack", _post(engine, "after"))
+    services.call_world(row.id, "slack", slack_post(engine, "after"))
     assert _trace_texts(row.id) == [(1, "saved"), (2, "after")]
 
 
 @pytest.mark.django_db
 def test_a_kept_world_writes_nothing_to_a_world_another_process_ended(world):
     row, engine = world
-    services.call_world(row.id, "slack", _post(engine, "one"))
+    services.call_world(row.id, "slack", slack_post(engine, "one"))
     assert row.id in services._LIVE
     World.objects.filter(pk=row.id).update(ended_at=timezone.now(), end_reason="reply")  # another process
     before = _stored(row.id)
     with pytest.raises(services.WorldGone):
-        services.call_world(row.id, "slack", _post(engine, "too late"))
+        services.call_world(row.id, "slack", slack_post(engine, "too late"))
     assert _stored(row.id) == before
     assert row.id not in services._LIVE
 
@@ -143,13 +116,13 @@ def test_a_kept_world_writes_nothing_to_a_world_another_process_ended(world):
 @pytest.mark.django_db
 def test_a_lost_race_writes_nothing_and_the_call_is_answered_on_the_row(world):
     row, engine = world
-    services.call_world(row.id, "slack", _post(engine, "A1"))
+    services.call_world(row.id, "slack", slack_post(engine, "A1"))
     stale = services._LIVE[row.id]
     services.forget_live_worlds()
-    services.call_world(row.id, "slack", _post(engine, "B2"))  # another process moved the row on
+    services.call_world(row.id, "slack", slack_post(engine, "B2"))  # another process moved the row on
     services._keep_live(row.id, stale)
     with CaptureQueriesContext(connection) as queries:
-        services.call_world(row.id, "slack", _post(engine, "A3"))
+        services.call_world(row.id, "slack", slack_post(engine, "A3"))
     sql = [q["sql"] for q in queries.captured_queries]
     assert any(s.startswith("SELECT") and "worlds_worldtoolstate" in s for s in sql), "answered on the row"
     assert _trace_texts(row.id) == [(1, "A1"), (2, "B2"), (3, "A3")]
@@ -159,9 +132,9 @@ def test_a_lost_race_writes_nothing_and_the_call_is_answered_on_the_row(world):
 @pytest.mark.django_db
 def test_a_read_is_one_statement_on_postgresql_and_rewrites_no_ids(world):
     row, engine = world
-    services.call_world(row.id, "slack", _post(engine, "first"))
+    services.call_world(row.id, "slack", slack_post(engine, "first"))
     with CaptureQueriesContext(connection) as read:
-        services.call_world(row.id, "slack", _history(engine))
+        services.call_world(row.id, "slack", slack_history(engine))
     sql = [q["sql"] for q in read.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
     assert not any('"ids" =' in s or "worlds_worldtoolstate" in s for s in sql), sql
     if connection.vendor == "postgresql":
@@ -176,7 +149,7 @@ def test_a_connection_that_breaks_while_storing_a_call_neither_loses_nor_doubles
     world, monkeypatch, stored_first
 ):
     row, engine = world
-    services.call_world(row.id, "slack", _post(engine, "one"))
+    services.call_world(row.id, "slack", slack_post(engine, "one"))
     real = callstore.store
 
     def breaks(write):
@@ -185,10 +158,10 @@ def test_a_connection_that_breaks_while_storing_a_call_neither_loses_nor_doubles
         raise OperationalError("server closed the connection unexpectedly")
 
     monkeypatch.setattr(callstore, "store", breaks)
-    response = services.call_world(row.id, "slack", _post(engine, "two"))
+    response = services.call_world(row.id, "slack", slack_post(engine, "two"))
     monkeypatch.undo()
     assert response.status == 200 and response.body["ok"] is True
-    services.call_world(row.id, "slack", _post(engine, "three"))
+    services.call_world(row.id, "slack", slack_post(engine, "three"))
     assert _trace_texts(row.id) == [(1, "one"), (2, "two"), (3, "three")]
     assert World.objects.get(pk=row.id).calls == 3
 
@@ -279,7 +252,7 @@ def test_calls_racing_from_two_threads_are_each_stored_once_in_order(world):
         try:
             start.wait()
             for i in range(15):
-                response = services.call_world(row.id, "slack", _post(engine, f"{name}{i}"))
+                response = services.call_world(row.id, "slack", slack_post(engine, f"{name}{i}"))
                 assert response.status == 200 and response.body["ok"] is True
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
