@@ -24,6 +24,8 @@ from typing import Any, NoReturn
 
 import httpx
 
+from evalconsole import scene_args
+
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_CLIENT = 0, 1, 2, 3
 FINISHED = ("completed", "cancelled")
 USER_AGENT = "evalconsole-cli/1"
@@ -451,9 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the runs as JSON on stdout instead of text")
     run.add_argument("--url", default=None, help="console URL (default: $EVALCONSOLE_URL)")
     run.add_argument("--token", default=None, help="API token (default: $EVALCONSOLE_TOKEN)")
-    from evalconsole import scene_cli  # noqa: PLC0415 - the scene commands, registered on their own
-
-    scene_cli.add_parser(sub)
+    scene_args.add_parser(sub)
     return parser
 
 
