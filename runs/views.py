@@ -520,7 +520,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run_checks": run_checks,
         "latency": _latency(samples),
         "check_rates": _check_rates(run, run_checks),
-        "plays_scenes": run.run_scenes.exists(),
+        # Only asked when no library check is attached (the table's empty line says who judges then).
+        "plays_scenes": not run_checks and run.run_scenes.exists(),
         "judge_note": _judge_note(run_checks, samples),
         "flaky": [s for s in scenario_rows(run) if s["flaky"]],
     }
