@@ -120,7 +120,7 @@ def _pg_head_sql(ids: bool, ended: bool, entries: int) -> str:
     # The entries as VALUES rather than unnest() of arrays: psycopg escapes each string of a text array
     # with a regex, ~2 ms for a 10 KB body here; plain parameters go as they are.
     n = _names()
-    values = ", ".join(["(%s, %s::integer, %s::jsonb)"] * entries)
+    values = ", ".join(["(%s, %s::integer, %s::json)"] * entries)
     head = _head_set(n, ids=ids, ended=ended, mark="%s", jsonb="::jsonb")
     return (
         f"WITH head AS ({head} RETURNING {n['id']}) "
@@ -133,7 +133,7 @@ def _pg_head_sql(ids: bool, ended: bool, entries: int) -> str:
 def _pg_state_sql() -> str:
     n = _names()
     return (
-        f"UPDATE {n['tool_state']} SET {n['t_data']} = %s::jsonb "
+        f"UPDATE {n['tool_state']} SET {n['t_data']} = %s::json "
         f"WHERE {n['t_world']} = %s AND {n['t_tool']} = %s AND EXISTS "
         f"(SELECT 1 FROM {n['world']} AS w WHERE w.{n['id']} = %s AND w.{n['stamp']} = %s)"
     )

@@ -12,6 +12,7 @@ from agents.models import Agent
 from checks.models import TestVersion
 from core.immutable import ImmutableModel, ImmutableQuerySet
 from teams.models import Team, TeamScopedQuerySet
+from worlds.fields import TextJSONField
 
 
 class SceneQuerySet(TeamScopedQuerySet):
@@ -158,7 +159,7 @@ class WorldToolState(models.Model):
 
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="tool_states")
     tool = models.CharField(max_length=40)
-    data = models.JSONField(default=dict)
+    data = TextJSONField(default=dict)  # PostgreSQL json: written whole, read whole
 
     class Meta:
         ordering = ["world", "tool"]
@@ -175,7 +176,7 @@ class WorldEntry(models.Model):
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="entries")
     kind = models.CharField(max_length=5, choices=KINDS)
     seq = models.PositiveIntegerField()
-    data = models.JSONField(default=dict)
+    data = TextJSONField(default=dict)  # PostgreSQL json: written whole, read whole
 
     class Meta:
         ordering = ["world", "kind", "seq"]

@@ -390,7 +390,10 @@ class SlackSimulator(Simulator):
             "num_members": len(channel["members"]),
         }
 
-    def _message_json(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _message_json(
+        self, message: dict[str, Any], threads: dict[str, list[dict[str, Any]]] | None = None
+    ) -> dict[str, Any]:
+        """``threads``: the channel's replies by thread (``_threads``), when a caller renders many."""
         user = self._user(message["user"])
         out: dict[str, Any] = {"type": "message", "user": message["user"], "text": message["versions"][-1]}
         if user and user["bot_id"]:
@@ -404,7 +407,7 @@ class SlackSimulator(Simulator):
             if message["broadcast"]:
                 out["subtype"] = "thread_broadcast"
         else:
-            replies = self._replies(message)
+            replies = self._replies(message) if threads is None else threads.get(message["ts"], [])
             if replies:
                 out["thread_ts"] = message["ts"]
                 out["reply_count"] = len(replies)
@@ -421,11 +424,16 @@ class SlackSimulator(Simulator):
         return out
 
     def _replies(self, root: dict[str, Any]) -> list[dict[str, Any]]:
-        return [
-            m
-            for m in self._current(root["channel"])
-            if m["thread_ts"] == root["ts"] and m["ts"] != root["ts"]
-        ]
+        return self._threads(self._current(root["channel"])).get(root["ts"], [])
+
+    @staticmethod
+    def _threads(current: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """A channel's current messages (``_current``, in order) → each thread's replies, in order."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for m in current:
+            if m["thread_ts"] and m["ts"] != m["thread_ts"]:
+                out.setdefault(m["thread_ts"], []).append(m)
+        return out
 
     # -- answering ----------------------------------------------------------------------------------
     def _args(self, request: Request) -> dict[str, Any]:
@@ -556,11 +564,13 @@ class SlackSimulator(Simulator):
         args = self._args(request)
         (value,) = self._need(args, "channel")
         channel = self._member_of(value)
-        top = [m for m in self._current(channel["id"]) if not m["thread_ts"] or m["broadcast"]]
+        current = self._current(channel["id"])
+        threads = self._threads(current)  # once, not once per message rendered
+        top = [m for m in current if not m["thread_ts"] or m["broadcast"]]
         newest_first = list(reversed(self._window(top, args)))
         page, cursor = _page(newest_first, args)
         return _ok(
-            messages=[self._message_json(m) for m in page],
+            messages=[self._message_json(m, threads) for m in page],
             has_more=bool(cursor),
             pin_count=0,
             channel_actions_ts=None,
@@ -576,10 +586,12 @@ class SlackSimulator(Simulator):
         if message is None or message["deleted"]:
             raise SlackError("thread_not_found")
         root = self._find(self._thread_root(message), channel["id"])
-        thread = [root, *self._replies(root)] if root and not root["deleted"] else self._replies(root)
+        threads = self._threads(self._current(channel["id"]))
+        replies = threads.get(root["ts"], [])
+        thread = [root, *replies] if root and not root["deleted"] else replies
         page, cursor = _page(self._window(thread, args), args, default=1000)
         return _ok(
-            messages=[self._message_json(m) for m in page],
+            messages=[self._message_json(m, threads) for m in page],
             has_more=bool(cursor),
             response_metadata={"next_cursor": cursor},
         )

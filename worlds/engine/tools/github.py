@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -583,8 +583,11 @@ class GitHubSimulator(Simulator):
     def _is_owner(self, login: str) -> bool:
         return any(n.split("/")[0] == login for n in self.state["repos"])
 
-    def _page(self, request: Request, items: list[Any]) -> Response:
-        """One page of ``items`` with GitHub's ``Link`` header (per_page ≤ 100, page from 1)."""
+    def _page(
+        self, request: Request, items: list[Any], render: Callable[[Any], Any] | None = None
+    ) -> Response:
+        """One page of ``items`` with GitHub's ``Link`` header (per_page ≤ 100, page from 1); ``render``
+        (pure) turns the page's items into their JSON, so only the page is rendered."""
         try:
             per_page = max(1, min(100, int(request.arg("per_page") or PER_PAGE)))
             page = max(1, int(request.arg("page") or 1))
@@ -592,6 +595,8 @@ class GitHubSimulator(Simulator):
             per_page, page = PER_PAGE, 1
         last = max(1, -(-len(items) // per_page))
         chunk = items[(page - 1) * per_page : page * per_page]
+        if render is not None:
+            chunk = [render(item) for item in chunk]
         links = []
 
         def link(n: int, rel: str) -> str:
@@ -1117,7 +1122,7 @@ class GitHubSimulator(Simulator):
         if path:
             shas = [s for s in shas if self._changes(found, s, path)]
         shas.sort(key=lambda s: found["commits"][s]["at"], reverse=True)
-        return self._page(request, [self._commit_json(request, found, s) for s in shas])
+        return self._page(request, shas, lambda s: self._commit_json(request, found, s))
 
     def get_commit(self, request: Request, owner: str, repo: str, sha: str) -> Response:
         found = self._found(owner, repo)
@@ -1221,7 +1226,7 @@ class GitHubSimulator(Simulator):
         reverse = (request.arg("direction") or "desc") != "asc"
         key = "updated_at" if request.arg("sort") == "updated" else "created_at"
         issues.sort(key=lambda i: (i[key], i["number"]), reverse=reverse)
-        return self._page(request, [self._issue_json(request, found, i) for i in issues])
+        return self._page(request, issues, lambda i: self._issue_json(request, found, i))
 
     def get_issue(self, request: Request, owner: str, repo: str, number: str) -> Response:
         found, issue = self._found_issue(owner, repo, number)
@@ -1320,7 +1325,7 @@ class GitHubSimulator(Simulator):
 
     def list_comments(self, request: Request, owner: str, repo: str, number: str) -> Response:
         found, issue = self._found_issue(owner, repo, number)
-        return self._page(request, [self._comment_json(request, found, issue, c) for c in issue["comments"]])
+        return self._page(request, issue["comments"], lambda c: self._comment_json(request, found, issue, c))
 
     def _comment(self, owner: str, repo: str, comment_id: str) -> tuple[dict, dict, dict]:
         """The repo, issue and comment; otherwise GitHub's 404 is raised."""
@@ -1425,7 +1430,7 @@ class GitHubSimulator(Simulator):
             key=lambda i: (i["created_at"], i["number"]),
             reverse=(request.arg("direction") or "desc") != "asc",
         )
-        return self._page(request, [self._pull_json(request, found, i) for i in pulls])
+        return self._page(request, pulls, lambda i: self._pull_json(request, found, i))
 
     def get_pull(self, request: Request, owner: str, repo: str, number: str) -> Response:
         found, issue = self._found_issue(owner, repo, number, pull=True)
