@@ -15,27 +15,18 @@ from runs import services as runs
 from runs.execution import drain
 from runs.models import Sample
 from tests import factories
+from tests.support.scenes import support_question
 from tests.support.world_agent import WorldAgent
 from worlds import services as worlds
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCENE = """\
-scene: world-files
-task: "Answer the question in #support in its thread."
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "Is the export broken?" }
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot, in_thread_of: $slack_question } }
-"""
+SCENE = support_question(
+    "Is the export broken?",
+    scene="world-files",
+    task='"Answer the question in #support in its thread."',
+    read_first=False,
+)
 
 
 @pytest.fixture

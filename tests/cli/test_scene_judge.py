@@ -16,6 +16,7 @@ import pytest
 
 from evalconsole import cli
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.scenes import support_question
 from tests.support.world_agent import WorldAgent
 
 KEY = "sk-scene-judge-key"
@@ -33,23 +34,13 @@ checks:
     judge: "The agent looked up the customer's plan."
 """
 
-SLACK = """\
-scene: slack-judged
-task: "Answer the question in #support in its thread."
-judge: { model: scene-model }
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m, text: "Is the export broken?" }
-checks:
-  - id: kind
-    judge: "The answer is kind."
-"""
+SLACK = support_question(
+    "Is the export broken?",
+    scene="slack-judged",
+    task='"Answer the question in #support in its thread."',
+    judge_model="scene-model",
+    checks='  - id: kind\n    judge: "The answer is kind."\n',
+)
 
 
 @pytest.fixture

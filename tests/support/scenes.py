@@ -12,17 +12,26 @@ def support_question(
     description: str = "",
     in_thread: bool = True,
     read_first: bool = True,
+    judge_model: str = "",
+    checks: str = "",
 ) -> str:
     """The scene's YAML: ``question`` asked ten minutes before the start; the check ``answered`` wants a
     message from the bot in #support (in her thread when ``in_thread``), and ``read_first`` (when
-    asked for) a read of the channel's history. ``task`` is YAML as it stands on its line."""
+    asked for) a read of the channel's history. ``task`` is YAML as it stands on its line. ``checks``
+    (the lines of the checks list) replaces those two; ``judge_model`` sets the scene's judge model."""
     where = ", in_thread_of: $slack_question" if in_thread else ""
     asked = f'at: -10m, text: "{question}"'
     read = '  - id: read_first\n    trace: { called: "POST /api/conversations.history" }\n'
+    answered = (
+        "  - id: answered\n"
+        f"    state: {{ slack.message: {{ channel: $slack_support, from: $slack_bot{where} }} }}\n"
+        + (read if read_first else "")
+    )
     return (
         f"scene: {scene}\n"
         + (f"description: {description}\n" if description else "")
         + f"task: {task}\n"
+        + (f"judge: {{ model: {judge_model} }}\n" if judge_model else "")
         + "world:\n"
         "  slack:\n"
         "    users:\n"
@@ -33,9 +42,7 @@ def support_question(
         "    messages:\n"
         f"      slack_question: {{ channel: $slack_support, from: $slack_laura, {asked} }}\n"
         "checks:\n"
-        "  - id: answered\n"
-        f"    state: {{ slack.message: {{ channel: $slack_support, from: $slack_bot{where} }} }}\n"
-        + (read if read_first else "")
+        + (checks or answered)
     )
 
 
