@@ -35,7 +35,6 @@ __all__ = [
 
 PROCESS_SKIPPED = "process checks arrive with people (not yet evaluated)"
 NO_JUDGE = "no judge is configured (set EVALCONSOLE_JUDGE_API_KEY); a skipped check never passes"
-FAULTS_SKIPPED = "fault_resolved arrives with the living world's faults (not yet evaluated)"
 STATUS_OUTCOME = {
     "passed": Outcome.PASS,
     "failed": Outcome.FAIL,
@@ -80,10 +79,6 @@ def _result(
 def _state(world: Any, check: Check, required: bool) -> dict[str, Any]:
     spec = dict(check.spec or {})
     name = spec.pop("check", "")
-    if name == "fault_resolved":
-        return _result(
-            check.id, required, "skipped", "the fault to be resolved", "not evaluated", FAULTS_SKIPPED
-        )
     tool = name.partition(".")[0]
     if tool in world.scene.world and tool not in world.states:
         why = f"the {tool} simulator is not built yet (not evaluated)"

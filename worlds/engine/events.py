@@ -92,6 +92,15 @@ class EventLog:
         log.events = [Event.from_dict(e) for e in events]
         return log
 
+    def since(self, count: int) -> list[Event]:
+        """The events numbered after ``count`` (held here: those added since the log was at ``count``)."""
+        out = []
+        for event in reversed(self.events):
+            if event.n <= count:
+                break
+            out.append(event)
+        return out[::-1]
+
     def of_type(self, *types: str) -> list[Event]:
         return [e for e in self._whole() if e.type in types]
 

@@ -25,6 +25,7 @@ from .checks import validate_state
 from .clock import Clock, iso
 from .credentials import make_credentials, secret_values
 from .events import EventLog
+from .faults import Faults
 from .http import BODY_LIMIT, Request, Response
 from .other import OtherSimulator
 from .problems import Problems
@@ -75,6 +76,7 @@ class World:
         self.current_seq: int | None = None  # the trace seq of the call being answered
         # Called after every agent call with (world, trace entry): people and faults hook in here.
         self.reactors: list[Callable[[World, TraceEntry], None]] = []
+        self.faults = Faults(self)
         self._simulators: dict[str, Simulator] = {}
         # The tools whose simulator was handed out (so whose state may have changed) since the owner
         # last cleared it: a tool's state is reached only through simulator(), so a store that keeps
@@ -130,6 +132,7 @@ class World:
         world.ids = dict(snapshot["ids"])
         world.states = snapshot["states"]
         world.seed = snapshot["seed"]
+        world.faults = Faults(world, snapshot.get("faults"))
         return world
 
     def snapshot(self) -> dict[str, Any]:
@@ -157,6 +160,7 @@ class World:
             "budget_calls": self.budget.calls,
             "ended": self.ended,
             "ids": self.ids,
+            "faults": self.faults.state,
         }
 
     # -- the tools ----------------------------------------------------------------------------------
@@ -173,6 +177,14 @@ class World:
             sim = OtherSimulator(self, {}, tool)
         if sim is not None:
             self._simulators[tool] = sim
+        return sim
+
+    def _peek(self, tool: str) -> Simulator | None:
+        """The simulator of ``tool`` for reading only (not marked touched)."""
+        was = tool in self.touched
+        sim = self.simulator(tool)
+        if not was:
+            self.touched.discard(tool)
         return sim
 
     def has_tool(self, tool: str) -> bool:
@@ -207,6 +219,9 @@ class World:
             raise KeyError(tool)
         within_budget = self.budget.take()
         at = self.clock.tick()
+        if self.faults:  # a fault step due by now happens before the call is answered
+            self.faults.start_due(at)
+        events_before = len(self.events)
         self.current_seq = len(self.trace) + 1
         if not within_budget:
             response = Response(429, {"message": OVER_BUDGET_EXPLANATION})
@@ -240,6 +255,8 @@ class World:
         if not self.ended:
             for react in self.reactors:
                 react(self, entry)
+        if self.faults:
+            self.faults.after_call(entry, self.events.since(events_before))
         self.current_seq = None
         return response
 
@@ -249,12 +266,17 @@ class World:
             raise ValueError(f"unknown end reason {reason!r}")
         if not self.ended:
             self.ended = reason
+        if self.faults:  # steps due by the agent's last call (those at the start, when it made none)
+            self.faults.start_due(self.clock.now)
         if not self.events.of_type("trial_ended"):
             self.events.add("trial_ended", self.clock.now, reason=self.ended)
 
     # -- judging ------------------------------------------------------------------------------------
-    def state_check(self, name: str, spec: Mapping[str, Any], *, written: bool = False) -> StateResult:
-        """A state check (``slack.message``, ``github.issue``...) on the world as it stands.
+    def state_check(
+        self, name: str, spec: Mapping[str, Any], *, written: bool = False, touch: bool = True
+    ) -> StateResult:
+        """A state check (``slack.message``, ``github.issue``..., ``fault_resolved``) on the world as it
+        stands. ``touch=False``: a read-only look that leaves the tool out of :attr:`touched`.
 
         ``spec`` is normalised (refs as names), as a scene's own checks are; ``written=True``: as a
         person wrote it (``$slack_support``), e.g. a library check of the console, validated here
@@ -270,8 +292,10 @@ class World:
                     f"The check does not fit this scene: {found}.",
                 )
             spec = {k: v for k, v in normalised.items() if k != "check"}
+        if name == "fault_resolved":
+            return self.faults.check(spec["fault"])
         tool, _, check = name.partition(".")
-        sim = self.simulator(tool)
+        sim = self.simulator(tool) if touch else self._peek(tool)
         if sim is None or tool not in self.states:
             return StateResult.of(False, f"a {tool} world", f"this scene has no {tool}")
         return sim.state_check(check, spec)
@@ -286,6 +310,7 @@ class World:
             "now": iso(self.clock.now),
             "ended": self.ended,
             "tools": {tool: self.simulator(tool).final_state() for tool in self.states},
+            **({"faults": self.faults.timeline()} if self.faults else {}),
         }
 
 
