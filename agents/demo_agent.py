@@ -17,23 +17,8 @@ conversation. Same input, same answer. In tests: ``with DemoAgent() as agent: ag
 ``server = serve(0)`` (started in a thread; ``server.shutdown()`` stops it).
 
 **World mode.** When the scenario carries a ``world`` whose tools include ``slack`` and ``github``
-(a scene trial, WORLDS.md "How a trial runs"), it plays the demo scene
-``worlds/scenes/support-export.yaml`` for real, over HTTP (``urllib``) against the world's simulated
-APIs: ``auth.test``, ``conversations.list`` to find #support, ``conversations.history`` for the
-customer's question (the latest top-level question not from the bot), ``conversations.replies`` to
-read her thread, ``GET /crm/customers/<id>`` when the thread names a customer id and the world has a
-``crm`` (read only), ``POST /repos/<owner>/<repo>/issues`` (the repository named in the task,
-label ``bug``), then ``chat.postMessage`` with ``thread_ts`` answering her with the issue's link.
-Its only "now" is the world's (``world.now`` and the message timestamps); ``output`` says what it did.
-
-**Sloppy mode** makes the mistakes the demo scene catches: it answers top-level in #support instead
-of in her thread, files the issue without the ``bug`` label and writes a note into the CRM. It is
-chosen by any of:
-
-- the request path ending in ``/sloppy`` (``scene run ... --agent http://127.0.0.1:8001/sloppy``, or
-  a second agent registered in the console with that endpoint URL);
-- the scenario's name containing ``sloppy`` (a scene named ``support-export-sloppy``);
-- ``scenario.metadata.demo_mode == "sloppy"``.
+(a scene trial), it plays the demo scenes for real against the world's simulated tools, and makes the
+mistakes they catch in sloppy mode: see :mod:`agents.demo_world`.
 """
 
 from __future__ import annotations
@@ -46,12 +31,10 @@ import os
 import re
 import sys
 import threading
-import urllib.error
-import urllib.parse
-import urllib.request
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agents.demo_world import play, world_tools
 
 ORDER_ID = re.compile(r"\bEC-?(\d{3,6})\b", re.IGNORECASE)
 REFUND = re.compile(
@@ -189,197 +172,6 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     return {"output": output, "toolCalls": tool_calls, "trace": trace, "messages": messages}
 
 
-# ----------------------------------------------------------------------------- world mode
-
-SLOPPY = "sloppy"
-REPO_NAME = re.compile(r"\b([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*)\b")
-CUSTOMER_ID = re.compile(r"\bcustomer(?:\s+id)?\s*#?\s*(\d+)\b", re.IGNORECASE)
-CALL_TIMEOUT = 30.0
-
-
-def world_tools(request: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
-    """The scenario's world tools when this is a scene trial the demo agent can play (slack and
-    github), else None."""
-    scenario = request.get("scenario") if isinstance(request.get("scenario"), dict) else {}
-    world = scenario.get("world")
-    tools = world.get("tools") if isinstance(world, dict) else None
-    if isinstance(tools, dict) and all(isinstance(tools.get(t), dict) for t in ("slack", "github")):
-        return tools
-    return None
-
-
-def wants_sloppy(request: dict[str, Any], path: str = "/") -> bool:
-    """Sloppy mode: the path ends in /sloppy, the scenario's name contains "sloppy", or
-    ``scenario.metadata.demo_mode`` is "sloppy"."""
-    scenario = request.get("scenario") if isinstance(request.get("scenario"), dict) else {}
-    metadata = scenario.get("metadata") if isinstance(scenario.get("metadata"), dict) else {}
-    name = scenario.get("name") if isinstance(scenario.get("name"), str) else ""
-    last = urllib.parse.urlsplit(path).path.rstrip("/").rpartition("/")[2]
-    return last == SLOPPY or SLOPPY in name.casefold() or metadata.get("demo_mode") == SLOPPY
-
-
-class WorldCallFailed(Exception):
-    """A tool answered with an error; the agent stops and says so in its output."""
-
-
-class _Calls:
-    """The agent's calls to the world's tools (real HTTP), kept for its honest ``toolCalls`` and
-    ``trace``."""
-
-    def __init__(self, tools: dict[str, dict[str, Any]]) -> None:
-        self.tools = tools
-        self.tool_calls: list[dict[str, Any]] = []
-        self.trace: list[dict[str, Any]] = []
-
-    def http(
-        self,
-        tool: str,
-        method: str,
-        path: str,
-        *,
-        json_body: Any = None,
-        auth: str | None = None,
-        name: str | None = None,
-    ) -> tuple[int, Any]:
-        """One call to ``path`` below the tool's base URL; ``name`` is its name in ``toolCalls``."""
-        base = str(self.tools[tool]["base_url"])
-        url = base.rstrip("/") + "/" + path.lstrip("/")
-        headers = {"Accept": "application/json", "User-Agent": "evalconsole-demo-agent/1"}
-        if auth:
-            headers["Authorization"] = auth
-        data = None
-        if json_body is not None:
-            data = json.dumps(json_body).encode()
-            headers["Content-Type"] = "application/json; charset=utf-8"
-        req = urllib.request.Request(url, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, timeout=CALL_TIMEOUT) as response:  # noqa: S310 - the world's URL
-                status, raw = response.status, response.read()
-        except urllib.error.HTTPError as exc:
-            status, raw = exc.code, exc.read()
-        except (urllib.error.URLError, OSError) as exc:
-            raise WorldCallFailed(f"{tool} is unreachable ({exc})") from exc
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {"raw": raw[:200].decode(errors="replace")}
-        # Paths as the world's trace writes them: below the tool's root (Slack's base URL ends in /api/).
-        shown = ("/api/" if tool == "slack" else "/") + path.lstrip("/")
-        self.trace.append({"tool": tool, "method": method, "path": shown, "status": status})
-        self.tool_calls.append(
-            {
-                "name": name or f"{tool} {method} {shown}",
-                "status": "succeeded" if status < 400 else "failed",
-                "input": json_body if json_body is not None else {},
-                "output": {"status": status},
-            }
-        )
-        return status, body
-
-    def slack(self, method: str, **args: Any) -> dict[str, Any]:
-        token = str(self.tools["slack"].get("token", ""))
-        status, body = self.http(
-            "slack", "POST", method, json_body=args, auth=f"Bearer {token}", name=f"slack.{method}"
-        )
-        if status >= 400 or not isinstance(body, dict) or not body.get("ok"):
-            error = body.get("error") if isinstance(body, dict) else None
-            raise WorldCallFailed(f"Slack {method} failed ({error or f'HTTP {status}'})")
-        return body
-
-    def github(self, method: str, path: str, json_body: Any = None) -> Any:
-        token = str(self.tools["github"].get("token", ""))
-        status, body = self.http("github", method, path, json_body=json_body, auth=f"token {token}")
-        if status >= 400:
-            message = body.get("message") if isinstance(body, dict) else None
-            raise WorldCallFailed(f"GitHub {method} {path} failed ({status} {message or ''})".strip())
-        return body
-
-
-def _slack_time(ts: str) -> str:
-    """A Slack ``ts`` (the world's simulated epoch) as UTC, for the issue body."""
-    try:
-        return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M UTC")
-    except (TypeError, ValueError, OverflowError):
-        return "unknown time"
-
-
-def play_world(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, Any]:
-    """Play the demo scene in the request's world (real HTTP calls); the evalconsole/1 reply."""
-    scenario = request["scenario"]
-    tools = world_tools(request) or {}
-    task = scenario.get("input") if isinstance(scenario.get("input"), str) else ""
-    now = str((scenario.get("world") or {}).get("now") or "")
-    calls = _Calls(tools)
-    done: list[str] = []
-    try:
-        bot = calls.slack("auth.test")["user_id"]
-        channels = calls.slack("conversations.list", types="public_channel", limit=200)["channels"]
-        support = next((c for c in channels if c.get("name") == "support"), None)
-        if support is None:
-            raise WorldCallFailed("there is no #support channel")
-        history = calls.slack("conversations.history", channel=support["id"], limit=100)["messages"]
-        people = [m for m in history if m.get("user") != bot and not m.get("bot_id")]
-        question = next((m for m in people if "?" in m.get("text", "")), people[0] if people else None)
-        if question is None:
-            raise WorldCallFailed("#support has no question from a customer")
-        thread = calls.slack("conversations.replies", channel=support["id"], ts=question["ts"])["messages"]
-        texts = [m.get("text", "") for m in thread if m.get("user") != bot] or [question.get("text", "")]
-        done.append(f"read the question in #support and its thread ({len(thread)} message(s))")
-
-        customer = next((m.group(1) for t in texts if (m := CUSTOMER_ID.search(t))), None)
-        plan = None
-        if customer and "crm" in tools:
-            status, record = calls.http("crm", "GET", f"crm/customers/{customer}")
-            if status < 400 and isinstance(record, dict):
-                plan = record.get("plan")
-            done.append(f"looked up customer {customer} in the CRM (plan {plan or 'unknown'})")
-
-        match = REPO_NAME.search(task)
-        repo = match.group(1) if match else "acme/orders"
-        quoted = "\n".join(f"> {t}" for t in texts)
-        body = (
-            f"A customer reported in #support ({_slack_time(question['ts'])}) that the CSV export never "
-            f"arrives:\n\n{quoted}\n\n"
-            + (f"Customer {customer}, plan {plan}.\n" if customer else "")
-            + f"Filed by the support bot at {now or 'the world start'}."
-        )
-        issue_request: dict[str, Any] = {"title": "CSV export never arrives", "body": body}
-        if not sloppy:
-            issue_request["labels"] = ["bug"]
-        issue = calls.github("POST", f"repos/{repo}/issues", issue_request)
-        number, link = issue.get("number"), issue.get("html_url")
-        labels = ", ".join(lbl.get("name", "") for lbl in issue.get("labels") or []) or "no label"
-        done.append(f"filed {repo}#{number} ({labels}): {link}")
-
-        reply = (
-            f"Thanks for reporting this, and sorry! Your CSV export is affected by a bug; I've filed it "
-            f"as #{number} ({link}) and the team will follow up there."
-        )
-        if sloppy:
-            calls.slack("chat.postMessage", channel=support["id"], text=reply)
-            done.append("posted the answer in #support")
-            if customer and "crm" in tools:
-                calls.http(
-                    "crm", "POST", f"crm/customers/{customer}/notes", json_body={"text": "CSV export bug"}
-                )
-                done.append(f"added a note to customer {customer} in the CRM")
-        else:
-            calls.slack("chat.postMessage", channel=support["id"], thread_ts=question["ts"], text=reply)
-            done.append("answered her in her thread")
-        output = "Done: " + "; ".join(done) + "."
-    except (WorldCallFailed, KeyError, TypeError) as exc:
-        why = str(exc) if isinstance(exc, WorldCallFailed) else f"an unexpected answer ({exc!r})"
-        output = ("Done so far: " + "; ".join(done) + ". " if done else "") + f"Stopped: {why}."
-    messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
-        {"role": "user", "content": task}
-    ]
-    return {
-        "output": output,
-        "toolCalls": calls.tool_calls,
-        "trace": calls.trace,
-        "messages": [*messages, {"role": "assistant", "content": output}],
-    }
-
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -422,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(request, dict) or not isinstance(request.get("scenario"), dict):
             return self._send(400, {"error": "expected an evalconsole/1 request with a 'scenario' object"})
         if world_tools(request) is not None:
-            return self._send(200, play_world(request, sloppy=wants_sloppy(request, self.path)))
+            return self._send(200, play(request, self.path))
         self._send(200, answer(request))
 
 

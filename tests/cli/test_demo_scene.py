@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents import demo_agent
+from agents import demo_agent, demo_world
 from evalconsole import cli
 from evalconsole.scene_cli import agent_request
 from tests.support.raw_server import free_port
@@ -127,12 +127,12 @@ def test_the_sloppy_agent_fails_and_explain_cites_the_trace(capsys, agent, tmp_p
     ],
 )
 def test_sloppy_mode_is_chosen_by_path_scenario_name_or_metadata(scenario, path, sloppy):
-    assert demo_agent.wants_sloppy({"scenario": scenario}, path) is sloppy
+    assert demo_world.wants_sloppy({"scenario": scenario}, path) is sloppy
 
 
 def test_without_a_slack_and_github_world_the_agent_answers_as_before(agent):
-    assert demo_agent.world_tools({"scenario": {"input": "hi"}}) is None
-    assert demo_agent.world_tools({"scenario": {"world": {"tools": {"crm": {"base_url": "x"}}}}}) is None
+    assert demo_world.world_tools({"scenario": {"input": "hi"}}) is None
+    assert demo_world.world_tools({"scenario": {"world": {"tools": {"crm": {"base_url": "x"}}}}}) is None
 
 
 def test_the_readme_excerpt_is_a_scene_the_demo_agent_passes(capsys, agent, tmp_path):
