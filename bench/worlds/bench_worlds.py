@@ -5,7 +5,9 @@
           repo with commits, issues and pulls), median and p95 over many builds; load_scene (parse +
           validate) timed apart, for information.
   calls   the server side of tool calls to a world that accumulates a trace of ``--calls`` calls
-          (a mix: chat.postMessage, conversations.history, GET issues, POST issue), p50/p95 in ms,
+          (a mix: chat.postMessage, conversations.history, GET issues, POST issue; with ``--mix
+          incident`` a 200-record Datadog/PagerDuty/Okta scene and GET monitors, POST downtime,
+          GET incidents, PUT incident, search users, a lifecycle change), p50/p95 in ms,
           overall and by trace length:
             engine   WorldServer.answer (the standalone server's work, no socket)
             service  worlds.services.call_world (row lock, the kept world or a restore, call, save)
@@ -29,6 +31,7 @@
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py build
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --database-url "$PG"
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --mix incident [--database-url "$PG"]
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
@@ -156,8 +159,78 @@ def scene_dict(*, trials: int = 1) -> dict[str, Any]:
     }
 
 
-def scene_text(**kw: Any) -> str:
-    return json.dumps(scene_dict(**kw), indent=1)
+def incident_scene_dict(*, trials: int = 1) -> dict[str, Any]:
+    """The incident tools' scene, exactly 200 records: Datadog 40 monitors + 10 dashboards + 30 events
+    + 30 logs, PagerDuty 10 users + 3 escalation policies + 10 services + 2 schedules + 25 incidents,
+    Okta 40 users."""
+    monitors = {
+        f"dm{i}": {
+            "name": f"service {i} 5xx",
+            "state": "Alert" if i % 5 == 0 else "OK",
+            "type": "metric alert",
+            "query": f"sum(last_5m):sum:svc{i}.5xx{{env:prod}}.as_count() > 10",
+            "tags": [f"service:svc{i}", "env:prod"],
+        }
+        for i in range(40)
+    }
+    dashboards = {f"dd{i}": {"title": f"Service {i}", "text": "Requests, errors, latency."} for i in range(10)}
+    events = {f"de{i}": {"title": f"deploy {i}", "text": f"svc{i % 10} deployed", "at": f"-{60 - i}m"} for i in range(30)}
+    logs = {
+        f"dl{i}": {"text": f"GET /orders/{i} 500", "at": f"-{30 - i}m", "service": f"svc{i % 10}", "status": "error"}
+        for i in range(30)
+    }
+    pd_users = {f"pu{i}": {"name": f"Person {i}", "email": f"p{i}@acme.example"} for i in range(10)}
+    pd_users["pu0"]["bot"] = True
+    policies = {f"pe{j}": {"name": f"policy {j}", "rules": [[f"$pu{1 + j}"], [f"$pu{4 + j}"]]} for j in range(3)}
+    services = {f"ps{i}": {"name": f"svc{i}", "escalation_policy": f"$pe{i % 3}"} for i in range(10)}
+    schedules = {f"pc{j}": {"name": f"on call {j}", "users": [f"$pu{1 + j}", f"$pu{5 + j}"]} for j in range(2)}
+    incidents = {
+        f"pi{i}": {
+            "service": f"$ps{i % 10}",
+            "title": f"svc{i % 10} errors ({i})",
+            "status": ("triggered", "acknowledged", "resolved")[i % 3],
+            "created": f"-{90 - i}m",
+            "assigned_to": [f"$pu{1 + i % 9}"],
+        }
+        for i in range(25)
+    }
+    okta_users = {
+        f"ou{i}": {
+            "login": f"user{i}@acme.example",
+            "email": f"user{i}@acme.example",
+            "first_name": f"User{i}",
+            "last_name": "Example",
+            "status": "ACTIVE" if i % 4 else "SUSPENDED",
+        }
+        for i in range(40)
+    }
+    return {
+        "scene": "bench-incident-200",
+        "task": "Handle the incidents.",
+        "trials": trials,
+        "world": {
+            "datadog": {"monitors": monitors, "dashboards": dashboards, "events": events, "logs": logs},
+            "pagerduty": {
+                "users": pd_users,
+                "escalation_policies": policies,
+                "services": services,
+                "schedules": schedules,
+                "incidents": incidents,
+            },
+            "okta": {"users": okta_users},
+        },
+        "checks": [
+            {"id": "ok", "state": {"datadog.monitor": "$dm0", "is": "OK"}},
+            {"id": "acked", "state": {"pagerduty.incident": {"ref": "$pi0"}, "status": "acknowledged"}},
+        ],
+    }
+
+
+SCENES = {"slack-github": scene_dict, "incident": incident_scene_dict}
+
+
+def scene_text(*, mix: str = "slack-github", **kw: Any) -> str:
+    return json.dumps(SCENES[mix](**kw), indent=1)
 
 
 def record_count(scene) -> int:
@@ -274,7 +347,59 @@ def call_mix(world_tools: dict[str, dict[str, str]], i: int) -> tuple[str, str, 
     return "github", "POST", "/repos/acme/orders/issues", {**gh, "Content-Type": "application/json"}, body
 
 
+def incident_call_mix(
+    world_tools: dict[str, dict[str, str]], i: int, ids: dict[str, Any]
+) -> tuple[str, str, str, dict[str, str], bytes]:
+    """Call number i of the incident mix: a cycle of Datadog GET monitors and POST downtime, PagerDuty
+    GET triggered incidents and PUT an incident (acknowledge), Okta search users and a lifecycle change
+    (suspend / unsuspend in turn)."""
+    dd = world_tools["datadog"]
+    dd_headers = {"DD-API-KEY": dd["api_key"], "DD-APPLICATION-KEY": dd["app_key"], "Accept": "application/json"}
+    pd = {
+        "Authorization": f"Token token={world_tools['pagerduty']['token']}",
+        "Accept": "application/vnd.pagerduty+json;version=2",
+        "From": "p1@acme.example",
+    }
+    okta = {"Authorization": f"SSWS {world_tools['okta']['token']}", "Accept": "application/json"}
+    json_type = {"Content-Type": "application/json"}
+    kind = i % 6
+    if kind == 0:
+        return "datadog", "GET", "/api/v1/monitor", dd_headers, b""
+    if kind == 1:
+        body = {
+            "data": {
+                "type": "downtime",
+                "attributes": {
+                    "monitor_identifier": {"monitor_id": ids[f"dm{i % 40}"]},
+                    "scope": "*",
+                    "schedule": {"end": "2026-03-02T10:00:00Z"},
+                },
+            }
+        }
+        return "datadog", "POST", "/api/v2/downtime", {**dd_headers, **json_type}, json.dumps(body).encode()
+    if kind == 2:
+        return "pagerduty", "GET", "/incidents?statuses%5B%5D=triggered&limit=25", pd, b""
+    if kind == 3:
+        body = {"incident": {"type": "incident_reference", "status": "acknowledged"}}
+        target = f"/incidents/{ids[f'pi{(i // 6) % 25}']}"
+        return "pagerduty", "PUT", target, {**pd, **json_type}, json.dumps(body).encode()
+    if kind == 4:
+        return "okta", "GET", "/api/v1/users?search=status%20eq%20%22ACTIVE%22&limit=20", okta, b""
+    action = "suspend" if (i // 6) % 2 == 0 else "unsuspend"
+    return "okta", "POST", f"/api/v1/users/{ids[f'ou{1 + (i // 12) % 39}']}/lifecycle/{action}", okta, b""
+
+
 KINDS = ("chat.postMessage", "conversations.history", "GET issues", "POST issue")
+INCIDENT_KINDS = ("GET monitors", "POST downtime", "GET incidents", "PUT incident", "GET users", "lifecycle")
+MIXES = {
+    "slack-github": (KINDS, lambda tools, i, ids: call_mix(tools, i)),
+    "incident": (INCIDENT_KINDS, incident_call_mix),
+}
+MIX = "slack-github"  # set by --mix
+
+
+def mixed_call(tools: dict[str, dict[str, str]], i: int, ids: dict[str, Any]):
+    return MIXES[MIX][1](tools, i, ids)
 
 
 def _engine_caller(scene):
@@ -285,10 +410,11 @@ def _engine_caller(scene):
 
     def new_world():
         world = server.add(World.build(scene))
-        tools = {t: dict(world.credentials.get(t, {})) for t in ("slack", "github")}
+        tools = {t: dict(c) for t, c in world.credentials.items()}
+        ids = world.ids
 
         def call(i: int) -> int:
-            tool, method, target, headers, body = call_mix(tools, i)
+            tool, method, target, headers, body = mixed_call(tools, i, ids)
             response = server.answer(method, f"/worlds/{world.id}/{tool}{target}", headers, body)
             return response.status
 
@@ -319,7 +445,7 @@ def _scene_version():
 
     stamp = f"{os.getpid()}-{time.time_ns()}"
     user, agent = admin_and_agent(team=f"worlds-bench-{stamp}", username=f"wb-{stamp}", agent="world-bench")
-    scene = services.create_scene(agent=agent, by=user, source=scene_text())
+    scene = services.create_scene(agent=agent, by=user, source=scene_text(mix=MIX))
     return scene.current_version
 
 
@@ -329,11 +455,11 @@ def _service_caller(version):
     from worlds.engine.http import Request
 
     def new_world():
-        row, _ = services.start_world(version=version)
-        tools = decrypt_json(row.secrets)
+        row, world = services.start_world(version=version)
+        tools, ids = decrypt_json(row.secrets), world.ids
 
         def call(i: int) -> int:
-            tool, method, target, headers, body = call_mix(tools, i)
+            tool, method, target, headers, body = mixed_call(tools, i, ids)
             split = urlsplit(target)
             request = Request.make(method, split.path, split.query, headers, body)
             return services.call_world(row.id, tool, request).status
@@ -352,11 +478,11 @@ def _wsgi_caller(version):
     app = get_wsgi_application()
 
     def new_world():
-        row, _ = services.start_world(version=version)
-        tools = decrypt_json(row.secrets)
+        row, world = services.start_world(version=version)
+        tools, ids = decrypt_json(row.secrets), world.ids
 
         def call(i: int) -> int:
-            tool, method, target, headers, body = call_mix(tools, i)
+            tool, method, target, headers, body = mixed_call(tools, i, ids)
             split = urlsplit(target)
             environ = {
                 "REQUEST_METHOD": method,
@@ -414,7 +540,7 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
                 bad += 1
             times.append(dt)
             by_bucket.setdefault(i // bucket, []).append(dt)
-            by_kind.setdefault(i % 4, []).append(dt)
+            by_kind.setdefault(i % len(MIXES[MIX][0]), []).append(dt)
     out = {
         "p50": statistics.median(times) * 1000,
         "p95": pct(times, 95) * 1000,
@@ -427,7 +553,7 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
             }
             for b, v in sorted(by_bucket.items())
         },
-        "by_kind": {KINDS[k]: statistics.median(v) * 1000 for k, v in sorted(by_kind.items())},
+        "by_kind": {MIXES[MIX][0][k]: statistics.median(v) * 1000 for k, v in sorted(by_kind.items())},
     }
     log(f"{name}: {out['n']} calls, {bad} answered >= 400")
     return out
@@ -448,7 +574,7 @@ def print_calls(results: dict[str, dict[str, Any]]) -> None:
 def bench_calls(args: argparse.Namespace) -> dict[str, Any]:
     from worlds.engine import load_scene
 
-    scene = load_scene(scene_text(), "bench.json")
+    scene = load_scene(scene_text(mix=MIX), "bench.json")
     results: dict[str, Any] = {}
     which = args.only.split(",") if args.only else ["engine", "service", "wsgi"]
     if "engine" in which:
@@ -505,10 +631,10 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
 
         version = _scene_version()
         for n in (1, args.calls):
-            row, _ = services.start_world(version=version)
-            tools = decrypt_json(row.secrets)
+            row, world = services.start_world(version=version)
+            tools, ids = decrypt_json(row.secrets), world.ids
             for i in range(n - 1):
-                tool, method, target, headers, body = call_mix(tools, i)
+                tool, method, target, headers, body = mixed_call(tools, i, ids)
                 split = urlsplit(target)
                 services.call_world(
                     row.id, tool, Request.make(method, split.path, split.query, headers, body)
@@ -516,7 +642,7 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
             names = ("call", "fingerprint touched + encode", "store (worlds.callstore)", "total")
             for label, which in (("read", 1), ("write", 0)):  # conversations.history, chat.postMessage
                 parts: dict[str, list[float]] = {k: [] for k in names}
-                tool, method, target, headers, body = call_mix(tools, which)
+                tool, method, target, headers, body = mixed_call(tools, which, ids)
                 split = urlsplit(target)
                 for _ in range(args.repeat):
                     request = Request.make(method, split.path, split.query, headers, body)
@@ -893,6 +1019,10 @@ def main() -> int:
     c.add_argument("--bucket", type=int, default=25, help="trace-length bucket for the growth figures")
     c.add_argument("--only", default="", help="engine,service,wsgi (default: all)")
     c.add_argument("--profile", action="store_true", help="cProfile the last 20 calls through call_world")
+    c.add_argument(
+        "--mix", choices=sorted(MIXES), default="slack-github",
+        help="the scene and call cycle: Slack + GitHub, or the incident tools (Datadog, PagerDuty, Okta)",
+    )
     d = sub.add_parser("breakdown", help="where one call_world goes, at trace length 1 and --calls")
     d.add_argument("--database-url", default=None)
     d.add_argument("--calls", type=int, default=100)
@@ -911,6 +1041,8 @@ def main() -> int:
     for p in (b, c, d, r, k):
         p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
+    global MIX
+    MIX = getattr(args, "mix", MIX)
     log(f"uptime: {os.popen('uptime').read().strip()}")
     gc.collect()
     modes = {
