@@ -87,7 +87,12 @@ def test_loading_the_demo_twice_changes_nothing():
     _load()
     first = _state()
     assert first["tests"] and first["checks"]
-    assert [name for name, _, _ in first["scenes"]] == ["support-export", "support-export-sloppy"]
+    assert [name for name, _, _ in first["scenes"]] == [
+        "orders-5xx",
+        "orders-5xx-sloppy",
+        "support-export",
+        "support-export-sloppy",
+    ]
     assert "Log in as admin" in _load()
     assert _state() == first
 
@@ -118,6 +123,41 @@ def test_a_demo_loaded_before_scenes_gets_the_demo_scenes_once(monkeypatch):
         before_scenes.setattr(Command, "_create_world_demo", lambda self, admin, agent: None)
         _load()
     assert not Scene.objects.exists()
-    assert "Added the demo scenes" in _load()
-    assert sorted(Scene.objects.values_list("name", flat=True)) == ["support-export", "support-export-sloppy"]
+    assert "Added the demo scenes: support-export, orders-5xx." in _load()
+    assert sorted(Scene.objects.values_list("name", flat=True)) == [
+        "orders-5xx",
+        "orders-5xx-sloppy",
+        "support-export",
+        "support-export-sloppy",
+    ]
     assert "Added the demo scenes" not in _load(), "once: while the team has scenes, nothing is added"
+
+
+def _load_before_the_incident_scene(monkeypatch) -> None:
+    """load_demo as an evalconsole without the incident scene ran it."""
+    from evalconsole.management.commands import load_demo
+
+    with monkeypatch.context() as before:
+        before.setattr(load_demo, "DEMO_SCENES", {"support-export": load_demo.DEMO_SCENES["support-export"]})
+        _load()
+    assert not Scene.objects.filter(name="orders-5xx").exists()
+
+
+def test_a_demo_loaded_before_the_incident_scene_gets_it_once_and_its_archive_stays(monkeypatch):
+    _load_before_the_incident_scene(monkeypatch)
+    assert "Added the demo scenes: orders-5xx." in _load()
+    assert TestSet.objects.filter(name="Incident response").count() == 1
+    worlds.archive_scene(scene=Scene.objects.get(name="orders-5xx"), by=_admin())
+    edited = _state()
+    assert "Added the demo scenes" not in _load(), "an archived demo scene is the team's choice"
+    assert _state() == edited
+
+
+def test_a_team_with_scenes_of_its_own_gets_no_new_demo_scene(monkeypatch):
+    _load_before_the_incident_scene(monkeypatch)
+    agent = Agent.objects.get()
+    text = Scene.objects.get(name="support-export").current_version.source
+    worlds.create_scene(agent=agent, by=_admin(), source=text.replace("scene: support-export\n", "scene: ours\n", 1))
+    edited = _state()
+    assert "Added the demo scenes" not in _load()
+    assert _state() == edited

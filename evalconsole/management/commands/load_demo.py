@@ -1,11 +1,13 @@
 """`manage.py load_demo`: the demo team, its admin, the demo support agent, checks and a passing test,
-and the demo scene (worlds/scenes/support-export.yaml) with a test that plays it and a sloppy variant
-that fails (the demo agent makes its mistakes on a scene whose name says "sloppy").
+and the demo scenes, each with a test that plays it and a sloppy variant that fails (the demo agent
+makes its mistakes on a scene whose name says "sloppy"): worlds/scenes/support-export.yaml (Slack and
+GitHub) and worlds/scenes/orders-5xx.yaml (an incident in Datadog, PagerDuty, GitHub and Slack).
 
 `make up` runs it every time. The demo is created once, with the demo team (slug ``demo``): while that
 team exists, its agent, checks, test sets, tests and members are the team's own and are left exactly as
 they are (renamed, archived, edited or deleted). Only the ``admin`` user is made again if it is missing,
-so that `make up` can still print a login.
+so that `make up` can still print a login, and a demo scene the team never had (one that came with a
+newer evalconsole) is added once.
 """
 
 from __future__ import annotations
@@ -26,7 +28,22 @@ from teams.services import add_member, create_team, get_or_create_user
 from worlds.models import Scene
 from worlds.services import create_scene, create_scene_test
 
-DEMO_SCENE = Path(worlds.__file__).parent / "scenes" / "support-export.yaml"
+SCENES = Path(worlds.__file__).parent / "scenes"
+# Each demo scene: its file, the test set that holds its tests, the test's name, and the set's description.
+DEMO_SCENES = {
+    "support-export": (
+        SCENES / "support-export.yaml",
+        "Support in Slack and GitHub",
+        "Answer and file a bug",
+        "Scenes: the agent works in a simulated Slack and GitHub; checks judge what really happened.",
+    ),
+    "orders-5xx": (
+        SCENES / "orders-5xx.yaml",
+        "Incident response",
+        "Orders 5xx after a deploy",
+        "Scenes: a fault breaks production; checks read Datadog, PagerDuty and GitHub, in simulated time.",
+    ),
+}
 
 DEMO_CHECKS = [
     ("Mentions the order id", "text_includes", {"text": "EC-1042"}),
@@ -59,8 +76,9 @@ class Command(BaseCommand):
                 loaded = "Demo loaded."
             else:
                 loaded = f"Demo team {team.name!r} is there already; left as it is."
-                if self._add_world_demo(team, admin):  # a demo loaded before scenes existed
-                    loaded += " Added the demo scenes."
+                added = self._add_world_demo(team, admin)  # a demo loaded before these scenes existed
+                if added:
+                    loaded += f" Added the demo scenes: {', '.join(added)}."
         password = (
             password_file.read_text().strip() if password_file.exists() else "(set before; see var/admin_password)"
         )
@@ -99,30 +117,37 @@ class Command(BaseCommand):
         )
         self._create_world_demo(admin, agent)
 
-    def _add_world_demo(self, team, admin) -> bool:
-        """The world demo for a demo team loaded before scenes existed: only while the team has never
-        had a scene (scenes are archived, never deleted), and only on its demo agent if still active."""
-        if Scene.objects.filter(agent__team=team).exists():
-            return False
+    def _add_world_demo(self, team, admin) -> list[str]:
+        """The demo scenes a demo team never had, on its first active agent: for a demo loaded before
+        scenes (or these scenes) existed, and only while every scene the team ever had is a demo scene
+        (scenes are archived, never deleted): a team that wrote scenes of its own gets none."""
         agent = Agent.objects.filter(team=team, archived_at__isnull=True).order_by("pk").first()
         if agent is None:
-            return False
-        self._create_world_demo(admin, agent)
-        return True
+            return []
+        demo_names = {n for name in DEMO_SCENES for n in (name, f"{name}-sloppy")}
+        had = set(Scene.objects.filter(agent__team=team).values_list("name", flat=True))
+        if had - demo_names:
+            return []
+        missing = [name for name in DEMO_SCENES if not had & {name, f"{name}-sloppy"}]
+        for name in missing:
+            self._create_scene_demo(admin, agent, name)
+        return missing
 
     def _create_world_demo(self, admin, agent) -> None:
-        text = DEMO_SCENE.read_text()
+        for name in DEMO_SCENES:
+            self._create_scene_demo(admin, agent, name)
+
+    def _create_scene_demo(self, admin, agent, name: str) -> None:
+        path, set_name, test_name, description = DEMO_SCENES[name]
+        text = path.read_text()
         good = create_scene(agent=agent, by=admin, source=text)
         sloppy = create_scene(
             agent=agent,
             by=admin,
-            source=text.replace("scene: support-export\n", "scene: support-export-sloppy\n", 1).replace(
+            source=text.replace(f"scene: {name}\n", f"scene: {name}-sloppy\n", 1).replace(
                 "description: ", "description: (The demo agent is sloppy here, so this one fails.) ", 1
             ),
         )
-        test_set = create_test_set(
-            agent=agent, by=admin, name="Support in Slack and GitHub",
-            description="Scenes: the agent works in a simulated Slack and GitHub; checks judge what really happened.",
-        )
-        create_scene_test(test_set=test_set, by=admin, name="Answer and file a bug", scenes=[good.pk])
+        test_set = create_test_set(agent=agent, by=admin, name=set_name, description=description)
+        create_scene_test(test_set=test_set, by=admin, name=test_name, scenes=[good.pk])
         create_scene_test(test_set=test_set, by=admin, name="Sloppy variant (fails)", scenes=[sloppy.pk])
