@@ -6,6 +6,7 @@ changes), never the text a model wrote. Events at the same instant keep their or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,6 +56,8 @@ class EventLog:
         self.events: list[Event] = []
         self.skipped = 0  # earlier events not held here (see continue_from / forget)
         self._last_at: datetime | None = None  # the time of the latest skipped event
+        # Called with each event once it is recorded (the world's people hear messages this way).
+        self.listener: Callable[[Event], None] | None = None
 
     def add(self, type: str, at: datetime, **data: Any) -> Event:
         """Append an event; refuses an unknown type or time going backwards."""
@@ -65,6 +68,8 @@ class EventLog:
             raise ValueError(f"event at {iso(at)} is before the last event ({iso(last)})")
         event = Event(self.skipped + len(self.events) + 1, at, type, dict(data))
         self.events.append(event)
+        if self.listener is not None:
+            self.listener(event)
         return event
 
     def continue_from(self, count: int, last_at: datetime | None) -> None:

@@ -61,6 +61,10 @@ class Faults:
         for fault in sorted(due, key=self.starts_at):
             self._start(fault)
 
+    def next_due(self) -> datetime | None:
+        """When the next fault starts (None: every fault has started)."""
+        return min((self.starts_at(f) for f in self.by_id.values() if f.id not in self.progress), default=None)
+
     def starts_at(self, fault: Fault) -> datetime:
         return self.world.clock.at(fault.at)
 

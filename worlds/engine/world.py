@@ -26,6 +26,7 @@ from .clock import Clock, iso
 from .credentials import make_credentials, secret_values
 from .events import EventLog
 from .faults import Faults
+from .people import People
 from .http import BODY_LIMIT, Request, Response
 from .other import OtherSimulator
 from .problems import Problems
@@ -77,6 +78,8 @@ class World:
         # Called after every agent call with (world, trace entry): people and faults hook in here.
         self.reactors: list[Callable[[World, TraceEntry], None]] = []
         self.faults = Faults(self)
+        self.people = People(self)
+        self.events.listener = self._heard
         self._simulators: dict[str, Simulator] = {}
         # The tools whose simulator was handed out (so whose state may have changed) since the owner
         # last cleared it: a tool's state is reached only through simulator(), so a store that keeps
@@ -133,6 +136,8 @@ class World:
         world.states = snapshot["states"]
         world.seed = snapshot["seed"]
         world.faults = Faults(world, snapshot.get("faults"))
+        world.people = People(world, snapshot.get("people"))
+        world.events.listener = world._heard
         return world
 
     def snapshot(self) -> dict[str, Any]:
@@ -161,6 +166,7 @@ class World:
             "ended": self.ended,
             "ids": self.ids,
             "faults": self.faults.state,
+            "people": self.people.state,
         }
 
     # -- the tools ----------------------------------------------------------------------------------
@@ -219,9 +225,8 @@ class World:
             raise KeyError(tool)
         within_budget = self.budget.take()
         at = self.clock.tick()
-        if self.faults:  # a fault step due by now happens before the call is answered
-            self.faults.start_due(at)
         events_before = len(self.events)
+        self._run_due(at)  # fault steps and people's replies due by now happen before the call is answered
         self.current_seq = len(self.trace) + 1
         if not within_budget:
             response = Response(429, {"message": OVER_BUDGET_EXPLANATION})
@@ -255,10 +260,30 @@ class World:
         if not self.ended:
             for react in self.reactors:
                 react(self, entry)
+        self._run_due(at)  # replies due at once (reply_after: 0s)
         if self.faults:
             self.faults.after_call(entry, self.events.since(events_before))
+            self._run_due(at)
         self.current_seq = None
         return response
+
+    def _heard(self, event) -> None:
+        """Every event, as it is recorded: people hear the messages."""
+        if self.people:
+            self.people.hear(event)
+
+    def _run_due(self, until: datetime) -> None:
+        """Apply every fault step and people's reply due at or before ``until``, earliest first (a fault
+        before a reply at the same instant)."""
+        while True:
+            fault = self.faults.next_due() if self.faults else None
+            reply = self.people.next_due() if self.people else None
+            if fault is not None and fault <= until and (reply is None or fault <= reply):
+                self.faults.start_due(fault)
+            elif reply is not None and reply <= until:
+                self.people.apply_due(until)
+            else:
+                return
 
     def end(self, reason: str = "reply") -> None:
         """The trial is over: the world answers no more calls."""
@@ -266,8 +291,7 @@ class World:
             raise ValueError(f"unknown end reason {reason!r}")
         if not self.ended:
             self.ended = reason
-        if self.faults:  # steps due by the agent's last call (those at the start, when it made none)
-            self.faults.start_due(self.clock.now)
+        self._run_due(self.clock.now)  # steps due by the agent's last call (at the start, when it made none)
         if not self.events.of_type("trial_ended"):
             self.events.add("trial_ended", self.clock.now, reason=self.ended)
 

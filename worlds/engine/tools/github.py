@@ -1146,13 +1146,13 @@ class GitHubSimulator(Simulator):
         return found, issue
 
     def _message(
-        self, repo: dict, issue: dict, kind: str, login: str, text: str | None, **extra: Any
+        self, repo: dict, issue: dict, kind: str, login: str, text: str | None, at=None, **extra: Any
     ) -> None:
         # who the message can reach on GitHub: the author, the assignees and everyone who commented
         people = {issue["user"], *issue["assignees"], *(c["user"] for c in issue["comments"])}
         self.world.events.add(
             "message",
-            self.world.clock.now,
+            at or self.world.clock.now,
             tool="github",
             kind=kind,
             participants=sorted(p for p in people if p),
@@ -1386,6 +1386,20 @@ class GitHubSimulator(Simulator):
         self._touch(issue)
         self._message(found, issue, "comment", self.state["bot"], body["body"], comment_id=comment["id"])
         return Response(201, self._comment_json(request, found, issue, comment))
+
+    def post_comment(self, repo_name: str, number: int, login: str, text: str, *, at) -> dict | None:
+        """A comment by a person of the world (never the agent: no trace seq) at ``at``, with its
+        ``message`` event; None when the issue is gone."""
+        owner, _, name = repo_name.partition("/")
+        found, issue = self._issue(owner, name, str(number))
+        if issue is None:
+            return None
+        comment = self._new_comment(self._new_id("comment"), login, text, iso(at), None)
+        comment["seed"] = False
+        issue["comments"].append(comment)
+        issue["updated_at"] = iso(at)
+        self._message(found, issue, "comment", login, text, at=at, comment_id=comment["id"])
+        return comment
 
     def list_issue_labels(self, request: Request, owner: str, repo: str, number: str) -> Response:
         found, issue = self._found_issue(owner, repo, number)

@@ -1,0 +1,84 @@
+"""The incident demo scene (worlds/scenes/orders-5xx.yaml) played by the demo agent over real HTTP:
+`evalconsole scene run` passes it, the sloppy mode (no rollback) fails it on fault_resolved with an
+explanation that says what still does not hold, and the same calls give byte-identical checks.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents import demo_agent
+from evalconsole import cli
+
+REPO = Path(__file__).resolve().parents[2]
+SCENE = REPO / "worlds" / "scenes" / "orders-5xx.yaml"
+REQUIRED = ["acknowledged_fast", "muted_briefly", "rolled_back", "monitor_ok", "resolved_fast"]
+
+
+@pytest.fixture(scope="module")
+def agent():
+    with demo_agent.DemoAgent(token="") as running:
+        yield running
+
+
+def run(capsys, out: Path, url: str) -> tuple[int, dict, list[dict], list[dict]]:
+    code = cli.main(["scene", "run", str(SCENE), "--agent", url, "--out", str(out)])
+    capsys.readouterr()
+    folder = out / "orders-5xx" / "trial-1"
+    return (
+        code,
+        json.loads((folder / "checks.json").read_text()),
+        json.loads((folder / "trace.json").read_text()),
+        json.loads((folder / "events.json").read_text()),
+    )
+
+
+def test_the_demo_agent_handles_the_incident(capsys, agent, tmp_path):
+    code, checks, trace, events = run(capsys, tmp_path, agent.url)
+    assert code == 0, checks
+    assert checks["outcome"] == "pass"
+    assert {c["id"]: c["status"] for c in checks["checks"]} == {
+        **dict.fromkeys(REQUIRED, "passed"),
+        "told_eng": "passed",
+        "no_history_rewrite": "passed",
+    }
+    assert [(e["tool"], e["method"], e["path"].split("/")[1]) for e in trace][:3] == [
+        ("datadog", "GET", "api"),
+        ("pagerduty", "GET", "incidents"),
+        ("pagerduty", "PUT", "incidents"),
+    ]
+    assert all(e["status"] < 400 for e in trace), trace
+    types = [e["type"] for e in events if e["type"] != "call"]
+    assert types[:5] == ["fault_started", "monitor_changed", "incident_changed", "message", "incident_changed"]
+    assert "fault_resolved" in types and types.index("fault_resolved") < len(types) - 1
+    by_id = {c["id"]: c for c in checks["checks"]}
+    rollback_status = next(
+        e["seq"] for e in trace if e["method"] == "POST" and e["path"].endswith("/statuses")
+    )
+    assert by_id["rolled_back"]["evidence"] == [rollback_status], "the call that made production good"
+
+
+def test_forgetting_the_rollback_fails_fault_resolved_and_says_why(capsys, agent, tmp_path):
+    code, checks, trace, _ = run(capsys, tmp_path, agent.url + "sloppy")
+    assert code == 1
+    assert checks["outcome"] == "fail"
+    by_id = {c["id"]: c for c in checks["checks"]}
+    assert by_id["rolled_back"]["status"] == "failed"
+    explanation = by_id["rolled_back"]["explanation"]
+    assert explanation.startswith("Expected fault orders_5xx resolved by the end of the trial, but it started at ")
+    assert "github.production {repo: github_orders, commit: c_good} does not hold" in explanation
+    assert by_id["monitor_ok"]["status"] == "failed"
+    assert "Alert" in by_id["monitor_ok"]["actual"]
+    assert by_id["acknowledged_fast"]["status"] == "passed", "it did acknowledge"
+    assert not any("deployments" in e["path"] for e in trace)
+
+
+def test_the_same_calls_give_byte_identical_results(capsys, agent, tmp_path):
+    first = run(capsys, tmp_path / "a", agent.url)
+    second = run(capsys, tmp_path / "b", agent.url)
+    folder = Path("orders-5xx") / "trial-1"
+    for name in ("checks.json", "trace.json", "events.json", "world.json"):
+        assert (tmp_path / "a" / folder / name).read_bytes() == (tmp_path / "b" / folder / name).read_bytes(), name
+    assert first[0] == second[0] == 0
