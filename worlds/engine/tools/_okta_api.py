@@ -402,7 +402,8 @@ class OktaSimulator(Simulator):
 
     # -- GET / DELETE /api/v1/users/{id} -------------------------------------------------------------
     def _get_user(self, request: Request, user: str) -> Response:
-        return Response(200, self._render(self._user(user), self._root(request), full=True), headers=dict(JSON))
+        body = self._render(self._user(user), self._root(request), full=True)
+        return Response(200, body, headers=dict(JSON))
 
     def _delete_user(self, request: Request, user: str) -> Response:
         self._flag(request, "sendEmail")
@@ -425,23 +426,19 @@ class OktaSimulator(Simulator):
         status = found["status"]
         if status not in ALLOWED[operation]:
             raise _forbidden(operation, status)
-        root = self._root(request)
+        root, body = self._root(request), {}  # Okta: "Returns an empty object" by default
         if operation == "activate":
             self._change(found, "ACTIVE" if found["password"] else "PROVISIONED", activated=True)
-            if send_email is False:
+            if send_email is False:  # the activation link instead of the email
                 token = self._new_token(found)
-                return Response(
-                    200, {"activationUrl": f"{root}/welcome/{token}", "activationToken": token}, headers=dict(JSON)
-                )
-            return Response(200, {}, headers=dict(JSON))
-        if operation == "reset_password":
+                body = {"activationUrl": f"{root}/welcome/{token}", "activationToken": token}
+        elif operation == "reset_password":
             self._change(found, "RECOVERY")
-            if send_email is False:
-                token = self._new_token(found)
-                return Response(200, {"resetPasswordUrl": f"{root}/reset_password/{token}"}, headers=dict(JSON))
-            return Response(200, {}, headers=dict(JSON))
-        self._change(found, RESULT[operation])
-        return Response(200, {}, headers=dict(JSON))  # Okta: "Returns an empty object"
+            if send_email is False:  # the reset link instead of the email
+                body = {"resetPasswordUrl": f"{root}/reset_password/{self._new_token(found)}"}
+        else:
+            self._change(found, RESULT[operation])
+        return Response(200, body, headers=dict(JSON))
 
     @staticmethod
     def _flag(request: Request, name: str) -> bool | None:
@@ -463,8 +460,9 @@ class OktaSimulator(Simulator):
 
     def _change(self, user: dict[str, Any], status: str, *, activated: bool = False) -> None:
         now = self._now
-        user["status"] = status
-        user["statusChanged"] = user["lastUpdated"] = now
+        if status != user["status"]:  # unlocking an ACTIVE user updates it without a status change
+            user["status"], user["statusChanged"] = status, now
+        user["lastUpdated"] = now
         if activated:
             user["activated"] = now
         self._touch(user)
