@@ -1,27 +1,25 @@
-"""Okta: the users the agent manages (never the agent itself); ``okta.user``."""
+"""Okta: the users the agent manages (never the agent itself); the ``okta.user`` state check. The
+simulator (the Users API the official client calls, and the check) is
+:class:`~worlds.engine.tools._okta_api.OktaSimulator`, in its own module for length.
+
+A seed user's ``status`` defaults to ``ACTIVE``; ``password`` (whether the user has set one, which decides
+whether activation leads to ``ACTIVE`` or ``PROVISIONED``) defaults to true except for ``STAGED`` and
+``PROVISIONED`` users."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..schema import Field, RecordKind, StateCheck, Tool, Validator, register
+from ._okta_api import STATUSES, OktaSimulator
 
-STATUSES = (
-    "STAGED",
-    "PROVISIONED",
-    "ACTIVE",
-    "RECOVERY",
-    "PASSWORD_EXPIRED",
-    "LOCKED_OUT",
-    "SUSPENDED",
-    "DEPROVISIONED",
-)
 USER = {
     "login": Field("str", required=True, nonempty=True),
     "email": Field("str"),
     "first_name": Field("str"),
     "last_name": Field("str"),
     "status": Field("choice", choices=STATUSES),
+    "password": Field("bool"),
 }
 
 
@@ -51,4 +49,11 @@ CHECKS = {
     )
 }
 
-TOOL = register(Tool(name="okta", records=(RecordKind("user", "users", USER),), state_checks=CHECKS))
+TOOL = register(
+    Tool(
+        name="okta",
+        records=(RecordKind("user", "users", USER),),
+        state_checks=CHECKS,
+        simulator=OktaSimulator,
+    )
+)
