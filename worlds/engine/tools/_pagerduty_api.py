@@ -869,6 +869,7 @@ class PagerDutySimulator(Simulator):
                 incident["assigned"] = []
                 incident["resolved_at"] = at
                 incident["first_resolve"] = incident["first_resolve"] or at
+                incident["acks"] = []
             else:
                 incident["resolved_at"] = None
                 if status == "acknowledged":
