@@ -93,7 +93,15 @@ class _Loopback(httpx2.BaseTransport):
         self.inner.close()
 
 
-def official(server: WorldServer, world: World, *, token: str | None = None, sender: str | None = "bot@acme.example"):
+BOT = "bot@acme.example"
+
+
+def to(status: str, **extra) -> dict:
+    """An update body for ``rput``: ``{"type": "incident_reference", "status": ...}``."""
+    return {"type": "incident_reference", "status": status, **extra}
+
+
+def official(server: WorldServer, world: World, *, token: str | None = None, sender: str | None = BOT):
     client = pagerduty.RestApiV2Client(
         token or world.credentials["pagerduty"]["token"],
         default_from=sender,
@@ -104,7 +112,7 @@ def official(server: WorldServer, world: World, *, token: str | None = None, sen
     return client
 
 
-def legacy(server: WorldServer, world: World, *, sender: str | None = "bot@acme.example") -> pdpyras.APISession:
+def legacy(server: WorldServer, world: World, *, sender: str | None = BOT) -> pdpyras.APISession:
     session = pdpyras.APISession(world.credentials["pagerduty"]["token"], default_from=sender)
     session.url = f"{server.root}/worlds/{world.id}/pagerduty"
     return session
@@ -132,6 +140,22 @@ def _error(call) -> tuple[int, dict]:
 
 def _check(world: World, **spec):
     return world.state_check("pagerduty.incident", spec)
+
+
+def _post(world: World, title: str):
+    """The agent opens an incident on the orders service (wire format, no HTTP)."""
+    service = {"id": world.ids["pagerduty_orders"], "type": "service_reference"}
+    incident = {"type": "incident", "title": title, "service": service}
+    return raw(world, "POST", "/incidents", {"incident": incident})
+
+
+def _opened(world: World) -> str:
+    """A fault opens an orders incident now; the agent's first call finds it. Its id."""
+    fault = {"service": "pagerduty_orders", "title": "orders 5xx"}
+    world.simulator("pagerduty").apply_effect("incident", fault)
+    query = "statuses[]=triggered&service_ids[]=" + world.ids["pagerduty_orders"]
+    listed = raw(world, "GET", "/incidents", query=query)
+    return listed.body["incidents"][0]["id"]
 
 
 def _new(client, world: World, title: str = "orders 5xx", **extra) -> dict:
@@ -168,7 +192,8 @@ def test_ids_are_pagerduty_shaped_deterministic_and_seed_incidents_are_numbered_
     assert old["service"]["type"] == "service_reference" and old["service"]["summary"] == "billing"
     assert client.rget(old["service"])["name"] == "billing", "a reference's self URL is fetchable"
     done = client.rget(f"incidents/{ids['pd_done']}")
-    assert done["assignments"] == [] and done["resolved_at"] == done["created_at"] and done["urgency"] == "low"
+    assert done["assignments"] == [] and done["resolved_at"] == done["created_at"]
+    assert done["urgency"] == "low"
     pending = client.rget(f"incidents/{ids['pd_pending']}")
     assert [a["assignee"]["summary"] for a in pending["assignments"]] == ["Lee"], "its service's policy"
 
@@ -262,8 +287,13 @@ def test_create_assigns_the_first_rule_of_the_service_policy_a_schedule_by_its_f
     assert created["last_status_change_by"]["id"] == ids["pd_bot"], "the From user"
     direct = _new(client, world, "disk", urgency="low", assignments=[{"assignee": {"id": ids["pd_lee"]}}])
     assert [a["assignee"]["summary"] for a in direct["assignments"]] == ["Lee"]
-    assert (direct["assigned_via"], direct["urgency"], direct["incident_number"]) == ("direct_assignment", "low", 5)
-    by_policy = _new(client, world, "cpu", escalation_policy={"id": ids["ep_billing"], "type": "escalation_policy_reference"})
+    assert (direct["assigned_via"], direct["urgency"], direct["incident_number"]) == (
+        "direct_assignment",
+        "low",
+        5,
+    )
+    billing = {"id": ids["ep_billing"], "type": "escalation_policy_reference"}
+    by_policy = _new(client, world, "cpu", escalation_policy=billing)
     assert [a["assignee"]["summary"] for a in by_policy["assignments"]] == ["Lee"]
     assert by_policy["escalation_policy"]["id"] == ids["ep_billing"]
     assert created["id"] != direct["id"] and created["id"].startswith("P")
@@ -280,24 +310,27 @@ def test_acknowledge_reassign_resolve_and_reopen_through_put(served):
     ids = world.ids
     client = official(server, world)
     incident = _new(client, world)
-    acked = client.rput(incident, json={"type": "incident_reference", "status": "acknowledged"})
+    acked = client.rput(incident, json=to("acknowledged"))
     assert acked["status"] == "acknowledged"
     assert [a["acknowledger"]["id"] for a in acked["acknowledgements"]] == [ids["pd_bot"]]
-    moved = client.rput(
-        incident,
-        json={"type": "incident_reference", "assignments": [{"assignee": {"id": ids["pd_lee"], "type": "user_reference"}}]},
-    )
+    lee = [{"assignee": {"id": ids["pd_lee"], "type": "user_reference"}}]
+    moved = client.rput(incident, json={"type": "incident_reference", "assignments": lee})
     assert moved["status"] == "acknowledged", "an acknowledged incident can be reassigned"
     assert [a["assignee"]["summary"] for a in moved["assignments"]] == ["Lee"]
     renamed = client.rput(incident, json={"type": "incident", "title": "orders 5xx (EU)", "urgency": "low"})
-    assert (renamed["title"], renamed["urgency"], renamed["summary"]) == ("orders 5xx (EU)", "low", "[#4] orders 5xx (EU)")
-    resolved = client.rput(incident, json={"type": "incident_reference", "status": "resolved", "resolution": "rolled back"})
+    assert (renamed["title"], renamed["urgency"], renamed["summary"]) == (
+        "orders 5xx (EU)",
+        "low",
+        "[#4] orders 5xx (EU)",
+    )
+    resolved = client.rput(incident, json=to("resolved", resolution="rolled back"))
     assert resolved["status"] == "resolved" and resolved["assignments"] == []
     assert resolved["resolved_at"] == "2026-03-02T09:05:00Z"
-    reopened = client.rput(incident, json={"type": "incident_reference", "status": "triggered"})
+    reopened = client.rput(incident, json=to("triggered"))
     assert reopened["resolved_at"] is None
     assert [a["assignee"]["summary"] for a in reopened["assignments"]] == ["Mike", "Ann"], "its policy again"
-    changes = [(e.data["from"], e.data["to"], e.data["seq"]) for e in world.events.of_type("incident_changed")]
+    events = world.events.of_type("incident_changed")
+    changes = [(e.data["from"], e.data["to"], e.data["seq"]) for e in events]
     assert changes == [
         (None, "triggered", 1),
         ("triggered", "acknowledged", 2),
@@ -319,13 +352,13 @@ def test_bulk_update_and_notes_through_pdpyras(served):
     assert created["status"] == "triggered" and created["incident_number"] == 4
     updated = session.rput(
         "incidents",
-        json=[
-            {"id": created["id"], "type": "incident_reference", "status": "acknowledged"},
-            {"id": ids["pd_pending"], "type": "incident_reference", "status": "resolved"},
-        ],
+        json=[to("acknowledged", id=created["id"]), to("resolved", id=ids["pd_pending"])],
     )
-    assert [(i["id"], i["status"]) for i in updated] == [(created["id"], "acknowledged"), (ids["pd_pending"], "resolved")]
-    single = session.rput(f"incidents/{created['id']}", json={"type": "incident_reference", "status": "resolved"})
+    assert [(i["id"], i["status"]) for i in updated] == [
+        (created["id"], "acknowledged"),
+        (ids["pd_pending"], "resolved"),
+    ]
+    single = session.rput(f"incidents/{created['id']}", json=to("resolved"))
     assert single["status"] == "resolved"
     note = session.rpost(f"incidents/{created['id']}/notes", json={"content": "Rolled back exports v2."})
     assert note["content"] == "Rolled back exports v2." and note["user"]["id"] == ids["pd_bot"]
@@ -381,9 +414,10 @@ def test_writes_need_a_from_header_with_a_users_email(served):
     }
     assert _error(lambda: _new(nobody, world)) == (400, expected)
     stranger = official(server, world, sender="eve@elsewhere.example")
-    put = {"type": "incident_reference", "status": "acknowledged"}
+    put = to("acknowledged")
     assert _error(lambda: stranger.rput(f"incidents/{ids['pd_pending']}", json=put)) == (400, expected)
-    assert _error(lambda: stranger.rpost(f"incidents/{ids['pd_old']}/notes", json={"content": "hi"}))[0] == 400
+    note = {"content": "hi"}
+    assert _error(lambda: stranger.rpost(f"incidents/{ids['pd_old']}/notes", json=note))[0] == 400
     assert nobody.rget(f"incidents/{ids['pd_pending']}")["status"] == "triggered", "reads need no From"
     ann = official(server, world, sender="ANN@acme.example")
     acked = ann.rput(f"incidents/{ids['pd_pending']}", json=put)
@@ -402,7 +436,7 @@ def test_unknown_ids_invalid_values_and_bad_bodies_get_pagerdutys_errors(served)
     assert _error(lambda: client.rget("escalation_policies/PNOTHRE"))[0] == 404
     assert _error(lambda: client.rget("schedules/PNOTHRE"))[0] == 404
     assert _error(lambda: client.rget("incidents/PNOTHRE/notes"))[0] == 404
-    put = {"type": "incident_reference", "status": "acknowledged"}
+    put = to("acknowledged")
     assert _error(lambda: client.rput("incidents/PNOTHRE", json=put))[0] == 404
     assert _error(lambda: client.rput("incidents", json=[{"id": "PNOTHRE", **put}]))[0] == 404
     status, body = _error(lambda: client.rput(f"incidents/{ids['pd_old']}", json={**put, "status": "closed"}))
@@ -413,11 +447,14 @@ def test_unknown_ids_invalid_values_and_bad_bodies_get_pagerdutys_errors(served)
     status, body = _error(lambda: client.list_all("incidents", params={"statuses": ["open"]}))
     assert (status, body["error"]["code"]) == (400, 2001)
     assert _error(lambda: client.rpost("incidents", json={"type": "incident", "title": "x"}))[0] == 400
-    both = {"assignments": [{"assignee": {"id": ids["pd_mike"]}}], "escalation_policy": {"id": ids["ep_billing"]}}
+    mike = [{"assignee": {"id": ids["pd_mike"]}}]
+    both = {"assignments": mike, "escalation_policy": {"id": ids["ep_billing"]}}
     assert _error(lambda: _new(client, world, **both))[0] == 400
     assert _error(lambda: _new(client, world, assignments=[{"assignee": {"id": "PNOBODY"}}]))[0] == 400
-    assert _error(lambda: client.rput(f"incidents/{ids['pd_done']}", json={"type": "incident", "assignments": both["assignments"]}))[0] == 400
-    broken = client.put(f"incidents/{ids['pd_old']}", content=b"{not json", headers={"Content-Type": "application/json"})
+    reassign = {"type": "incident", "assignments": mike}
+    assert _error(lambda: client.rput(f"incidents/{ids['pd_done']}", json=reassign))[0] == 400, "resolved"
+    json_type = {"Content-Type": "application/json"}
+    broken = client.put(f"incidents/{ids['pd_old']}", content=b"{not json", headers=json_type)
     assert broken.status_code == 400 and broken.json()["error"]["code"] == 2001
     assert client.rget(f"incidents/{ids['pd_old']}")["status"] == "acknowledged", "nothing changed"
     entries = world.trace.to_list()
@@ -468,7 +505,11 @@ def test_the_fault_effect_opens_a_triggered_incident_at_its_time(scene):
         "pagerduty",
     )
     incident = world.final_state()["tools"]["pagerduty"]["incidents"][-1]
-    assert (incident["number"], incident["status"], incident["created_at"]) == (4, "triggered", "2026-03-02T09:00:30Z")
+    assert (incident["number"], incident["status"], incident["created_at"]) == (
+        4,
+        "triggered",
+        "2026-03-02T09:00:30Z",
+    )
     assert incident["assigned_to"] == ["pd_mike", "pd_ann"]
     assert incident["changes"] == [
         {"at": "2026-03-02T09:00:30Z", "from": None, "to": "triggered", "seq": None, "origin": "fault"}
@@ -481,17 +522,17 @@ def _set_on_call(scene, k: int, status: str) -> World:
     """A fault opens the orders incident at the start; the agent reads, and its call k (at +k minutes
     with per_call 1m) sets ``status``."""
     world = World.build(scene)
-    world.simulator("pagerduty").apply_effect("incident", {"service": "pagerduty_orders", "title": "orders 5xx"})
-    listed = raw(world, "GET", "/incidents", query="service_ids[]=" + world.ids["pagerduty_orders"])
-    iid = listed.body["incidents"][0]["id"]
+    iid = _opened(world)
     for _ in range(k - 2):
         raw(world, "GET", f"/incidents/{iid}")
-    answer = raw(world, "PUT", f"/incidents/{iid}", {"incident": {"type": "incident_reference", "status": status}})
+    answer = raw(world, "PUT", f"/incidents/{iid}", {"incident": to(status)})
     assert answer.status == 200 and world.clock.calls == k
     return world
 
 
-@pytest.mark.parametrize("prop,status", [("acknowledged_within", "acknowledged"), ("resolved_within", "resolved")])
+@pytest.mark.parametrize(
+    "prop,status", [("acknowledged_within", "acknowledged"), ("resolved_within", "resolved")]
+)
 def test_within_flips_exactly_at_the_limit_in_simulated_time(scene, prop, status):
     on_time = _set_on_call(scene, 3, status)  # per_call 1m: call 3 at +3m
     late = _set_on_call(scene, 4, status)  # one more call before it: +4m
@@ -513,11 +554,12 @@ def test_never_acknowledged_fails_and_a_seed_status_is_not_a_real_acknowledgemen
     assert not never.passed and "never acknowledged during the trial" in never.actual
     seeded = _check(world, ref="pd_old", acknowledged_within=timedelta(hours=5), status="acknowledged")
     assert not seeded.passed and "status acknowledged" in seeded.actual
-    assert seeded.explanation.startswith('Incident #2 "slow invoices" (incident pd_old) fails acknowledged_within')
+    why = 'Incident #2 "slow invoices" (incident pd_old) fails acknowledged_within'
+    assert seeded.explanation.startswith(why)
     done = _check(world, ref="pd_done", resolved_within=timedelta(hours=5))
     assert not done.passed, "a seed resolution is not a first real resolution"
     client = official(server, world)
-    client.rput(f"incidents/{world.ids['pd_pending']}", json={"type": "incident_reference", "status": "acknowledged"})
+    client.rput(f"incidents/{world.ids['pd_pending']}", json=to("acknowledged"))
     acked = _check(world, ref="pd_pending", acknowledged_within=timedelta(hours=2), status="acknowledged")
     assert acked.passed and acked.evidence == (1,)
     assert "acknowledged 1h1m after creation" in acked.actual
@@ -542,7 +584,7 @@ def test_status_and_assigned_to_pass_and_fail_with_expected_and_actual(served):
     held = _check(world, ref="pd_pending", status="resolved", assigned_to=["pd_ann", "pd_lee"])
     assert held.passed and "(held before its resolution)" in held.actual
     assert held.evidence == (1, 2)
-    assert _check(world, ref="pd_done", assigned_to=["pd_lee"]).passed, "a seed resolved one: its policy's users"
+    assert _check(world, ref="pd_done", assigned_to=["pd_lee"]).passed, "resolved seed: its policy's users"
 
 
 def test_first_selects_the_earliest_incident_of_the_service_including_new_ones(scene):
@@ -550,8 +592,7 @@ def test_first_selects_the_earliest_incident_of_the_service_including_new_ones(s
     missing = _check(world, service="pagerduty_orders", first=True, status="triggered")
     assert not missing.passed and missing.actual == "no incident of pagerduty_orders"
     assert "the first incident of pagerduty_orders" in missing.explanation
-    service = {"id": world.ids["pagerduty_orders"], "type": "service_reference"}
-    made = raw(world, "POST", "/incidents", {"incident": {"type": "incident", "title": "first", "service": service}})
+    made = _post(world, "first")
     assert made.status == 201
     sim = world.simulator("pagerduty")
     sim.apply_effect("incident", {"service": "pagerduty_orders", "title": "second", "at": world.clock.now})
@@ -564,12 +605,10 @@ def test_first_selects_the_earliest_incident_of_the_service_including_new_ones(s
 def test_the_reference_example_resolved_fast_passes_and_fails(scene):
     def trial(calls_before_resolving: int) -> dict:
         world = World.build(scene)
-        world.simulator("pagerduty").apply_effect("incident", {"service": "pagerduty_orders", "title": "orders 5xx"})
-        listed = raw(world, "GET", "/incidents", query="statuses[]=triggered&service_ids[]=" + world.ids["pagerduty_orders"])
-        iid = listed.body["incidents"][0]["id"]
+        iid = _opened(world)
         for _ in range(calls_before_resolving):
             raw(world, "GET", f"/incidents/{iid}")
-        raw(world, "PUT", "/incidents", {"incidents": [{"id": iid, "type": "incident_reference", "status": "resolved"}]})
+        raw(world, "PUT", "/incidents", {"incidents": [to("resolved", id=iid)]})
         world.end()
         return evaluate(world)["checks"][0]
 
@@ -582,13 +621,11 @@ def test_the_reference_example_resolved_fast_passes_and_fails(scene):
 
 
 def _script(world: World) -> list:
-    ids = world.ids
-    service = {"id": ids["pagerduty_orders"], "type": "service_reference"}
-    answers = [raw(world, "POST", "/incidents", {"incident": {"type": "incident", "title": "a", "service": service}})]
+    answers = [_post(world, "a")]
     iid = answers[0].body["incident"]["id"]
-    answers.append(raw(world, "PUT", f"/incidents/{iid}", {"incident": {"type": "incident", "status": "acknowledged"}}))
+    answers.append(raw(world, "PUT", f"/incidents/{iid}", {"incident": to("acknowledged", type="incident")}))
     answers.append(raw(world, "POST", f"/incidents/{iid}/notes", {"note": {"content": "looking"}}))
-    answers.append(raw(world, "PUT", "/incidents", {"incidents": [{"id": iid, "type": "incident", "status": "resolved"}]}))
+    answers.append(raw(world, "PUT", "/incidents", {"incidents": [to("resolved", id=iid)]}))
     answers.append(raw(world, "GET", "/incidents", query="total=true"))
     answers.append(raw(world, "GET", f"/incidents/{iid}/notes"))
     answers.append(raw(world, "GET", "/incidents", headers={"Authorization": "Token token=nope"}))
@@ -610,12 +647,11 @@ def test_the_same_calls_give_identical_answers_state_trace_and_events(scene):
 
 def test_a_snapshot_restored_midway_carries_on(scene):
     world = World.build(scene)
-    service = {"id": world.ids["pagerduty_orders"], "type": "service_reference"}
-    made = raw(world, "POST", "/incidents", {"incident": {"type": "incident", "title": "a", "service": service}})
+    made = _post(world, "a")
     restored = World.restore(scene, json.loads(json.dumps(world.snapshot())))
     iid = made.body["incident"]["id"]
     raw(restored, "PUT", f"/incidents/{iid}", {"incident": {"type": "incident", "status": "resolved"}})
-    again = raw(restored, "POST", "/incidents", {"incident": {"type": "incident", "title": "b", "service": service}})
+    again = _post(restored, "b")
     assert again.body["incident"]["incident_number"] == 5 and again.body["incident"]["id"] != iid
     result = _check(restored, service="pagerduty_orders", first=True, resolved_within=timedelta(minutes=1))
     assert result.passed and result.evidence == (1, 2)
@@ -634,7 +670,11 @@ def test_the_final_state_reads_by_ref_and_name(served):
     }
     assert state["escalation_policies"]["ep_orders"]["rules"] == [["pd_mike", "sched_primary"], ["pd_lee"]]
     last = state["incidents"][-1]
-    assert (last["title"], last["service"], last["assigned_to"]) == ("orders 5xx", "pagerduty_orders", ["pd_mike", "pd_ann"])
+    assert (last["title"], last["service"], last["assigned_to"]) == (
+        "orders 5xx",
+        "pagerduty_orders",
+        ["pd_mike", "pd_ann"],
+    )
     assert last["notes"] == [{"at": "2026-03-02T09:02:00Z", "from": "pd_bot", "content": "on it"}]
     assert state["incidents"][0] == {
         "number": 1,
