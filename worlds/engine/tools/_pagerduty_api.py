@@ -28,6 +28,7 @@ URGENCIES = ("high", "low")
 PAGE_DEFAULT, PAGE_MAX = 25, 100
 FROM_MISSING = 'You must specify a user\'s email address in the "From" header to perform this action'
 CHANNEL = {"summary": "The PagerDuty website or APIs"}
+FAR = "9999-12-31T00:00:00Z"
 KINDS = {  # our record kind -> (collection path, reference type, html path)
     "user": ("users", "user_reference", "users"),
     "service": ("services", "service_reference", "service-directory"),
@@ -563,7 +564,7 @@ class PagerDutySimulator(Simulator):
         keys = {
             "incident_number": lambda i: i["number"],
             "created_at": lambda i: (_when(i["created_at"]), i["number"]),
-            "resolved_at": lambda i: (i["resolved_at"] is None, i["resolved_at"] and _when(i["resolved_at"])),
+            "resolved_at": lambda i: (_when(i["resolved_at"] or FAR), i["number"]),  # unresolved last
             "urgency": lambda i: (URGENCIES.index(i["urgency"]), i["number"]),
         }
         sort = [s for raw in _values(request, "sort_by") for s in [raw]] or ["incident_number"]
@@ -715,7 +716,7 @@ class PagerDutySimulator(Simulator):
             errors.append("Title cannot be empty.")
         service = data.get("service")
         sid = service.get("id") if isinstance(service, dict) else None
-        if sid not in self.state["services"]:
+        if not isinstance(sid, str) or sid not in self.state["services"]:
             errors.append("Service not found." if sid else "Service is required.")
         urgency = data.get("urgency", "high")
         if urgency not in URGENCIES:
