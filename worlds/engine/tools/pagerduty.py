@@ -1,4 +1,7 @@
-"""PagerDuty: users, escalation policies, services, schedules and incidents; ``pagerduty.incident``."""
+"""PagerDuty: users, escalation policies, services, schedules and incidents; the ``pagerduty.incident``
+state check and fault effect. The simulator (the REST API v2 the official clients call, the check and
+the effect) is :class:`~worlds.engine.tools._pagerduty_api.PagerDutySimulator`, in its own module for
+length."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from typing import Any
 
 from ..problems import join_path
 from ..schema import Field, RecordKind, StateCheck, Tool, Validator, register
+from ._pagerduty_api import PagerDutySimulator
 
 STATUSES = ("triggered", "acknowledged", "resolved")
 USER = {
@@ -95,5 +99,6 @@ TOOL = register(
                 "urgency": Field("choice", choices=("high", "low")),
             }
         },
+        simulator=PagerDutySimulator,
     )
 )
