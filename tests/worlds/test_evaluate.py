@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from worlds.engine.evaluate import PROCESS_SKIPPED, evaluate, trial_outcome
+from worlds.engine.evaluate import evaluate, trial_outcome
 from worlds.engine.http import Request
 from worlds.engine.scene import load_scene
 from worlds.engine.world import World
@@ -56,10 +56,10 @@ def test_checks_in_scene_order_with_every_field():
     assert looked["status"] == "passed" and looked["evidence"] == [1] and looked["events"] == [1]
     assert answered["status"] == "failed" and not answered["required"]  # nobody answered in Slack
     assert answered["expected"] and answered["actual"] and answered["explanation"]
-    assert (asked["status"], asked["explanation"], asked["passed"]) == ("skipped", PROCESS_SKIPPED, False)
+    assert (asked["status"], asked["passed"]) == ("failed", False), "nobody asked laura anything"
+    assert "was not revealed (laura was never asked for it)" in asked["actual"]
     assert helpful["status"] == "skipped" and "judge" in helpful["explanation"].lower()
-    # a required skipped check makes the trial indeterminate: never a pass
-    assert result["outcome"] == "indeterminate"
+    assert result["outcome"] == "fail"
 
 
 def test_a_failed_call_never_satisfies_called():

@@ -6,10 +6,11 @@
 (status below 400, not a coverage gap, no Slack ``ok: false``, not a GraphQL answer of only errors),
 citing the trace ``seq`` of the calls behind it and their ``call`` events;
 ``judge`` asks a judge (:func:`kind_judge` over any judge client: the console's, or the CLI's built
-from the environment) with :func:`judge_material`, and is ``skipped`` without one; process checks
-are ``skipped`` until people arrive; never a pass for what was not evaluated. A world ended by the call budget gets a required, failing
-``call_budget`` result. The trial's outcome is the worst of its required checks (fail > error >
-indeterminate > pass; ``skipped`` counts as indeterminate). Pure: no Django; the network only through the judge client given.
+from the environment) with :func:`judge_material`, and is ``skipped`` without one (never a pass for
+what was not evaluated); process checks read the people's records and the events (:mod:`.process`).
+A world ended by the call budget gets a required, failing ``call_budget`` result. The trial's outcome
+is the worst of its required checks (fail > error > indeterminate > pass; ``skipped`` counts as
+indeterminate). Pure: no Django; the network only through the judge client given.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from checks.kinds import evaluate as evaluate_kind
 
 from .budget import CALL_BUDGET_CHECK, OVER_BUDGET_EXPLANATION
 from .checks import PROCESS_KINDS, Check
+from .process import evaluate_process
 
 __all__ = [
-    "PROCESS_SKIPPED",
     "STATUS_OUTCOME",
     "evaluate",
     "judge_material",
@@ -33,7 +34,6 @@ __all__ = [
     "trial_outcome",
 ]
 
-PROCESS_SKIPPED = "process checks arrive with people (not yet evaluated)"
 NO_JUDGE = "no judge is configured (set EVALCONSOLE_JUDGE_API_KEY); a skipped check never passes"
 STATUS_OUTCOME = {
     "passed": Outcome.PASS,
@@ -88,6 +88,20 @@ def _state(world: Any, check: Check, required: bool) -> dict[str, Any]:
     except NotImplementedError:
         why = f"the {name.partition('.')[0]} simulator cannot evaluate {name} yet"
         return _result(check.id, required, "skipped", f"{name} to hold", "not evaluated", why)
+    return _result(
+        check.id,
+        required,
+        "passed" if result.passed else "failed",
+        result.expected,
+        result.actual,
+        result.explanation,
+        result.evidence,
+        result.events,
+    )
+
+
+def _process(world: Any, check: Check, required: bool) -> dict[str, Any]:
+    result = evaluate_process(world, check.kind, check.spec)
     return _result(
         check.id,
         required,
@@ -237,8 +251,7 @@ def evaluate(world: Any, *, trial: int = 1, judge: Judge | None = None) -> dict[
         elif check.kind == "judge":
             results.append(_judge(world, check, required, judge))
         elif check.kind in PROCESS_KINDS:
-            expected = f"the {check.kind} check to hold"
-            results.append(_result(check.id, required, "skipped", expected, "not evaluated", PROCESS_SKIPPED))
+            results.append(_process(world, check, required))
         else:  # the validator knows every kind; a new one must be taught here before it is run
             why = f"the {check.kind} kind is not evaluated on worlds"
             results.append(_result(check.id, required, "error", "a known check kind", why, why))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from checks.kinds.trace import compile_pattern
 
 from .clock import iso, parse_iso
+from .process import message_matches, milestone
 from .results import StateResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,9 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Faults", "describe_predicate"]
 
-# Milestones whose first moment is an event only the people of the world make (issue "people"):
-# they hold when such an event arrives; until then a fault waiting on one stays active.
-PEOPLE_MILESTONES = ("message", "decided", "knows", "told", "revealed")
+# Milestones read from the people's records (a message milestone: from the messages the call added).
+PEOPLE_MILESTONES = ("decided", "knows", "told", "revealed")
 
 
 class Faults:
@@ -122,8 +122,8 @@ class Faults:
         name = spec.pop("check")
         return self.world.state_check(name, spec, touch=False)
 
-    def _milestone_now(self, milestone: Mapping[str, Any], entry: TraceEntry | None, new_events: list) -> bool:
-        ((kind, value),) = milestone.items()
+    def _milestone_now(self, milestone_spec: Mapping[str, Any], entry: TraceEntry | None, new_events: list) -> bool:
+        ((kind, value),) = milestone_spec.items()
         if kind == "called":
             return entry is not None and compile_pattern(value).matches(entry)
         if kind == "fault_resolved":
@@ -131,8 +131,10 @@ class Faults:
         if kind == "issue_labeled":
             spec = {"repo": value["repo"], "labels": list(value["labels"])}
             return self.world.state_check("github.issue", spec, touch=False).passed
-        if kind in PEOPLE_MILESTONES:
-            return False  # no event of people can have happened in a world without people
+        if kind == "message":
+            return any(message_matches(self.world, value, e) for e in new_events)
+        if kind in PEOPLE_MILESTONES:  # the people's own records (their state, never the history)
+            return milestone(self.world, milestone_spec) is not None
         return False
 
     # -- reading -------------------------------------------------------------------------------------
