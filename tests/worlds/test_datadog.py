@@ -288,6 +288,19 @@ def test_unmute_with_a_scope_cancels_only_that_scope(office):
     assert answer.json()["options"]["silenced"] == {}
 
 
+def test_the_old_options_silenced_way_of_muting_makes_and_cancels_downtimes(office):
+    mid = office.id("datadog_disk")
+    end = int((office.now + timedelta(minutes=20)).timestamp())
+    muted = office.monitors.update_monitor(mid, MonitorUpdateRequest(options={"silenced": {"host:db1": end}}))
+    assert muted.options.silenced == {"host:db1": end} and str(muted.overall_state) == "Warn"
+    [downtime] = office.v2.list_downtimes(current_only=True).data
+    assert (downtime.attributes.scope, downtime.attributes.monitor_identifier.monitor_id) == ("host:db1", mid)
+    unmuted = office.monitors.update_monitor(mid, MonitorUpdateRequest(options={"silenced": {}}))
+    assert unmuted.options.silenced == {}
+    assert office.v2.list_downtimes(current_only=True).data == []
+    assert office.monitors.get_monitor(mid).options.new_host_delay == 300, "other options are kept"
+
+
 # -- downtimes ----------------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ import fnmatch
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from ..clock import iso
@@ -86,6 +87,7 @@ def _moment(ms: int) -> datetime:
     return EPOCH + ms * MS
 
 
+@lru_cache(maxsize=4096)  # a world's answers repeat a few times (the start, each call's time) many times
 def _iso_ms(ms: int | None) -> str | None:
     return None if ms is None else iso(_moment(ms))
 
