@@ -1,15 +1,18 @@
-"""Datadog: monitors, dashboards, events and logs; ``datadog.monitor`` and ``datadog.downtime``."""
+"""Datadog: monitors, dashboards, events and logs; ``datadog.monitor`` and ``datadog.downtime``; the
+``datadog.monitor`` fault effect. The simulator (the HTTP API the official client calls, the checks and
+the effect) is :class:`~worlds.engine.tools._datadog_api.DatadogSimulator`, in its own module for length."""
 
 from __future__ import annotations
 
 from ..schema import Field, RecordKind, StateCheck, Tool, register
+from ._datadog_api import MONITOR_TYPES, DatadogSimulator
 
 STATES = ("OK", "Alert", "Warn", "No Data")
 MONITOR = {
     "name": Field("str", required=True, nonempty=True),
     "state": Field("choice", choices=STATES),
     "query": Field("str"),
-    "type": Field("str"),
+    "type": Field("choice", choices=MONITOR_TYPES),  # the types the official client accepts
     "message": Field("str"),
     "tags": Field("strs"),
 }
@@ -55,5 +58,6 @@ TOOL = register(
         ),
         state_checks=CHECKS,
         effects={"monitor": {"monitor": _MON, "is": Field("choice", required=True, choices=STATES)}},
+        simulator=DatadogSimulator,
     )
 )
