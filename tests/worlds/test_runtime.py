@@ -10,6 +10,7 @@ from worlds.engine.budget import CALL_BUDGET, CallBudget
 from worlds.engine.clock import Clock, iso, parse_start
 from worlds.engine.credentials import make_credentials, matches, secret_values
 from worlds.engine.events import EventLog
+from worlds.engine.http import Request
 from worlds.engine.trace import BODY_LIMIT, Trace
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -175,3 +176,12 @@ def test_ids_are_deterministic_and_shaped_like_the_real_ones():
     assert re.fullmatch(r"00u[0-9A-Za-z]{17}", ids.okta_id("s", "okta_jane"))
     assert 10_000_000 <= ids.github_id("s", "gh_ben") < 100_000_000
     assert len({ids.slack_id("s", f"u{i}") for i in range(1000)}) == 1000
+
+
+@pytest.mark.parametrize(
+    "raw, path",
+    [("//api/v1/monitor", "/api/v1/monitor"), ("api/chat.postMessage", "/api/chat.postMessage"), ("", "/")],
+)
+def test_leading_slashes_collapse_so_the_trace_sees_the_tools_own_path(raw, path):
+    # an SDK given the base URL with its trailing slash joins it with a path that starts with one
+    assert Request.make("GET", raw).path == path

@@ -42,8 +42,9 @@ class Request:
     ) -> Request:
         """From raw parts: ``path`` still percent-encoded, ``query_string`` without ``?``."""
         decoded = unquote(path or "/")
-        if not decoded.startswith("/"):
-            decoded = "/" + decoded
+        # An SDK given the base URL with its trailing slash sends ".../datadog//api/v1/monitor": leading
+        # slashes collapse to one (as nginx does), so routing and the trace see "/api/v1/monitor".
+        decoded = "/" + decoded.lstrip("/")
         return cls(
             method=method.upper(),
             path=decoded,
