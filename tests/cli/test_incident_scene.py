@@ -84,3 +84,25 @@ def test_the_same_calls_give_byte_identical_results(capsys, agent, tmp_path):
     for name in ("checks.json", "events.json", "world.json"):
         assert (tmp_path / "a" / folder / name).read_bytes() == (tmp_path / "b" / folder / name).read_bytes(), name
     assert first[0] == second[0] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_the_console_the_incident_is_judged_as_on_loopback(capsys, agent, tmp_path, live_server, settings):
+    """The same scene run by a console (each call restored from the database, the faults' progress in
+    the world's row) gives the same verdicts, events and final world as the standalone run."""
+    from tests import factories
+    from teams.services import issue_token
+
+    settings.EVALCONSOLE_WORLDS_URL = live_server.url
+    team = factories.team()
+    admin = factories.member_of(team, "admin")
+    token = issue_token(user=admin, name="ci").secret
+    registered = factories.agent(team, admin, endpoint_url=agent.url)
+    console = ["--url", live_server.url, "--token", token, "--agent", str(registered.pk)]
+    code = cli.main(["scene", "run", str(SCENE), *console, "--out", str(tmp_path / "console")])
+    capsys.readouterr()
+    assert code == 0
+    _, local_checks, _, local_events = run(capsys, tmp_path / "local", agent.url)
+    folder = tmp_path / "console" / "orders-5xx" / "trial-1"
+    assert json.loads((folder / "checks.json").read_text()) == local_checks
+    assert json.loads((folder / "events.json").read_text()) == local_events
