@@ -385,8 +385,9 @@ def incident_call_mix(
         return "pagerduty", "PUT", target, {**pd, **json_type}, json.dumps(body).encode()
     if kind == 4:
         return "okta", "GET", "/api/v1/users?search=status%20eq%20%22ACTIVE%22&limit=20", okta, b""
-    action = "suspend" if (i // 6) % 2 == 0 else "unsuspend"
-    return "okta", "POST", f"/api/v1/users/{ids[f'ou{1 + (i // 12) % 39}']}/lifecycle/{action}", okta, b""
+    action = "suspend" if (i // 6) % 2 == 0 else "unsuspend"  # the same active user, in turn
+    user = [n for n in range(40) if n % 4][(i // 12) % 30]
+    return "okta", "POST", f"/api/v1/users/{ids[f'ou{user}']}/lifecycle/{action}", okta, b""
 
 
 KINDS = ("chat.postMessage", "conversations.history", "GET issues", "POST issue")
