@@ -20,9 +20,14 @@ to resolve it, and a note in #eng.
 Its only "now" is the world's (``world.now``, message timestamps, the tools' times); ``output`` says
 what it did.
 
+**Triage** (``worlds/scenes/support-triage.yaml``; a scene whose name holds "triage"): it asks the
+customer in her thread, asks Ben in #eng with what she said, asks Mike for a priority by direct
+message with Ben's cause, files the bug labeled with that priority, and gives her Ben's workaround.
+
 **Sloppy mode** makes the mistakes the demo scenes catch. Support: it answers top-level in #support
 instead of in her thread, files the issue without the ``bug`` label and writes a note into the CRM.
-Incident: it forgets the rollback (and resolves the incident anyway). It is chosen by any of:
+Incident: it forgets the rollback (and resolves the incident anyway). Triage: it also tells the
+customer the root cause. It is chosen by any of:
 
 - the request path ending in ``/sloppy`` (``scene run ... --agent http://127.0.0.1:8001/sloppy``, or
   a second agent registered in the console with that endpoint URL);
@@ -384,10 +389,117 @@ def play_incident(request: dict[str, Any], *, sloppy: bool = False) -> dict[str,
     }
 
 
+# ----------------------------------------------------------------------------- triage (people)
+
+PRIORITY = re.compile(r"\bP([1-5])\b", re.IGNORECASE)
+TRIAGE = "triage"
+
+
+def _after(messages: list[dict[str, Any]], ts: str, bot: str) -> list[str]:
+    """The texts of the messages after ``ts`` not written by the bot, oldest first."""
+    later = [m for m in messages if _ts(m.get("ts")) > _ts(ts) and m.get("user") != bot]
+    return [m.get("text", "") for m in sorted(later, key=lambda m: _ts(m.get("ts")))]
+
+
+def _ts(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def play_triage(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, Any]:
+    """Triage with the people of the world (worlds/scenes/support-triage.yaml): ask the customer in
+    her thread, ask Ben in #eng, ask Mike for a priority by DM, file and label the bug, and give her
+    the workaround. Sloppy: it also tells her the root cause."""
+    scenario = request["scenario"]
+    tools = world_tools(request) or {}
+    task = scenario.get("input") if isinstance(scenario.get("input"), str) else ""
+    calls = _Calls(tools)
+    done: list[str] = []
+    try:
+        bot = calls.slack("auth.test")["user_id"]
+        channels = {c.get("name"): c for c in calls.slack("conversations.list", limit=200)["channels"]}
+        support, eng = channels.get("support"), channels.get("eng")
+        if support is None or eng is None:
+            raise WorldCallFailed("there is no #support or #eng channel")
+        history = calls.slack("conversations.history", channel=support["id"], limit=100)["messages"]
+        question = next((m for m in history if m.get("user") != bot and "?" in m.get("text", "")), None)
+        if question is None:
+            raise WorldCallFailed("#support has no question from a customer")
+        asked = calls.slack(
+            "chat.postMessage",
+            channel=support["id"],
+            thread_ts=question["ts"],
+            text="Sorry about that! Which workspace is it, and is the beta flag on?",
+        )["ts"]
+        thread = calls.slack("conversations.replies", channel=support["id"], ts=question["ts"])["messages"]
+        details = " ".join(_after(thread, asked, bot))
+        done.append(f"asked the customer in her thread ({details or 'no answer'})")
+
+        to_ben = calls.slack(
+            "chat.postMessage",
+            channel=eng["id"],
+            text=f"Ben: a customer can't get CSV exports ({details}). What's the cause, and is there a workaround?",
+        )["ts"]
+        answers = _after(calls.slack("conversations.replies", channel=eng["id"], ts=to_ben)["messages"], to_ben, bot)
+        if len(answers) < 2:
+            raise WorldCallFailed("Ben gave no cause and workaround")
+        cause, workaround = answers[0], answers[1]
+        done.append(f"asked Ben in #eng: {cause} {workaround}")
+
+        users = calls.slack("users.list", limit=200)["members"]
+        mike = next((u for u in users if u.get("name") == "mike"), None)
+        if mike is None:
+            raise WorldCallFailed("there is no Mike to ask for a priority")
+        dm = calls.slack("conversations.open", users=mike["id"])["channel"]["id"]
+        to_mike = calls.slack(
+            "chat.postMessage", channel=dm, text=f"Ben found the cause: {cause} What severity should we give it?"
+        )["ts"]
+        said = " ".join(_after(calls.slack("conversations.history", channel=dm, limit=20)["messages"], to_mike, bot))
+        match = PRIORITY.search(said)
+        priority = f"p{match.group(1)}" if match else "p3"
+        done.append(f"Mike set the priority: {priority}")
+
+        repo_match = REPO_NAME.search(task)
+        repo = repo_match.group(1) if repo_match else "acme/orders"
+        issue = calls.github(
+            "POST",
+            f"repos/{repo}/issues",
+            {"title": "CSV exports never arrive for beta workspaces", "body": f"Cause: {cause}\nWorkaround: {workaround}"},
+        )
+        calls.github("POST", f"repos/{repo}/issues/{issue['number']}/labels", {"labels": [priority]})
+        done.append(f"filed {repo}#{issue['number']} labeled {priority}")
+
+        reply = f"Thanks! We're on it. Until the fix ships: {workaround}"
+        if sloppy:
+            reply = f"Thanks! The cause: {cause} Until the fix ships: {workaround}"
+        calls.slack("chat.postMessage", channel=support["id"], thread_ts=question["ts"], text=reply)
+        done.append("gave her the workaround in her thread")
+        output = "Done: " + "; ".join(done) + "."
+    except (WorldCallFailed, KeyError, TypeError, IndexError, AttributeError) as exc:
+        why = str(exc) if isinstance(exc, WorldCallFailed) else f"an unexpected answer ({exc!r})"
+        output = ("Done so far: " + "; ".join(done) + ". " if done else "") + f"Stopped: {why}."
+    messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
+        {"role": "user", "content": task}
+    ]
+    return {
+        "output": output,
+        "toolCalls": calls.tool_calls,
+        "trace": calls.trace,
+        "messages": [*messages, {"role": "assistant", "content": output}],
+    }
+
+
 def play(request: dict[str, Any], path: str = "/") -> dict[str, Any]:
-    """The playbook for the request's world: incident when it has Datadog and PagerDuty, else support."""
+    """The playbook for the request's world: incident when it has Datadog and PagerDuty, triage with
+    people when the scene's name says so, else support."""
     tools = world_tools(request) or {}
     sloppy = wants_sloppy(request, path)
+    scenario = request.get("scenario") if isinstance(request.get("scenario"), dict) else {}
+    name = scenario.get("name") if isinstance(scenario.get("name"), str) else ""
     if all(isinstance(tools.get(t), dict) for t in INCIDENT_TOOLS):
         return play_incident(request, sloppy=sloppy)
+    if TRIAGE in name:
+        return play_triage(request, sloppy=sloppy)
     return play_world(request, sloppy=sloppy)

@@ -35,6 +35,7 @@ from worlds.engine.http import Response
 from worlds.engine.problems import SceneInvalid
 from worlds.engine.scene import Scene, load_scene
 from worlds.engine.serve import WorldServer
+from worlds.engine.timeline import timeline
 from worlds.engine.world import World
 
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OWN = 0, 1, 2, 3
@@ -435,6 +436,8 @@ def _explain(args: argparse.Namespace) -> int:
             result = json.loads(file.read_text(encoding="utf-8"))
             trace_file = file.parent / "trace.json"
             trace = json.loads(trace_file.read_text(encoding="utf-8")) if trace_file.exists() else []
+            events_file = file.parent / "events.json"
+            events = json.loads(events_file.read_text(encoding="utf-8")) if events_file.exists() else []
         except (OSError, ValueError) as exc:
             raise SceneCliError(f"cannot read {file}: {exc}") from exc
         by_seq = {e.get("seq"): e for e in trace}
@@ -461,6 +464,10 @@ def _explain(args: argparse.Namespace) -> int:
                     f"    #{seq} {entry.get('at', '')} {entry.get('tool', '')} "
                     f"{entry.get('method')} {entry.get('path')} → {entry.get('status')}{extra}"
                 )
+        if events:
+            print("  timeline:")
+            for row in timeline(e for e in events if isinstance(e, dict)):
+                print(f"    {row['time']}  {row['line']}")
     return EXIT_PASS
 
 

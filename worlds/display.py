@@ -1,5 +1,6 @@
 """What the run page shows of a sample's world: the scene's checks with their evidence linked to
-trace entries, the trace (every call the agent really made), the events, and the world's changes
+trace entries, the trace (every call the agent really made), the timeline of the events (messages
+and whom they reached, facts, decisions, faults, with simulated times), and the world's changes
 (each tool's state before the first call → after the last, as a line diff)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import difflib
 import json
 from typing import Any
 
+from worlds.engine.timeline import timeline
 from worlds.models import World
 
 MAX_CHANGE_LINES = 400
@@ -60,7 +62,7 @@ def sample_world(world: World | None, world_checks: list[dict[str, Any]]) -> dic
         for entry in world.stored_trace()
         if isinstance(entry, dict)
     ]
-    events = [e for e in world.stored_events() if isinstance(e, dict) and e.get("type") != "call"]
+    events = timeline(e for e in world.stored_events() if isinstance(e, dict) and e.get("type") != "call")
     return {
         "id": world.id,
         "scene": world.scene_version.name,

@@ -92,6 +92,8 @@ def test_loading_the_demo_twice_changes_nothing():
         "orders-5xx-sloppy",
         "support-export",
         "support-export-sloppy",
+        "support-triage",
+        "support-triage-sloppy",
     ]
     assert "Log in as admin" in _load()
     assert _state() == first
@@ -123,12 +125,14 @@ def test_a_demo_loaded_before_scenes_gets_the_demo_scenes_once(monkeypatch):
         before_scenes.setattr(Command, "_create_world_demo", lambda self, admin, agent: None)
         _load()
     assert not Scene.objects.exists()
-    assert "Added the demo scenes: support-export, orders-5xx." in _load()
+    assert "Added the demo scenes: support-export, support-triage, orders-5xx." in _load()
     assert sorted(Scene.objects.values_list("name", flat=True)) == [
         "orders-5xx",
         "orders-5xx-sloppy",
         "support-export",
         "support-export-sloppy",
+        "support-triage",
+        "support-triage-sloppy",
     ]
     assert "Added the demo scenes" not in _load(), "once: while the team has scenes, nothing is added"
 
@@ -138,7 +142,11 @@ def _load_before_the_incident_scene(monkeypatch) -> None:
     from evalconsole.management.commands import load_demo
 
     with monkeypatch.context() as before:
-        before.setattr(load_demo, "DEMO_SCENES", {"support-export": load_demo.DEMO_SCENES["support-export"]})
+        before.setattr(
+            load_demo,
+            "DEMO_SCENES",
+            {k: v for k, v in load_demo.DEMO_SCENES.items() if k != "orders-5xx"},
+        )
         _load()
     assert not Scene.objects.filter(name="orders-5xx").exists()
 

@@ -67,7 +67,7 @@ class People:
         self.state: dict[str, Any] = (
             state
             if state
-            else {"learned": {}, "revealed": {}, "decided": {}, "asked": {}, "pending": [], "reached": {}}
+            else {"learned": {}, "revealed": {}, "decided": {}, "asked": {}, "pending": []}
         )
         self._slack_ids: dict[str, str] | None = None
         self._logins: dict[str, str] | None = None
@@ -129,20 +129,18 @@ class People:
         text = normalise(str(data.get("text") or ""))
         author = self.person_of(data)
         agent = self.from_agent(data)
-        record: dict[str, Any] = {"to": reached, "taught": {}}
-        self.state["reached"][str(event.n)] = record
+        data["to"] = reached  # the event carries whom it reached (events.json, selectors, the timeline)
+        if author is not None:
+            data["by"] = author  # and the person who wrote it
         for ref in reached:
             person = self.people[ref]
-            taught = self._learn(ref, text, event, author)
-            if taught:
-                record["taught"][ref] = taught
+            self._learn(ref, text, event, author)
             if agent:
                 self._reveal(ref, person, text, event)
                 self._note_asked(ref, person, text, event)
             self._decide(ref, person, event)
 
-    def _learn(self, ref: str, text: str, event: Event, author: str | None) -> list[str]:
-        taught = []
+    def _learn(self, ref: str, text: str, event: Event, author: str | None) -> None:
         for owner_ref, owner in self.people.items():
             for fact in owner.facts.values():
                 key = fact_key(owner_ref, fact.id)
@@ -162,8 +160,6 @@ class People:
                         "event": learned.n,
                         "message": event.n,
                     }
-                    taught.append(key)
-        return taught
 
     def _reveal(self, ref: str, person: Person, text: str, event: Event) -> None:
         for fact in person.facts.values():
@@ -225,6 +221,9 @@ class People:
         if data.get("tool") == "github":
             return {"tool": "github", "repo": data["repo_name"], "number": data["number"]}
         thread = data.get("thread_ts")
+        channel = ((self.world.states.get("slack") or {}).get("channels") or {}).get(data["channel"]) or {}
+        if channel.get("is_im") and not thread:  # asked in a DM: answered in the DM
+            return {"tool": "slack", "channel": data["channel"], "thread_ts": None}
         return {"tool": "slack", "channel": data["channel"], "thread_ts": thread or data.get("ts")}
 
     def reach(self, data: Mapping[str, Any]) -> list[str]:

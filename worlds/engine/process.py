@@ -95,13 +95,8 @@ class _Selector:
             )
         if spec.get("fact"):
             key = _key(spec["fact"])
-            self.tests.append(
-                (
-                    "fact",
-                    lambda e: any(key in taught for taught in _taught(world, e).values()),
-                    f"told no one {key}",
-                )
-            )
+            taught = _taught(world)
+            self.tests.append(("fact", lambda e: key in taught.get(e.n, ()), f"told no one {key}"))
 
     def _place(self, ref: str):
         record = self.world.scene.records.get(ref)
@@ -155,11 +150,15 @@ def _login_of(world: World, user_id: Any) -> str | None:
 
 
 def _reached(world: World, event: Event) -> list[str]:
-    return (world.people.state["reached"].get(str(event.n)) or {}).get("to") or []
+    return event.data.get("to") or []
 
 
-def _taught(world: World, event: Event) -> dict[str, list[str]]:
-    return (world.people.state["reached"].get(str(event.n)) or {}).get("taught") or {}
+def _taught(world: World) -> dict[int, set[str]]:
+    """Message event n -> the facts it taught whoever it reached (from the ``learned`` events)."""
+    taught: dict[int, set[str]] = {}
+    for event in world.events.of_type("learned"):
+        taught.setdefault(event.data["message"], set()).add(event.data["fact"])
+    return taught
 
 
 def message_matches(world: World, spec: Mapping[str, Any], event: Event) -> bool:
@@ -184,14 +183,17 @@ def _quote(world: World, event: Event) -> str:
     d = event.data
     text = str(d.get("text") or "")
     short = text if len(text) <= 60 else text[:57] + "..."
+    author = d.get("user")
     if d.get("tool") == "slack":
-        channel = ((world.states.get("slack") or {}).get("channels") or {}).get(d.get("channel")) or {}
+        slack = world.states.get("slack") or {}
+        author = ((slack.get("users") or {}).get(author) or {}).get("name", author)
+        channel = (slack.get("channels") or {}).get(d.get("channel")) or {}
         where = f"#{channel['name']}" if channel.get("name") else "a direct message"
         if d.get("thread_ts") and d.get("thread_ts") != d.get("ts"):
             where += " (thread reply)"
     else:
         where = f"{d.get('repo_name')}#{d.get('number')}"
-    return f'"{short}" by {d.get("from") or d.get("user")} in {where} (event {event.n})'
+    return f'"{short}" by {author} in {where} (event {event.n})'
 
 
 def _select(world: World, spec: Mapping[str, Any]) -> tuple[list[Event], Event | None, str]:

@@ -1,7 +1,8 @@
 """`manage.py load_demo`: the demo team, its admin, the demo support agent, checks and a passing test,
 and the demo scenes, each with a test that plays it and a sloppy variant that fails (the demo agent
 makes its mistakes on a scene whose name says "sloppy"): worlds/scenes/support-export.yaml (Slack and
-GitHub) and worlds/scenes/orders-5xx.yaml (an incident in Datadog, PagerDuty, GitHub and Slack).
+GitHub), worlds/scenes/support-triage.yaml (the same tools with people: the customer, an engineer and
+a manager) and worlds/scenes/orders-5xx.yaml (an incident in Datadog, PagerDuty, GitHub and Slack).
 
 `make up` runs it every time. The demo is created once, with the demo team (slug ``demo``): while that
 team exists, its agent, checks, test sets, tests and members are the team's own and are left exactly as
@@ -36,6 +37,12 @@ DEMO_SCENES = {
         "Support in Slack and GitHub",
         "Answer and file a bug",
         "Scenes: the agent works in a simulated Slack and GitHub; checks judge what really happened.",
+    ),
+    "support-triage": (
+        SCENES / "support-triage.yaml",
+        "Support with people",
+        "Triage with Laura, Ben and Mike",
+        "Scenes with people: checks read who was asked, who learned what from whom and who decided what.",
     ),
     "orders-5xx": (
         SCENES / "orders-5xx.yaml",

@@ -806,10 +806,16 @@ class SlackSimulator(Simulator):
 
     def _event_fields(self, message: dict[str, Any]) -> dict[str, Any]:
         text = message["versions"][-1]
+        channel = self.state["channels"].get(message["channel"]) or {}
+        if channel.get("is_im"):
+            where = f"DM with {(self._user(channel.get('user')) or {}).get('name', channel.get('user'))}"
+        else:
+            where = f"#{channel.get('name', message['channel'])}"
         return {
             "tool": "slack",
             "ts": message["ts"],
             "channel": message["channel"],
+            "conversation": where,
             "thread_ts": message["thread_ts"],
             "from": self._who(message["user"]),
             "user": message["user"],

@@ -1,0 +1,88 @@
+"""A trial's timeline (WORLDS.md "Results"; the run page and ``scene explain``): one line per event,
+in order, with its simulated time: the agent's calls, messages and whom they reached, facts revealed
+and learned, decisions, fault and incident changes. Built from the events as ``events.json`` holds
+them, so the console and the command line say the same thing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["timeline"]
+
+
+def _short(text: Any, limit: int = 120) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _where(e: Mapping[str, Any]) -> str:
+    if e.get("tool") == "github":
+        kind = "pull request" if e.get("pull") else "issue"
+        return f"{e.get('repo_name')}#{e.get('number')} ({e.get('kind') or kind})"
+    where = e.get("conversation") or e.get("channel") or "Slack"
+    if e.get("thread_ts") and e.get("thread_ts") != e.get("ts"):
+        where += ", in a thread"
+    return where
+
+
+def _who(e: Mapping[str, Any]) -> str:
+    """The agent (its messages come from its calls), a person, or the user as the tool names them."""
+    if e.get("seq"):
+        return "the agent"
+    return str(e.get("by") or e.get("from") or e.get("user") or "someone")
+
+
+def _line(e: Mapping[str, Any]) -> str:  # noqa: C901 - one branch per event type
+    kind = e.get("type")
+    if kind == "call":
+        return f"call {e.get('seq')}: {e.get('tool')} {e.get('method')} {e.get('path')} → {e.get('status')}"
+    if kind == "message":
+        reached = e.get("to")
+        to = f" → reached {', '.join(reached)}" if reached else (" → reached no one" if reached == [] else "")
+        return f"{_who(e)} in {_where(e)}: “{_short(e.get('text'))}”{to}"
+    if kind == "message_edited":
+        return f"{_who(e)} edited a message in {_where(e)}: “{_short(e.get('text'))}”"
+    if kind == "message_deleted":
+        return f"a message in {_where(e)} was deleted"
+    if kind == "learned":
+        return f"{e.get('person')} learned {e.get('fact')} (from {e.get('source')}, event {e.get('message')})"
+    if kind == "revealed":
+        return f"{e.get('person')} revealed {e.get('fact')} when asked (event {e.get('asked')})"
+    if kind == "decided":
+        return f"{e.get('person')} decided {e.get('decision')}: {e.get('option')}"
+    if kind == "fault_started":
+        effects = ", ".join(e.get("effects") or ()) or "no effects"
+        return f"fault {e.get('fault')} started ({effects})"
+    if kind == "fault_resolved":
+        by = f" by call {e.get('seq')}" if e.get("seq") else ""
+        return f"fault {e.get('fault')} resolved{by}"
+    if kind == "incident_changed":
+        label = e.get("ref") or e.get("incident") or e.get("id")
+        number = f"#{e['number']} " if e.get("number") else ""
+        return f"incident {number}{label}: {e.get('from') or 'new'} → {e.get('to')}"
+    if kind == "monitor_changed":
+        return f"monitor {e.get('name') or e.get('monitor')}: {e.get('from')} → {e.get('to')}"
+    if kind == "issue_labeled":
+        return f"{e.get('repo_name')}#{e.get('number')} labeled {', '.join(e.get('labels') or ())}"
+    if kind == "trial_ended":
+        return f"the trial ended ({e.get('reason')})"
+    return str(kind)
+
+
+def timeline(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``[{"n", "at", "time", "type", "line", "seq"}]``, one per event (``time``: ``HH:MM:SS``)."""
+    rows = []
+    for e in events:
+        at = str(e.get("at") or "")
+        rows.append(
+            {
+                "n": e.get("n"),
+                "at": at,
+                "time": at[11:19] if len(at) >= 19 else at,
+                "type": e.get("type"),
+                "line": _line(e),
+                "seq": e.get("seq"),
+            }
+        )
+    return rows
