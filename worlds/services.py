@@ -35,7 +35,7 @@ from worlds.engine.evaluate import evaluate, kind_judge
 from worlds.engine.events import Event
 from worlds.engine.http import Request, Response
 from worlds.engine.world import World as EngineWorld
-from worlds.engine.world import WorldEnded, new_world_id, state_in_scene
+from worlds.engine.world import WorldEnded, new_world_id, process_in_scene, state_in_scene
 from worlds.models import Scene, SceneVersion, TestScene, World, WorldEntry, WorldToolState
 
 __all__ = [
@@ -634,8 +634,9 @@ def scenes_of(test_version) -> list[Scene]:
 
 
 def _checks_fit_scenes(agent: Agent, scenes: list[Scene], checks) -> None:
-    """Library state checks attached to a scene test must name refs every scene has (WORLDS.md
-    "In the console"); the problems are reported on ``checks.<i>``, naming the scene."""
+    """Library state and process checks attached to a scene test must name refs (people, facts,
+    decisions) every scene has (WORLDS.md "In the console"); the problems are reported on
+    ``checks.<i>``, naming the scene."""
     wanted = []
     for item in checks or ():
         pk = item.get("check") if isinstance(item, Mapping) else item
@@ -643,7 +644,7 @@ def _checks_fit_scenes(agent: Agent, scenes: list[Scene], checks) -> None:
     found = {
         c.pk: c
         for c in Check.objects.filter(
-            agent=agent, pk__in=[p for p in wanted if type(p) is int], kind="state"
+            agent=agent, pk__in=[p for p in wanted if type(p) is int], kind__in=("state", "process")
         ).select_related("current_version")
     }
     errors: dict[str, str] = {}
@@ -651,8 +652,9 @@ def _checks_fit_scenes(agent: Agent, scenes: list[Scene], checks) -> None:
         check = found.get(pk)
         if check is None or check.current_version is None:
             continue
+        fits = state_in_scene if check.kind == "state" else process_in_scene
         for scene in scenes:
-            _, problems = state_in_scene(engine_scene_of(scene.current_version), check.current_version.config)
+            _, problems = fits(engine_scene_of(scene.current_version), check.current_version.config)
             if problems:
                 errors[f"checks.{index}"] = (
                     f"check {check.name!r} does not fit scene {scene.name!r}: {problems[0]}"

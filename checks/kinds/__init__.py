@@ -23,6 +23,7 @@ from . import latency  # noqa: E402,F401
 from . import tool_sequence  # noqa: E402,F401
 from . import ai_judge  # noqa: E402,F401
 from . import state  # noqa: E402,F401
+from . import process  # noqa: E402,F401
 
 __all__ = [
     "ConfigError",

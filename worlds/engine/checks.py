@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from checks.kinds.process import PROCESS_KINDS
+
 from .problems import join_path
 from .schema import Field, StateCheck, UnknownTool, Validator, all_tools, get_tool, json_type
 
@@ -21,7 +23,6 @@ __all__ = [
     "validate_milestone",
 ]
 
-PROCESS_KINDS = ("revealed", "knows", "told", "decided", "message", "never", "before", "within")
 CHECK_KINDS = ("state", "trace", "judge", *PROCESS_KINDS)
 MILESTONE_KINDS = (
     "called",

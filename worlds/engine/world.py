@@ -21,12 +21,13 @@ from datetime import datetime
 from typing import Any
 
 from .budget import OVER_BUDGET_EXPLANATION, CallBudget
-from .checks import validate_state
+from .checks import PROCESS_KINDS, Check, validate_check, validate_state
 from .clock import Clock, iso
 from .credentials import make_credentials, secret_values
 from .events import EventLog
 from .faults import Faults
 from .people import People
+from .process import evaluate_process
 from .http import BODY_LIMIT, Request, Response
 from .other import OtherSimulator
 from .problems import Problems
@@ -37,7 +38,7 @@ from .schema import Validator, get_tool
 from .simulator import BuildContext, Simulator
 from .trace import Trace, TraceEntry
 
-__all__ = ["SNAPSHOT_VERSION", "World", "WorldEnded", "new_world_id", "state_in_scene"]
+__all__ = ["SNAPSHOT_VERSION", "World", "WorldEnded", "new_world_id", "process_in_scene", "state_in_scene"]
 
 log = logging.getLogger(__name__)
 
@@ -327,6 +328,18 @@ class World:
     def _normalise_state(self, name: str, spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         return state_in_scene(self.scene, {name: dict(spec)})
 
+    def process_check(self, kind: str, value: Any) -> StateResult:
+        """A process check as a person wrote it (``revealed: ["laura.workspace"]``), e.g. a library
+        check of the console: validated against this world's scene first (a name the scene lacks
+        fails, naming it), then evaluated on the world's records."""
+        check, problems = process_in_scene(self.scene, {kind: value})
+        if check is None:
+            found = "; ".join(problems)
+            return StateResult(
+                False, f"{kind} on names of this scene", found, f"The check does not fit this scene: {found}."
+            )
+        return evaluate_process(self, check.kind, check.spec)
+
     def final_state(self) -> dict[str, Any]:
         """``world.json``: each simulated tool's state now (and its seed, for before → after)."""
         return {
@@ -338,19 +351,41 @@ class World:
         }
 
 
-def state_in_scene(scene: Scene, raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A state check as a person wrote it (``{"slack.message": {"channel": "$slack_support"}}``),
-    checked against ``scene``'s refs: (its normalised form, the problems, each ``path: message``)."""
+def _namespace(scene: Scene) -> Namespace:
+    """Every name of the scene: its records, people (with their facts and decisions) and faults."""
     namespace = Namespace()
     for ref, record in scene.records.items():
         namespace.declare(ref, record.kind, record.tool, ref)
-    for person in scene.people:
-        namespace.declare(person, "person", "", person)
+    for ref, person in scene.people.items():
+        namespace.declare(ref, "person", "", ref)
+        namespace.facts[ref] = set(person.facts)
+        namespace.decisions[ref] = {d.id: list(d.options) for d in person.decisions.values()}
     for fault in scene.faults:
         namespace.declare(fault.id, "fault", "", fault.id)
+    return namespace
+
+
+def _problem_texts(problems: Problems) -> list[str]:
+    return [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
+
+
+def state_in_scene(scene: Scene, raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A state check as a person wrote it (``{"slack.message": {"channel": "$slack_support"}}``),
+    checked against ``scene``'s refs: (its normalised form, the problems, each ``path: message``)."""
     problems = Problems("check")
-    normalised = validate_state(dict(raw), "state", Validator(problems, namespace))
-    return normalised or {}, [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
+    normalised = validate_state(dict(raw), "state", Validator(problems, _namespace(scene)))
+    return normalised or {}, _problem_texts(problems)
+
+
+def process_in_scene(scene: Scene, raw: Mapping[str, Any]) -> tuple[Check | None, list[str]]:
+    """A process check as a person wrote it (``{"revealed": ["laura.workspace"]}``, one kind), checked
+    against ``scene``'s people, facts, decisions and refs: (the validated check, the problems)."""
+    problems = Problems("check")
+    check = validate_check({"id": "check", **dict(raw)}, "", Validator(problems, _namespace(scene)))
+    texts = _problem_texts(problems)
+    if check is not None and check.kind not in PROCESS_KINDS:
+        texts.append(f"{check.kind} is not a process check; one of {', '.join(PROCESS_KINDS)}")
+    return (None if texts else check), texts
 
 
 # Scene object (by id, dropped when the scene is) -> marshal of what its simulators built:
