@@ -36,6 +36,7 @@ from worlds.engine.problems import SceneInvalid
 from worlds.engine.scene import Scene, load_scene
 from worlds.engine.serve import WorldServer
 from worlds.engine.timeline import timeline
+from worlds.engine.voice import Voice, voice_from_client
 from worlds.engine.world import World
 
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OWN = 0, 1, 2, 3
@@ -136,10 +137,18 @@ def call_agent(url: str, body: dict[str, Any], timeout: float) -> tuple[str | No
 
 
 def play_trial(
-    scene: Scene, server: WorldServer, agent: str, *, trial: int, timeout: float, judge: Judge | None = None
+    scene: Scene,
+    server: WorldServer,
+    agent: str,
+    *,
+    trial: int,
+    timeout: float,
+    judge: Judge | None = None,
+    voice: Voice | None = None,
 ) -> tuple[World, dict]:
     """One trial: a fresh world, one agent call, the world frozen and evaluated."""
     world = server.add(World.build(scene))
+    world.voice = voice
     try:
         reason = "reply"
         try:
@@ -176,13 +185,12 @@ def _env_number(name: str, default: float, minimum: float) -> float:
     return value
 
 
-def env_judge(scene: Scene) -> Judge | None:
-    """The judge of the scene's ``judge`` checks: the console's judge settings read from the
-    environment (``EVALCONSOLE_JUDGE_API_KEY``, ``_MODEL``, ``_BASE_URL``, ``_TIMEOUT_S``, ``_RETRIES``,
-    ``_BACKOFF_MS``), the scene's ``judge: {model}`` first, through the console's judge client
-    (checks.judge.OpenAIJudge; no database, no budget). None without a key: the checks are skipped."""
+def _env_client() -> tuple[Any, str] | None:
+    """The console's judge client and default model from the environment (``EVALCONSOLE_JUDGE_API_KEY``,
+    ``_MODEL``, ``_BASE_URL``, ``_TIMEOUT_S``, ``_RETRIES``, ``_BACKOFF_MS``; checks.judge.OpenAIJudge,
+    no database, no budget). None without a key."""
     key = os.environ.get("EVALCONSOLE_JUDGE_API_KEY", "").strip()
-    if not key or not any(c.kind == "judge" for c in scene.checks):
+    if not key:
         return None
     from checks.judge import OpenAIJudge
 
@@ -196,8 +204,31 @@ def env_judge(scene: Scene) -> Judge | None:
         retries=int(_env_number("EVALCONSOLE_JUDGE_RETRIES", 2, 0)),
         backoff_s=_env_number("EVALCONSOLE_JUDGE_BACKOFF_MS", 500, 0) / 1000,
     )
-    model = os.environ.get("EVALCONSOLE_JUDGE_MODEL", "").strip() or JUDGE_DEFAULTS["model"]
+    return client, os.environ.get("EVALCONSOLE_JUDGE_MODEL", "").strip() or JUDGE_DEFAULTS["model"]
+
+
+def env_judge(scene: Scene) -> Judge | None:
+    """The judge of the scene's ``judge`` checks: the judge settings of the environment, the scene's
+    ``judge: {model}`` first. None without a key (or without judge checks): the checks are skipped."""
+    if not any(c.kind == "judge" for c in scene.checks):
+        return None
+    found = _env_client()
+    if found is None:
+        return None
+    client, model = found
     return kind_judge(client, model=scene.judge_model, task=scene.task, settings={"judge_model": model})
+
+
+def env_voice(scene: Scene) -> Voice | None:
+    """The voice of the scene's people with ``voice: llm`` (WORLDS.md "People"), through the same judge
+    settings; None without a key or without such a person (their replies are then the ``says`` texts)."""
+    if not any(p.voice == "llm" for p in scene.people.values()):
+        return None
+    found = _env_client()
+    if found is None:
+        return None
+    client, model = found
+    return voice_from_client(client, scene.judge_model or model)
 
 
 def _dump(value: Any) -> str:
@@ -271,11 +302,12 @@ def _run(args: argparse.Namespace) -> int:
             "evalconsole scene: no judge key (EVALCONSOLE_JUDGE_API_KEY): judge checks are skipped",
             file=sys.stderr,
         )
+    voice = env_voice(scene)
     results = []
     with WorldServer() as server:
         for trial in range(1, trials + 1):
             world, result = play_trial(
-                scene, server, args.agent, trial=trial, timeout=args.timeout, judge=judge
+                scene, server, args.agent, trial=trial, timeout=args.timeout, judge=judge, voice=voice
             )
             try:
                 write_trial(out, world, result)
@@ -324,13 +356,16 @@ class LiveScene:
 
     def __init__(self, scene: Scene, server: WorldServer, token: str) -> None:
         self.scene, self.server, self.token = scene, server, token
+        self.voice = env_voice(scene)
         first = World.build(scene)
+        first.voice = self.voice
         self.world_id, self.credentials = first.id, first.credentials
         self.world = server.add(first)
 
     def reset(self) -> None:
         with self.server.lock(self.world_id):
             self.world = World.build(self.scene, self.world_id, self.credentials)
+            self.world.voice = self.voice
             self.server.worlds[self.world_id] = self.world
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response | None:

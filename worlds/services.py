@@ -22,7 +22,7 @@ from django.utils import timezone
 from agents.models import Agent
 from checks import services as checks_services
 from checks.evaluation import make_context
-from checks.judge import judge_configured
+from checks.judge import judge_configured, judge_for_team
 from checks.models import Check, Test
 from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
@@ -34,6 +34,7 @@ from worlds.engine import scene as engine_scene
 from worlds.engine.evaluate import evaluate, kind_judge
 from worlds.engine.events import Event
 from worlds.engine.http import Request, Response
+from worlds.engine.voice import voice_from_client
 from worlds.engine.world import World as EngineWorld
 from worlds.engine.world import WorldEnded, new_world_id, process_in_scene, state_in_scene
 from worlds.models import Scene, SceneVersion, TestScene, World, WorldEntry, WorldToolState
@@ -320,7 +321,7 @@ def _restore(row: World, *, seed: bool = True) -> _Live:
         "trace": trace,
         "events": events,
     }
-    world = EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+    world = _voiced(EngineWorld.restore(engine_scene_of(row.scene_version), snapshot), row.team_id)
     if whole:  # nothing of it is stored in parts yet: the next save writes every part
         return _Live(world, row.calls, 0, 0, {})
     return _Live(world, row.calls, len(trace), len(events), _prints(world))
@@ -355,11 +356,21 @@ def _restore_to_answer(row: World) -> _Live:
         "trace": [],
         "events": [],
     }
-    world = EngineWorld.restore(engine_scene_of(row.scene_version), snapshot)
+    world = _voiced(EngineWorld.restore(engine_scene_of(row.scene_version), snapshot), row.team_id)
     world.trace.continue_from(last_seq or 0)
     if last_event is not None:
         world.events.continue_from(last_event[0], Event.from_dict(last_event[1]).at)
     return _Live(world, row.calls, 0, 0, _prints(world))
+
+
+def _voiced(world: EngineWorld, team_id: int | None) -> EngineWorld:
+    """The world with a voice for its people with ``voice: llm`` when a judge is configured: the team's
+    budgeted judge client words their replies (worlds.engine.voice); otherwise they say ``says``."""
+    if world.voice is None and any(p.voice == "llm" for p in world.scene.people.values()):
+        client = judge_for_team(team_id)
+        if client is not None:
+            world.voice = voice_from_client(client, world.scene.judge_model or settings.EVALCONSOLE_JUDGE_MODEL)
+    return world
 
 
 def _forget_history(live: _Live) -> None:
@@ -393,6 +404,7 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
         world.scene,
         {**world.snapshot(), "states": _copy_states(world.states), "seed": {}, "trace": [], "events": []},
     )
+    _voiced(kept, row.team_id)
     kept.trace.continue_from(len(world.trace))
     kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
     _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept)))

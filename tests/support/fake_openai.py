@@ -19,6 +19,7 @@ message of the conversation):
   401             401 (a refusal that must not be retried)
   hang            never answers in time (sleeps ``hang_s`` or until the server stops)
   no_usage        like pass, without the ``usage`` object
+  reply           200 with content {"reply": <reason>} (a person's voice, worlds.engine.voice)
 
 Usage reported: ``usage_in``/``usage_out`` when set, else about len(body)/4 and len(content)/4.
 """
@@ -34,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MARKER = re.compile(r"\[\[judge:([a-z0-9_]+)\]\]")
-MODES = ("pass", "fail", "garbage", "bad_verdict", "429", "500", "401", "hang", "no_usage")
+MODES = ("pass", "fail", "garbage", "bad_verdict", "429", "500", "401", "hang", "no_usage", "reply")
 
 
 class FakeOpenAI:
@@ -170,6 +171,8 @@ class FakeOpenAI:
             default = "The agent did what the criteria ask." if verdict == "pass" else "The agent missed it."
             reason = self.reason or default
             content = json.dumps({"verdict": verdict, "reason": reason})
+        elif mode == "reply":
+            content = json.dumps({"reply": self.reason or "Sure."})
         elif mode == "garbage":
             content = "Honestly I think it mostly passes, but it is hard to say."
         elif mode == "bad_verdict":

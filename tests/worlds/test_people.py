@@ -449,3 +449,72 @@ def test_scene_explain_prints_the_timeline_with_whom_each_message_reached(tmp_pa
     assert "09:09:00  acme/orders#14 labeled p1" in lines
     assert "09:10:00  call 10: slack POST /api/chat.postMessage → 200" in lines
     assert lines[-1] == "09:11:00  the trial ended (reply)"
+
+
+# -- voice ------------------------------------------------------------------------------------------
+
+VOICED = SCENE.replace(
+    "  laura:\n    slack: $slack_laura\n",
+    '  laura:\n    slack: $slack_laura\n    voice: llm\n    persona: "A busy data analyst; short, friendly."\n',
+    1,
+)
+
+
+def test_a_voiced_person_is_worded_by_the_model_and_still_reveals_by_the_rules(monkeypatch):
+    """With a judge key (here a local server speaking OpenAI's protocol) the model words Laura's reply
+    from her persona; she reveals by the rules, and the event keeps the canonical text beside it."""
+    from evalconsole.scene_cli import env_voice
+    from tests.support.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(mode="reply", reason="Oh hi! We're on the EU two workspace, cheers.") as fake:
+        monkeypatch.setenv("EVALCONSOLE_JUDGE_API_KEY", "sk-test")
+        monkeypatch.setenv("EVALCONSOLE_JUDGE_BASE_URL", fake.base_url)
+        built, agent = world(VOICED)
+        built.voice = env_voice(built.scene)
+        agent.post("slack_support", "Which workspace is it?", thread_of="slack_question")
+        agent.wait()
+        assert fake.requests == 1
+        assert json.loads(fake.last_body["messages"][1]["content"]) == {
+            "persona": "A busy data analyst; short, friendly.",
+            "they_were_asked": "Which workspace is it?",
+            "canonical": "It's the acme-eu-2 workspace.",
+        }
+    answer = next(e for e in built.events.of_type("message") if e.data.get("by") == "laura")
+    assert answer.data["text"] == "Oh hi! We're on the EU two workspace, cheers."
+    assert answer.data["canonical"] == "It's the acme-eu-2 workspace."
+    assert thread_texts(built, "slack_question")[-1] == ("laura", "Oh hi! We're on the EU two workspace, cheers.")
+    assert [e.data["fact"] for e in built.events.of_type("revealed")] == ["laura.workspace"]
+
+
+def test_people_learn_from_the_canonical_text_of_a_voiced_message():
+    built, _ = world()
+    slack = built.simulator("slack")
+    slack.post(
+        built.ids["slack_eng"],
+        built.ids["slack_laura"],
+        "we're on the EU two one",  # the model's words: no phrase of any fact
+        canonical="It's the acme-eu-2 workspace.",
+    )
+    learned = built.events.of_type("learned")
+    assert [(e.data["person"], e.data["fact"], e.data["source"]) for e in learned] == [
+        ("ben", "laura.workspace", "laura")
+    ]
+
+
+def test_without_a_judge_or_when_the_model_fails_a_voiced_person_says_the_canonical_text(monkeypatch):
+    from tests.support.fake_openai import FakeOpenAI
+    from worlds.engine.voice import voice_from_client
+    from checks.judge import OpenAIJudge
+
+    built, agent = world(VOICED)
+    agent.post("slack_support", "Which workspace is it?", thread_of="slack_question")
+    agent.wait()
+    assert thread_texts(built, "slack_question")[-1] == ("laura", "It's the acme-eu-2 workspace.")
+    with FakeOpenAI(mode="garbage") as fake:
+        built, agent = world(VOICED)
+        built.voice = voice_from_client(OpenAIJudge(base_url=fake.base_url, api_key="k", retries=0), "m")
+        agent.post("slack_support", "Which workspace is it?", thread_of="slack_question")
+        agent.wait()
+        assert fake.requests == 1
+    assert thread_texts(built, "slack_question")[-1] == ("laura", "It's the acme-eu-2 workspace.")
+    assert "canonical" not in built.events.of_type("message")[-1].data

@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_iso
+from .voice import speak
 
 if TYPE_CHECKING:  # pragma: no cover
     from .events import Event
@@ -126,7 +127,7 @@ class People:
             return
         data = event.data
         reached = self.reach(data)
-        text = normalise(str(data.get("text") or ""))
+        text = normalise(str(data.get("canonical") or data.get("text") or ""))
         author = self.person_of(data)
         agent = self.from_agent(data)
         data["to"] = reached  # the event carries whom it reached (events.json, selectors, the timeline)
@@ -212,6 +213,7 @@ class People:
                 "says": says,
                 "place": place or self._place(event),
                 "asking": asking or event.n,
+                "asked_text": str(event.data.get("text") or "")[:2000],
             }
         )
 
@@ -298,20 +300,25 @@ class People:
     def _reply(self, reply: dict[str, Any], at: datetime) -> None:
         ref, place = reply["person"], reply["place"]
         events = self.world.events
+        person = self.people[ref]
+        says = reply["says"]
+        voice = self.world.voice if person.voice == "llm" else None
+        text = speak(voice, person.persona, reply.get("asked_text", ""), says)
+        canonical = says if text != says else None
         if place["tool"] == "github":
             sim = self.world.simulator("github")
             login = self.login(ref)
             if sim is None or login is None:
                 return
             posted_n = len(events) + 1
-            sim.post_comment(place["repo"], place["number"], login, reply["says"], at=at)
+            sim.post_comment(place["repo"], place["number"], login, text, at=at, canonical=canonical)
         else:
             sim = self.world.simulator("slack")
             uid = self.slack_id(ref)
             if sim is None or uid is None:
                 return
             posted_n = len(events) + 1
-            sim.post(place["channel"], uid, reply["says"], thread_ts=place.get("thread_ts"), at=at)
+            sim.post(place["channel"], uid, text, thread_ts=place.get("thread_ts"), at=at, canonical=canonical)
         key = reply["key"]
         if reply["kind"] == "reveal":
             if key not in self.state["revealed"]:

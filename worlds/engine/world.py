@@ -27,6 +27,7 @@ from .credentials import make_credentials, secret_values
 from .events import EventLog
 from .faults import Faults
 from .people import People
+from .voice import Voice
 from .process import evaluate_process
 from .http import BODY_LIMIT, Request, Response
 from .other import OtherSimulator
@@ -80,6 +81,8 @@ class World:
         self.reactors: list[Callable[[World, TraceEntry], None]] = []
         self.faults = Faults(self)
         self.people = People(self)
+        # Words the replies of people with ``voice: llm`` (set by whoever runs the trial with a judge).
+        self.voice: Voice | None = None
         self.events.listener = self._heard
         self._simulators: dict[str, Simulator] = {}
         # The tools whose simulator was handed out (so whose state may have changed) since the owner

@@ -794,13 +794,16 @@ class SlackSimulator(Simulator):
         broadcast: bool = False,
         seq: int | None = None,
         at: datetime | None = None,
+        canonical: str | None = None,
     ) -> dict[str, Any]:
-        """Write a message now (or at ``at``) and record its ``message`` event."""
+        """Write a message now (or at ``at``) and record its ``message`` event (with ``canonical``: the
+        text a person's voiced message stands for, which is what people learn from)."""
         at = at or self.world.clock.now
         message = self._new_message(self.world.clock.slack_ts(at), channel, user, text)
         message.update(thread_ts=thread_ts, broadcast=broadcast, seq=seq)
         self.state["messages"].append(message)
-        event = self.world.events.add("message", at, **self._event_fields(message), seq=seq)
+        extra = {"canonical": canonical} if canonical else {}
+        event = self.world.events.add("message", at, **self._event_fields(message), **extra, seq=seq)
         message["event"] = event.n
         return message
 

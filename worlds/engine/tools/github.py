@@ -1387,7 +1387,9 @@ class GitHubSimulator(Simulator):
         self._message(found, issue, "comment", self.state["bot"], body["body"], comment_id=comment["id"])
         return Response(201, self._comment_json(request, found, issue, comment))
 
-    def post_comment(self, repo_name: str, number: int, login: str, text: str, *, at) -> dict | None:
+    def post_comment(
+        self, repo_name: str, number: int, login: str, text: str, *, at, canonical: str | None = None
+    ) -> dict | None:
         """A comment by a person of the world (never the agent: no trace seq) at ``at``, with its
         ``message`` event; None when the issue is gone."""
         owner, _, name = repo_name.partition("/")
@@ -1398,7 +1400,8 @@ class GitHubSimulator(Simulator):
         comment["seed"] = False
         issue["comments"].append(comment)
         issue["updated_at"] = iso(at)
-        self._message(found, issue, "comment", login, text, at=at, comment_id=comment["id"])
+        extra = {"canonical": canonical} if canonical else {}
+        self._message(found, issue, "comment", login, text, at=at, comment_id=comment["id"], **extra)
         return comment
 
     def list_issue_labels(self, request: Request, owner: str, repo: str, number: str) -> Response:
