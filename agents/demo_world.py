@@ -133,6 +133,18 @@ class _Calls:
         )
         return status, body
 
+    def reply(self, scenario: dict[str, Any], task: str, output: str) -> dict[str, Any]:
+        """The evalconsole/1 reply: the output, these calls as toolCalls and trace, the conversation."""
+        messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
+            {"role": "user", "content": task}
+        ]
+        return {
+            "output": output,
+            "toolCalls": self.tool_calls,
+            "trace": self.trace,
+            "messages": [*messages, {"role": "assistant", "content": output}],
+        }
+
     def slack(self, method: str, **args: Any) -> dict[str, Any]:
         token = str(self.tools["slack"].get("token", ""))
         status, body = self.http(
@@ -158,6 +170,12 @@ def _slack_time(ts: str) -> str:
         return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M UTC")
     except (TypeError, ValueError, OverflowError):
         return "unknown time"
+
+
+def _stopped(done: list[str], exc: Exception) -> str:
+    """The output of a playbook that stopped: what it did so far and why it stopped."""
+    why = str(exc) if isinstance(exc, WorldCallFailed) else f"an unexpected answer ({exc!r})"
+    return ("Done so far: " + "; ".join(done) + ". " if done else "") + f"Stopped: {why}."
 
 
 def play_world(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, Any]:
@@ -225,17 +243,8 @@ def play_world(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, An
             done.append("answered her in her thread")
         output = "Done: " + "; ".join(done) + "."
     except (WorldCallFailed, KeyError, TypeError) as exc:
-        why = str(exc) if isinstance(exc, WorldCallFailed) else f"an unexpected answer ({exc!r})"
-        output = ("Done so far: " + "; ".join(done) + ". " if done else "") + f"Stopped: {why}."
-    messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
-        {"role": "user", "content": task}
-    ]
-    return {
-        "output": output,
-        "toolCalls": calls.tool_calls,
-        "trace": calls.trace,
-        "messages": [*messages, {"role": "assistant", "content": output}],
-    }
+        output = _stopped(done, exc)
+    return calls.reply(scenario, task, output)
 
 
 # ----------------------------------------------------------------------------- incident
@@ -376,17 +385,8 @@ def play_incident(request: dict[str, Any], *, sloppy: bool = False) -> dict[str,
                 done.append("told #eng")
         output = "Done: " + "; ".join(done) + "."
     except (WorldCallFailed, KeyError, TypeError, IndexError, AttributeError) as exc:
-        why = str(exc) if isinstance(exc, WorldCallFailed) else f"an unexpected answer ({exc!r})"
-        output = ("Done so far: " + "; ".join(done) + ". " if done else "") + f"Stopped: {why}."
-    messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
-        {"role": "user", "content": task}
-    ]
-    return {
-        "output": output,
-        "toolCalls": calls.tool_calls,
-        "trace": calls.trace,
-        "messages": [*messages, {"role": "assistant", "content": output}],
-    }
+        output = _stopped(done, exc)
+    return calls.reply(scenario, task, output)
 
 
 # ----------------------------------------------------------------------------- triage (people)
@@ -478,17 +478,8 @@ def play_triage(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, A
         done.append("gave her the workaround in her thread")
         output = "Done: " + "; ".join(done) + "."
     except (WorldCallFailed, KeyError, TypeError, IndexError, AttributeError) as exc:
-        why = str(exc) if isinstance(exc, WorldCallFailed) else f"an unexpected answer ({exc!r})"
-        output = ("Done so far: " + "; ".join(done) + ". " if done else "") + f"Stopped: {why}."
-    messages = [m for m in scenario.get("messages") or [] if isinstance(m, dict)] or [
-        {"role": "user", "content": task}
-    ]
-    return {
-        "output": output,
-        "toolCalls": calls.tool_calls,
-        "trace": calls.trace,
-        "messages": [*messages, {"role": "assistant", "content": output}],
-    }
+        output = _stopped(done, exc)
+    return calls.reply(scenario, task, output)
 
 
 def play(request: dict[str, Any], path: str = "/") -> dict[str, Any]:

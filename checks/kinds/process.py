@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._common import indeterminate, json_type
-from .base import ConfigError, Context, Evidence, FieldSpec, Outcome, Verdict
+from .base import ConfigError, Context, Evidence, FieldSpec, Verdict
 from .registry import Kind, register
-from .state import NO_WORLD
+from .state import NO_WORLD, world_verdict
 
 PROCESS_KINDS = ("revealed", "knows", "told", "decided", "message", "never", "before", "within")
 
@@ -58,15 +58,7 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     world = getattr(evidence, "world", None)
     if world is None:
         return indeterminate(f"the world's {kind} check to hold", NO_WORLD)
-    result = world.process_check(kind, config[kind])
-    return Verdict(
-        Outcome.PASS if result.passed else Outcome.FAIL,
-        result.expected,
-        result.actual,
-        result.explanation,
-        tuple(result.evidence),
-        {"events": list(getattr(result, "events", ()) or ())},
-    )
+    return world_verdict(world.process_check(kind, config[kind]))
 
 
 KIND = ProcessKind(

@@ -81,7 +81,12 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     world = getattr(evidence, "world", None)
     if world is None:
         return indeterminate(f"the world's {name} to hold", NO_WORLD)
-    result = world.state_check(name, spec_of(config), written=True)
+    return world_verdict(world.state_check(name, spec_of(config), written=True))
+
+
+def world_verdict(result: Any) -> Verdict:
+    """A world's answer to a check (passed, expected, actual, explanation, evidence, events) as a
+    verdict: pass or fail, citing the trace seqs as evidence and the events in the details."""
     return Verdict(
         Outcome.PASS if result.passed else Outcome.FAIL,
         result.expected,

@@ -26,6 +26,16 @@ def _var_dir(settings, tmp_path):
     settings.VAR_DIR = tmp_path  # the admin password file goes here, not into the checkout's var/
 
 
+DEMO_SCENES = [
+    "orders-5xx",
+    "orders-5xx-sloppy",
+    "support-export",
+    "support-export-sloppy",
+    "support-triage",
+    "support-triage-sloppy",
+]
+
+
 def _load() -> str:
     out = io.StringIO()
     call_command("load_demo", "--agent-url", "http://127.0.0.1:8001/", stdout=out)
@@ -87,14 +97,7 @@ def test_loading_the_demo_twice_changes_nothing():
     _load()
     first = _state()
     assert first["tests"] and first["checks"]
-    assert [name for name, _, _ in first["scenes"]] == [
-        "orders-5xx",
-        "orders-5xx-sloppy",
-        "support-export",
-        "support-export-sloppy",
-        "support-triage",
-        "support-triage-sloppy",
-    ]
+    assert [name for name, _, _ in first["scenes"]] == DEMO_SCENES
     assert "Log in as admin" in _load()
     assert _state() == first
 
@@ -126,14 +129,7 @@ def test_a_demo_loaded_before_scenes_gets_the_demo_scenes_once(monkeypatch):
         _load()
     assert not Scene.objects.exists()
     assert "Added the demo scenes: support-export, support-triage, orders-5xx." in _load()
-    assert sorted(Scene.objects.values_list("name", flat=True)) == [
-        "orders-5xx",
-        "orders-5xx-sloppy",
-        "support-export",
-        "support-export-sloppy",
-        "support-triage",
-        "support-triage-sloppy",
-    ]
+    assert sorted(Scene.objects.values_list("name", flat=True)) == DEMO_SCENES
     assert "Added the demo scenes" not in _load(), "once: while the team has scenes, nothing is added"
 
 

@@ -356,22 +356,28 @@ PHRASES = ["workspace", "beta", "flag is on", "cause", "drops", "workaround", "f
 PLACES = ["thread", "support", "eng", "mike", "wait"]
 
 
+def played(plan) -> World:
+    """A world where the agent wrote each (place, phrases) of ``plan`` in turn, then ended."""
+    built, agent = world()
+    for place, words in plan:
+        text = " ".join(words) or "hi"
+        if place == "thread":
+            agent.post("slack_support", text, thread_of="slack_question")
+        elif place in ("support", "eng"):
+            agent.post(f"slack_{place}", text)
+        elif place == "mike":
+            agent.dm("slack_mike", text)
+        else:
+            agent.wait()
+    built.end()
+    return built
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=8))
 def test_the_event_log_is_a_function_of_the_scene_and_the_calls(plan):
     def play():
-        built, agent = world()
-        for place, words in plan:
-            text = " ".join(words) or "hi"
-            if place == "thread":
-                agent.post("slack_support", text, thread_of="slack_question")
-            elif place in ("support", "eng"):
-                agent.post(f"slack_{place}", text)
-            elif place == "mike":
-                agent.dm("slack_mike", text)
-            else:
-                agent.wait()
-        built.end()
+        built = played(plan)
         return json.dumps(built.events.to_list()), json.dumps(evaluate(built))
 
     assert play() == play()
@@ -392,18 +398,7 @@ MILESTONES = [
 def test_before_is_false_whenever_two_milestones_share_a_time(plan):
     from worlds.engine.process import evaluate_process
 
-    built, agent = world()
-    for place, words in plan:
-        text = " ".join(words) or "hi"
-        if place == "thread":
-            agent.post("slack_support", text, thread_of="slack_question")
-        elif place in ("support", "eng"):
-            agent.post(f"slack_{place}", text)
-        elif place == "mike":
-            agent.dm("slack_mike", text)
-        else:
-            agent.wait()
-    built.end()
+    built = played(plan)
     for first in MILESTONES:
         for second in MILESTONES:
             a, b = milestone(built, first), milestone(built, second)

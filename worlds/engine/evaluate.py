@@ -88,20 +88,15 @@ def _state(world: Any, check: Check, required: bool) -> dict[str, Any]:
     except NotImplementedError:
         why = f"the {name.partition('.')[0]} simulator cannot evaluate {name} yet"
         return _result(check.id, required, "skipped", f"{name} to hold", "not evaluated", why)
-    return _result(
-        check.id,
-        required,
-        "passed" if result.passed else "failed",
-        result.expected,
-        result.actual,
-        result.explanation,
-        result.evidence,
-        result.events,
-    )
+    return _judged(check, required, result)
 
 
 def _process(world: Any, check: Check, required: bool) -> dict[str, Any]:
-    result = evaluate_process(world, check.kind, check.spec)
+    return _judged(check, required, evaluate_process(world, check.kind, check.spec))
+
+
+def _judged(check: Check, required: bool, result: Any) -> dict[str, Any]:
+    """A world's answer (a StateResult) as the check's result."""
     return _result(
         check.id,
         required,
