@@ -42,6 +42,19 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}: expected a number, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}: must be at least {minimum:g}, got {value:g}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
@@ -273,12 +286,18 @@ Q_CLUSTER = {
     "retry": env_int("EVALCONSOLE_TASK_RETRY", 660, minimum=2),
     "max_attempts": 3,
     "ack_failures": True,
-    "poll": 0.05,
+    # The database broker waits for a wake-up instead of polling (core.broker, core.wakeup): "poll" is
+    # only the fallback, so an idle worker asks the database once every 2 s. The guard looks at its
+    # processes every 2 s (default 0.5 s).
+    "broker_class": "core.broker.WakeableORM",
+    "poll": env_float("EVALCONSOLE_QUEUE_POLL_S", 2.0, minimum=0.01),
+    "guard_cycle": 2,
     "save_limit": 100,
     "catch_up": False,
 }
 if env_str("REDIS_URL"):
     Q_CLUSTER.pop("orm")
+    Q_CLUSTER.pop("broker_class")  # django-q2's Redis broker blocks on BLPOP: no polling to avoid
     Q_CLUSTER["redis"] = env_str("REDIS_URL")
 
 # --- Product limits (DESIGN.md "Limits") ---
