@@ -255,6 +255,33 @@ def _rate(value: Any) -> str:
     return "-" if value is None else f"{value:g}%"
 
 
+def _figure(value: Any) -> str:
+    text = f"{float(value):.2f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _ks(figures: Any) -> list[tuple[int, Any]]:
+    """A `pass_hat_k` / `pass_at_k` object's (k, value) pairs in k order (bad keys are skipped)."""
+    if not isinstance(figures, dict):
+        return []
+    pairs = [(int(k), v) for k, v in figures.items() if str(k).isdigit() and isinstance(v, int | float)]
+    return sorted(pairs)
+
+
+def consistency_text(item: dict) -> str:
+    """pass^k of a run or scenario for every k it has, e.g. "pass^1 0.6 · pass^2 0.3 · pass^3 0.1"."""
+    pairs = _ks(item.get("pass_hat_k"))
+    if not pairs:
+        return "pass^k -: no determinate samples"
+    return " · ".join(f"pass^{k} {_figure(v)}" for k, v in pairs)
+
+
+def flaky_text(check: dict, scenarios: list[dict]) -> str:
+    names = {s.get("index"): s.get("name", "") for s in scenarios}
+    flaky = [names.get(i, f"scenario {i}") for i in check.get("flaky_scenarios") or []]
+    return f" · FLAKY (passed and failed on {', '.join(flaky)})" if flaky else ""
+
+
 def summary_lines(run: dict) -> list[str]:
     outcome = run_outcome(run).upper()
     lines = [
@@ -266,15 +293,16 @@ def summary_lines(run: dict) -> list[str]:
             f"  {scenario_outcome(s).upper():<13} {s.get('name', '')}: "
             f"{s.get('passed', 0)}/{s.get('determinate', 0)} passed "
             f"({_rate(s.get('pass_rate'))}, needs {s.get('required_pass_rate', 100)}%), "
-            f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate"
+            f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate; {consistency_text(s)}"
         )
     for c in run.get("checks", []):
         role = "required" if c.get("required") else "advisory"
         lines.append(
             f"  check {c.get('name', '')} v{c.get('version', '?')} ({role}): {c.get('passed', 0)} passed, "
             f"{c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
-            f"{c.get('indeterminate', 0)} indeterminate"
+            f"{c.get('indeterminate', 0)} indeterminate{flaky_text(c, run.get('scenarios', []))}"
         )
+    lines.append(f"  consistency, mean over scenarios: {consistency_text(run)}")
     if run.get("url"):
         lines.append(f"  {run['url']}")
     return lines
@@ -292,13 +320,14 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
         suite = ET.SubElement(root, "testsuite", name=f"{run.get('name', '')} (run {run['id']})")
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         props = ET.SubElement(suite, "properties")
-        for key in ("id", "test", "test_version", "status", "result", "url"):
+        for key in ("id", "test", "test_version", "status", "result", "url", "determinate"):
             ET.SubElement(
                 props,
                 "property",
                 name=f"run.{key}",
                 value=str(run.get(key) if run.get(key) is not None else ""),
             )
+        _figure_properties(props, "run.", run)
         classname = f"evalconsole.{_slug(run.get('name', 'test'))}"
         cancelled = run.get("status") == "cancelled"
         for s in run.get("scenarios", []):
@@ -306,6 +335,9 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
                 suite, "testcase", classname=classname, name=f"scenario: {s.get('name', '')}"
             )
             counts["tests"] += 1
+            case_props = ET.SubElement(case, "properties")
+            ET.SubElement(case_props, "property", name="determinate", value=str(s.get("determinate", 0)))
+            _figure_properties(case_props, "", s)
             outcome = scenario_outcome(s)
             text = (
                 f"{s.get('passed', 0)} of {s.get('determinate', 0)} determinate samples passed "
@@ -341,10 +373,13 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
                 label += " (advisory)"
             case = ET.SubElement(suite, "testcase", classname=classname, name=label)
             counts["tests"] += 1
+            ET.SubElement(
+                ET.SubElement(case, "properties"), "property", name="flaky", value=str(bool(c.get("flaky"))).lower()
+            )
             explanations = _check_explanations(samples, c.get("check_version"))
             text = (
                 f"{c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
-                f"{c.get('indeterminate', 0)} indeterminate"
+                f"{c.get('indeterminate', 0)} indeterminate{flaky_text(c, run.get('scenarios', []))}"
             )
             body = "\n".join([text, *explanations])
             if not c.get("required", True):
@@ -371,6 +406,13 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
             root.set(key, str(value))
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+def _figure_properties(props: ET.Element, prefix: str, item: dict) -> None:
+    """`<prefix>pass_hat_k.<k>` and `<prefix>pass_at_k.<k>` properties, one per k the item has."""
+    for field in ("pass_hat_k", "pass_at_k"):
+        for k, value in _ks(item.get(field)):
+            ET.SubElement(props, "property", name=f"{prefix}{field}.{k}", value=_figure(value))
 
 
 def _slug(text: str) -> str:

@@ -28,7 +28,9 @@ from checks.kinds import Outcome
 from checks.models import CheckVersion
 from checks.services import version_diff
 from core.errors import ValidationFailed
+from runs.consistency import columns, figure_text, regressed_ks
 from runs.models import CheckResult, Run, RunCheck, Sample
+from runs.outcomes import Consistency, consistency, run_consistency
 
 __all__ = [
     "ChangedOutcome",
@@ -39,10 +41,12 @@ __all__ = [
     "ScenarioRow",
     "VersionRow",
     "compare_runs",
+    "consistency_text",
     "counts_text",
     "line_diff",
     "match_scenarios",
     "pretty",
+    "run_figures",
     "sample_diff",
     "scenario_diff",
     "scenario_rows",
@@ -63,6 +67,32 @@ class ScenarioRow:
     a_index: int | None
     b_index: int | None
     delta: float | None  # pass rate points, b - a, when both sides have one
+    regressed: tuple[int, ...] = ()  # the k at which pass^k dropped from a to b
+
+    @property
+    def regression_text(self) -> str:
+        """e.g. "pass^3 1 → 0.1, pass^5 1 → 0" (empty when nothing dropped)."""
+        if not self.regressed:
+            return ""
+        before, after = self.a["consistency"], self.b["consistency"]
+        return ", ".join(
+            f"pass^{k} {figure_text(before.pass_hat[k])} → {figure_text(after.pass_hat[k])}" for k in self.regressed
+        )
+
+    @property
+    def pass_hat_pairs(self) -> list[dict]:
+        """pass^k before and after for every k either side has (the compare page's cells)."""
+        before = self.a["consistency"].pass_hat if self.a else {}
+        after = self.b["consistency"].pass_hat if self.b else {}
+        return [
+            {
+                "k": k,
+                "a": figure_text(before.get(k)),
+                "b": figure_text(after.get(k)),
+                "dropped": k in self.regressed,
+            }
+            for k in sorted(set(before) | set(after))
+        ]
 
 
 @dataclass(frozen=True)
@@ -99,6 +129,11 @@ class Comparison:
     scenarios: tuple[ScenarioRow, ...]
     versions: tuple[VersionRow, ...]
     changed: tuple[ChangedOutcome, ...]
+
+    @property
+    def regressions(self) -> tuple[ScenarioRow, ...]:
+        """Scenarios in both runs whose pass^k dropped at some k."""
+        return tuple(row for row in self.scenarios if row.regressed)
 
     @property
     def shared(self) -> tuple[tuple[int, ScenarioRow], ...]:
@@ -282,7 +317,27 @@ def scenario_rows(run: Run) -> list[dict]:
                 "flaky": counts.get("flaky", False),
             }
         )
+    k_max = run.test_version.samples_per_scenario
+    figures = [consistency(row["passed"], row["failed"]) for row in rows]
+    for row, figure, cells in zip(rows, figures, columns(figures, k_max), strict=True):
+        row["consistency"] = figure
+        row["cells"] = cells["cells"]
     return rows
+
+
+def run_figures(rows: Sequence[dict]) -> dict:
+    """The run's pass^k and pass@k (the mean over its scenarios) as table cells, from scenario_rows."""
+    figure = run_consistency([row["consistency"] for row in rows])
+    k_max = max((len(row["cells"]) for row in rows), default=0)
+    return {"consistency": figure, "cells": columns([figure], k_max)[0]["cells"], "k_max": k_max}
+
+
+def consistency_text(figure: Consistency) -> str:
+    """pass^k at the largest k it has, e.g. "pass^5 0.5"; "—" without any determinate sample."""
+    if not figure.pass_hat:
+        return "—"
+    k = max(figure.pass_hat)
+    return f"pass^{k} {figure_text(figure.pass_hat[k])}"
 
 
 def match_scenarios(scen_a: Sequence[dict], scen_b: Sequence[dict]) -> tuple[ScenarioRow, ...]:
@@ -306,6 +361,9 @@ def match_scenarios(scen_a: Sequence[dict], scen_b: Sequence[dict]) -> tuple[Sce
     for name, a, b in pairs:
         ra = a["pass_rate"] if a else None
         rb = b["pass_rate"] if b else None
+        dropped = ()
+        if a and b and "consistency" in a and "consistency" in b:
+            dropped = tuple(regressed_ks(a["consistency"], b["consistency"]))
         rows.append(
             ScenarioRow(
                 name=name,
@@ -314,6 +372,7 @@ def match_scenarios(scen_a: Sequence[dict], scen_b: Sequence[dict]) -> tuple[Sce
                 a_index=a["index"] if a else None,
                 b_index=b["index"] if b else None,
                 delta=round(rb - ra, 2) if ra is not None and rb is not None else None,
+                regressed=dropped,
             )
         )
     return tuple(rows)

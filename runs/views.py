@@ -25,7 +25,7 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from runs import services
-from runs.compare import compare_runs, pretty, sample_diff, scenario_diff, scenario_rows
+from runs.compare import compare_runs, pretty, run_figures, sample_diff, scenario_diff, scenario_rows
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -247,9 +247,11 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
             Sample.objects.filter(run=run, outcome=Outcome.ERROR).exclude(error="")
             .order_by("scenario_index", "sample_index").values_list("error", flat=True).first()
         ) or ""
+    scenarios = scenario_rows(run)
     return {
         "run": run,
-        "scenarios": scenario_rows(run),
+        "scenarios": scenarios,
+        "figures": run_figures(scenarios),
         "percent": run.progress_percent,
         "first_error": first_error,
         **page_flags(request.user, run.agent.team),
