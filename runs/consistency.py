@@ -17,9 +17,11 @@ from runs.outcomes import Consistency, consistency, run_consistency
 
 __all__ = [
     "Figures",
+    "columns",
     "batch_figures",
     "figure_text",
     "regressed_ks",
+    "shown_ks",
     "summary_figures",
 ]
 
@@ -87,8 +89,14 @@ def regressed_ks(before: Consistency, after: Consistency) -> list[int]:
     return [k for k in sorted(set(before.pass_hat) & set(after.pass_hat)) if after.pass_hat[k] < before.pass_hat[k]]
 
 
-def columns(figures: Sequence[Consistency], k_max: int) -> list[dict[str, Any]]:
-    """Cells k = 1..k_max of each Consistency for a table: value texts and exact fractions."""
+def shown_ks(k_max: int, first: int = 10) -> list[int]:
+    """The k a table shows: 1..first, then k_max (a batch pools many samples: k_max may be 100)."""
+    return sorted(set(range(1, min(k_max, first) + 1)) | ({k_max} if k_max > 0 else set()))
+
+
+def columns(figures: Sequence[Consistency], k_max: int | Sequence[int]) -> list[dict[str, Any]]:
+    """Cells (k = 1..k_max, or the given ks) of each Consistency for a table: texts and exact fractions."""
+    ks = range(1, k_max + 1) if isinstance(k_max, int) else list(k_max)
     return [
         {
             "determinate": f.determinate,
@@ -100,7 +108,7 @@ def columns(figures: Sequence[Consistency], k_max: int) -> list[dict[str, Any]]:
                     "hat_exact": str(f.pass_hat[k]) if k in f.pass_hat else "",
                     "at_exact": str(f.pass_at[k]) if k in f.pass_at else "",
                 }
-                for k in range(1, k_max + 1)
+                for k in ks
             ],
         }
         for f in figures

@@ -25,7 +25,16 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from runs import services
-from runs.compare import compare_runs, pretty, run_figures, sample_diff, scenario_diff, scenario_rows
+from runs.compare import (
+    compare_runs,
+    consistency_text,
+    pretty,
+    run_figures,
+    sample_diff,
+    scenario_diff,
+    scenario_rows,
+)
+from runs.consistency import batch_figures, columns, shown_ks, summary_figures
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -204,6 +213,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     rows = list(page.object_list)
+    for row in rows:  # pass^k at the largest k each run has, from its stored counts (no query)
+        row.consistency = consistency_text(summary_figures(row.summary, len(row.test_version.scenarios or [])).run)
     # Rows refresh themselves (every 2 s) only while a run on this page is queued or running.
     polling = any(r.is_active for r in rows)
     context = {
@@ -214,6 +225,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         status = 200 if polling else HTMX_STOP_POLLING
         return render(request, "runs/run_list.html#run-rows", context, status=status)
     agent = form.cleaned_data.get("agent") if form.is_bound and form.is_valid() else None
+    batch = form.cleaned_data.get("batch") if form.is_bound and form.is_valid() else ""
     context.update(
         {
             "form": form,
@@ -223,9 +235,42 @@ def run_list(request: HttpRequest) -> HttpResponse:
             "active_filters": _active_filters(form, query),
             "search": search,
             "search_error": search_error,
+            "batches": batch_consistency(request.user, batch) if batch else [],
         }
     )
     return render(request, "runs/run_list.html", context)
+
+
+def batch_consistency(user, batch: str) -> list[dict]:
+    """Per test of a batch (a trials launch, or a test set's): every scenario's samples of all the
+    batch's runs of that test, pooled, with pass^k and pass@k over them. One query."""
+    runs = list(
+        Run.objects.visible_to(user).filter(batch=batch)
+        .select_related("test", "test_version").order_by("test_id", "created_at", "id")
+    )
+    groups: dict[int, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run.test_id, []).append(run)
+    tables = []
+    for members in groups.values():
+        latest = members[-1].test_version
+        # Runs of a batch share the version launched then; pool only those of the latest one's scenarios.
+        same = [r for r in members if r.test_version_id == latest.pk]
+        figures = batch_figures([r.summary for r in same], len(latest.scenarios or []))
+        ks = shown_ks(latest.samples_per_scenario * len(same))
+        names = [s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(latest.scenarios or [])]
+        cells = columns(figures.scenarios, ks)
+        tables.append(
+            {
+                "test": members[0].test,
+                "prefix": f"batch-{members[0].test_id}",
+                "runs": same,
+                "done": all(not r.is_active for r in same),
+                "rows": [{"name": name, **cell} for name, cell in zip(names, cells, strict=True)],
+                "total": {"consistency": figures.run, "cells": columns([figures.run], ks)[0]["cells"], "k_max": len(ks)},
+            }
+        )
+    return tables
 
 
 # ---------------------------------------------------------------- the run page

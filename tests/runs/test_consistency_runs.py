@@ -1,0 +1,165 @@
+"""pass^k end to end: a scripted agent (one scenario always passes, one passes 3 of 5) run for real,
+its figures on the run page, in the API and in the CLI's JSON; compare flags a regression by name."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import httpx
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from evalconsole import cli
+from runs import queue
+from runs.models import RunCheck, Sample
+from teams.services import issue_token
+from tests import factories
+from tests.support.page_fixtures import live_agent, login, run_now  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+# By hand, for c passes of n = 5 determinate samples (pass^k = C(c, k) / C(n, k)):
+#   Steady (c = 5): pass^1 = pass^3 = pass^5 = 1
+#   Wobbly (c = 3): pass^1 = 3/5 = 0.6, pass^3 = C(3,3)/C(5,3) = 1/10 = 0.1, pass^5 = 0/1 = 0
+#   the run, the mean of the two: pass^1 = 0.8, pass^3 = 0.55, pass^5 = 0.5
+STEADY = {"1": 1.0, "3": 1.0, "5": 1.0}
+WOBBLY = {"1": 0.6, "3": 0.1, "5": 0.0}
+RUN = {"1": 0.8, "3": 0.55, "5": 0.5}
+
+
+@pytest.fixture
+def scripted_test(live_agent, member):
+    check = factories.check(live_agent, member, name="Says DONE", config={"text": "DONE"})
+    return factories.test(
+        live_agent,
+        member,
+        name="Refunds",
+        scenarios=[
+            {"name": "Steady", "input": "Refund order EC-1042", "metadata": {"fake": {"outputs": ["DONE"]}}},
+            {
+                "name": "Wobbly",
+                "input": "Refund order EC-2001",
+                "metadata": {"fake": {"outputs": ["DONE", "no", "DONE", "no", "DONE"]}},
+            },
+        ],
+        checks=[check],
+        samples=5,
+        rate=50,
+    )
+
+
+def _picked(figures: dict) -> dict:
+    return {k: figures[k] for k in ("1", "3", "5")}
+
+
+def _page_cells(html: str, scenario: str, figure: str = "pass^k") -> dict[str, str]:
+    table = html.split('id="consistency-table"')[1].split("</table>")[0]
+    row = re.search(rf'<tr data-scenario="{scenario}" data-figure="{re.escape(figure)}"[^>]*>(.*?)</tr>', table, re.S)
+    return dict(re.findall(r'data-k="(\d+)"[^>]*>(?:<strong>)?([^<]+)<', row.group(1)))
+
+
+def test_the_run_page_shows_pass_hat_k_computed_by_hand(login, member, scripted_test, run_now):
+    run = run_now(scripted_test)
+    assert sorted(Sample.objects.filter(run=run).values_list("scenario_index", "outcome")) == (
+        [(0, "pass")] * 5 + [(1, "fail")] * 2 + [(1, "pass")] * 3
+    )
+    html = login(member).get(run.get_absolute_url()).content.decode()
+    assert _page_cells(html, "0") == {"1": "1", "2": "1", "3": "1", "4": "1", "5": "1"}
+    assert _page_cells(html, "1") == {"1": "0.6", "2": "0.3", "3": "0.1", "4": "0", "5": "0"}
+    assert _page_cells(html, "all") == {"1": "0.8", "2": "0.65", "3": "0.55", "4": "0.5", "5": "0.5"}
+    assert _page_cells(html, "1", "pass@k") == {"1": "0.6", "2": "0.9", "3": "1", "4": "1", "5": "1"}
+    # The check both passed and failed on Wobbly: flaky there (and not on Steady).
+    rates = html.split('id="check-rates"')[1].split("</table>")[0]
+    assert 'title="Both passed and failed on Wobbly">flaky</span>' in rates
+    # The run list shows the run's pass^k at its largest k.
+    listing = login(member).get(reverse("runs:run-list")).content.decode()
+    assert '<td class="small consistency">pass^5 0.5</td>' in listing
+
+
+def test_the_api_gives_pass_hat_k_and_pass_at_k_per_scenario_and_for_the_run(member, scripted_test, run_now):
+    run = run_now(scripted_test)
+    secret = issue_token(user=member, name="ci").secret
+    body = Client().get(f"/api/v1/runs/{run.pk}/", HTTP_AUTHORIZATION=f"Bearer {secret}").json()
+    steady, wobbly = body["scenarios"]
+    assert (steady["name"], steady["determinate"], _picked(steady["pass_hat_k"])) == ("Steady", 5, STEADY)
+    assert (wobbly["name"], wobbly["determinate"], _picked(wobbly["pass_hat_k"])) == ("Wobbly", 5, WOBBLY)
+    assert wobbly["pass_hat_k"] == {"1": 0.6, "2": 0.3, "3": 0.1, "4": 0.0, "5": 0.0}
+    assert wobbly["pass_at_k"] == {"1": 0.6, "2": 0.9, "3": 1.0, "4": 1.0, "5": 1.0}
+    assert _picked(body["pass_hat_k"]) == RUN and body["determinate"] == 10
+    assert body["pass_at_k"] == {"1": 0.8, "2": 0.95, "3": 1.0, "4": 1.0, "5": 1.0}
+    (check,) = body["checks"]
+    assert (check["passed"], check["failed"], check["flaky"], check["flaky_scenarios"]) == (8, 2, True, [1])
+
+
+def _django_transport(client: Client, capture):
+    """The CLI's HTTP calls answered by the test client; a launch's work runs when its request ends."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        with capture(execute=True):
+            answer = client.generic(
+                request.method,
+                request.url.raw_path.decode(),
+                data=request.content,
+                content_type="application/json",
+                HTTP_AUTHORIZATION=request.headers["authorization"],
+                HTTP_ACCEPT="application/json",
+            )
+        return httpx.Response(answer.status_code, content=answer.content, headers={"content-type": answer["Content-Type"]})
+
+    return httpx.MockTransport(handle)
+
+
+def test_the_cli_json_and_summary_carry_the_figures(
+    member, scripted_test, capsys, django_capture_on_commit_callbacks
+):
+    secret = issue_token(user=member, name="ci").secret
+    argv = ["run", "--test", str(scripted_test.pk), "--wait", "--json", "--poll", "0.01"]
+    argv += ["--url", "http://testserver", "--token", secret]
+    code = cli.main(argv, transport=_django_transport(Client(), django_capture_on_commit_callbacks))
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["result"] == "pass"  # 3 of 5 meets the 50 % the test requires
+    (run,) = out["runs"]
+    assert _picked(run["pass_hat_k"]) == RUN
+    assert [_picked(s["pass_hat_k"]) for s in run["scenarios"]] == [STEADY, WOBBLY]
+    lines = cli.summary_lines(run)
+    assert any("Wobbly: 3/5 passed" in line and "pass^1 0.6 · pass^2 0.3 · pass^3 0.1" in line for line in lines)
+    assert "  consistency, mean over scenarios: pass^1 0.8 · pass^2 0.65 · pass^3 0.55 · pass^4 0.5 · pass^5 0.5" in lines
+    assert any("check Says DONE v1 (required): 8 passed, 2 failed" in line and "FLAKY" in line for line in lines)
+    props = {
+        p.get("name"): p.get("value")
+        for p in cli.junit_xml([run], {}).getroot().iter("property")
+        if p.get("name", "").startswith("run.pass")
+    }
+    assert (props["run.pass_hat_k.1"], props["run.pass_hat_k.3"], props["run.pass_hat_k.5"]) == ("0.8", "0.55", "0.5")
+
+
+def _finish(run, outcomes: list[str]) -> None:
+    """Record finished samples (scenario by scenario) as a worker would, then finalise the run."""
+    run_checks = list(RunCheck.objects.filter(run=run).select_related("check_version"))
+    for sample, outcome in zip(run.samples.order_by("scenario_index", "sample_index"), outcomes, strict=True):
+        Sample.objects.filter(pk=sample.pk).update(status=Sample.Status.DONE, outcome=outcome, tool_calls=[])
+        factories.check_results(sample, run_checks, outcome=outcome)
+    queue.finalise_run(run=run)
+
+
+def test_compare_flags_a_regression_naming_the_scenario(login, member, scripted_test):
+    from runs import services
+
+    before = services.launch_run(test=scripted_test, by=member)
+    _finish(before, ["pass"] * 10)
+    after = services.launch_run(test=scripted_test, by=member)
+    _finish(after, ["pass"] * 5 + ["pass", "fail", "pass", "fail", "pass"])
+    html = login(member).get(reverse("runs:run-compare"), {"a": after.pk, "b": before.pk}).content.decode()
+    alert = html.split('id="regressions"')[1].split("</div>")[0]
+    assert '<li data-scenario="Wobbly">' in alert and "Steady" not in alert
+    assert "pass^1 1 → 0.6" in alert and "pass^3 1 → 0.1" in alert and "pass^5 1 → 0" in alert
+    row = html.split('<tr data-scenario="Wobbly" class="regressed">')[1].split("</tr>")[0]
+    assert '<span class="badge fail">regression</span>' in row
+    # The other way round (an improvement) is no regression.
+    back = services.launch_run(test=scripted_test, by=member)
+    _finish(back, ["pass"] * 10)
+    html = login(member).get(reverse("runs:run-compare"), {"a": after.pk, "b": back.pk}).content.decode()
+    assert 'id="regressions"' not in html, html.split('id="regressions"')[1][:600]
+    assert "No scenario's pass^k dropped." in html
