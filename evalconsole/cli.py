@@ -2,6 +2,7 @@
 
     evalconsole run --test 12 --wait --junit report.xml
     evalconsole run --test-set 3 --wait --json
+    evalconsole run --test 12 --trials 5 --wait     (5 runs in one batch; pass^k over all their samples)
     evalconsole scene run scene.yaml --agent http://127.0.0.1:8787/   (evalconsole/scene_cli.py)
 
 The server and token come from EVALCONSOLE_URL and EVALCONSOLE_TOKEN (or --url / --token).
@@ -161,8 +162,13 @@ def describe_error(data: Any) -> str:
 # ----------------------------------------------------------------------------- launching and waiting
 
 
-def launch(client: Client, *, test: int | None, test_set: int | None, additional: list[int]) -> list[dict]:
+def launch(
+    client: Client, *, test: int | None, test_set: int | None, additional: list[int], trials: int = 1
+) -> list[dict]:
     body: dict[str, Any] = {"additional_checks": additional} if additional else {}
+    if test is not None and trials > 1:
+        answer = client.request("POST", "/api/v1/runs/trials/", body={"test": test, "trials": trials, **body})
+        return list(answer.get("runs", [])) if isinstance(answer, dict) else []
     if test is not None:
         return [client.request("POST", "/api/v1/runs/", body={"test": test, **body})]
     answer = client.request("POST", f"/api/v1/test-sets/{test_set}/runs/", body=body)
@@ -274,6 +280,20 @@ def consistency_text(item: dict) -> str:
     if not pairs:
         return "pass^k -: no determinate samples"
     return " · ".join(f"pass^{k} {_figure(v)}" for k, v in pairs)
+
+
+def batch_lines(batch: dict) -> list[str]:
+    """The trials' pooled consistency, per test of the batch (`GET runs/batches/{batch}/`)."""
+    lines = []
+    for test in batch.get("tests", []):
+        runs = ", ".join(str(r) for r in test.get("runs", []))
+        lines.append(
+            f"Batch {batch.get('batch', '')} · {test.get('name', '')} · {len(test.get('runs', []))} runs ({runs}), "
+            f"samples pooled: {consistency_text(test)}"
+        )
+        for s in test.get("scenarios", []):
+            lines.append(f"  {s.get('name', '')} ({s.get('determinate', 0)} determinate): {consistency_text(s)}")
+    return lines
 
 
 def flaky_text(check: dict, scenarios: list[dict]) -> str:
@@ -475,6 +495,13 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--test", type=int, metavar="ID", help="launch this test")
     target.add_argument("--test-set", type=int, metavar="ID", help="launch every test of this test set")
     run.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --test: launch N runs of it as one batch; with --wait, also print pass^k over all their samples",
+    )
+    run.add_argument(
         "--additional-check",
         type=int,
         action="append",
@@ -530,12 +557,18 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
         raise CliError("--test / --test-set takes a positive id")
     if args.timeout <= 0 or args.poll <= 0:
         raise CliError("--timeout and --poll take a positive number of seconds")
+    if args.trials < 1:
+        raise CliError("--trials takes a positive number of runs")
+    if args.trials > 1 and args.test is None:
+        raise CliError("--trials needs --test (it runs one test several times)")
     if args.junit and not args.wait:
         raise CliError("--junit needs --wait (the report is written when the runs finish)")
 
     client = Client.create(url, token, transport=transport)
     try:
-        runs = launch(client, test=args.test, test_set=args.test_set, additional=args.additional_check)
+        runs = launch(
+            client, test=args.test, test_set=args.test_set, additional=args.additional_check, trials=args.trials
+        )
         if not runs:
             raise CliError("the server launched no runs")
         for run in runs:
@@ -566,12 +599,20 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
                 junit_xml(finished, samples).write(args.junit, encoding="utf-8", xml_declaration=True)
             except OSError as exc:
                 raise CliError(f"cannot write the JUnit report {args.junit}: {exc.strerror or exc}") from exc
+        batch = None
+        if args.trials > 1 and finished[0].get("batch"):
+            batch = client.request("GET", f"/api/v1/runs/batches/{finished[0]['batch']}/", retries=5)
         if args.json:
             overall = {EXIT_PASS: "pass", EXIT_FAIL: "fail"}.get(code, "inconclusive")
-            print(json.dumps({"result": overall, "exit_code": code, "runs": finished}, indent=2))
+            document = {"result": overall, "exit_code": code, "runs": finished}
+            if batch is not None:
+                document["batch"] = batch
+            print(json.dumps(document, indent=2))
         else:
             for run in finished:
                 print("\n".join(summary_lines(run)))
+            if batch is not None:
+                print("\n".join(batch_lines(batch)))
         return code
     finally:
         client.close()

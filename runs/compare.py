@@ -28,11 +28,12 @@ from checks.kinds import Outcome
 from checks.models import CheckVersion
 from checks.services import version_diff
 from core.errors import ValidationFailed
-from runs.consistency import columns, figure_text, regressed_ks
+from runs.consistency import batch_figures, columns, figure_text, regressed_ks
 from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.outcomes import Consistency, consistency, run_consistency
 
 __all__ = [
+    "BatchGroup",
     "ChangedOutcome",
     "Comparison",
     "DiffLine",
@@ -40,6 +41,7 @@ __all__ = [
     "OutputDiff",
     "ScenarioRow",
     "VersionRow",
+    "batch_groups",
     "compare_runs",
     "consistency_text",
     "counts_text",
@@ -330,6 +332,44 @@ def run_figures(rows: Sequence[dict]) -> dict:
     figure = run_consistency([row["consistency"] for row in rows])
     k_max = max((len(row["cells"]) for row in rows), default=0)
     return {"consistency": figure, "cells": columns([figure], k_max)[0]["cells"], "k_max": k_max}
+
+
+@dataclass(frozen=True)
+class BatchGroup:
+    """The runs of one test in a batch (of the version the latest one ran) and their pooled figures."""
+
+    test: Any
+    runs: tuple[Run, ...]
+    names: tuple[str, ...]
+    samples_per_scenario: int
+    figures: Any  # runs.consistency.Figures
+
+    @property
+    def complete(self) -> bool:
+        return all(not r.is_active for r in self.runs)
+
+
+def batch_groups(runs: Sequence[Run]) -> list[BatchGroup]:
+    """Group a batch's runs (loaded with test and test_version) by test and pool each group's samples
+    per scenario (trials: every run of the batch; a scenario's pass^k then goes up to runs × samples)."""
+    groups: dict[int, list[Run]] = {}
+    for run in sorted(runs, key=lambda r: (r.test_id, r.created_at, r.pk)):
+        groups.setdefault(run.test_id, []).append(run)
+    result = []
+    for members in groups.values():
+        latest = members[-1].test_version
+        same = tuple(r for r in members if r.test_version_id == latest.pk)  # one scenario list to pool
+        specs = latest.scenarios or []
+        result.append(
+            BatchGroup(
+                test=members[-1].test,
+                runs=same,
+                names=tuple(s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(specs)),
+                samples_per_scenario=latest.samples_per_scenario,
+                figures=batch_figures([r.summary for r in same], len(specs)),
+            )
+        )
+    return result
 
 
 def consistency_text(figure: Consistency) -> str:

@@ -46,6 +46,14 @@ class LaunchRunSerializer(serializers.Serializer):
     )
 
 
+class LaunchTrialsSerializer(LaunchRunSerializer):
+    trials = serializers.IntegerField(
+        min_value=1,
+        help_text="How many runs of the test to launch as one batch (at most EVALCONSOLE_MAX_TRIALS, 10 by "
+        "default); each run stays within the per-run sample limit.",
+    )
+
+
 class LaunchTestSetSerializer(serializers.Serializer):
     additional_checks = _additional_checks("Ids of library checks added to every run.")
 
@@ -276,6 +284,60 @@ class RunSerializer(serializers.ModelSerializer):
 
 class LaunchedRunsSerializer(serializers.Serializer):
     runs = RunSerializer(many=True)
+
+
+class LaunchedTrialsSerializer(serializers.Serializer):
+    batch = serializers.CharField(help_text="The batch id: `GET runs/batches/{batch}/` pools the trials' samples.")
+    runs = RunSerializer(many=True)
+
+
+def _figures_field(help_text: str) -> serializers.DictField:
+    return serializers.DictField(child=serializers.FloatField(min_value=0, max_value=1), help_text=help_text)
+
+
+class ScenarioFiguresSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    name = serializers.CharField()
+    determinate = serializers.IntegerField(help_text="Passed + failed samples of the scenario over the batch's runs.")
+    pass_hat_k = _figures_field(PASS_HAT_HELP)
+    pass_at_k = _figures_field(PASS_AT_HELP)
+
+
+class BatchTestSerializer(serializers.Serializer):
+    test = serializers.IntegerField()
+    name = serializers.CharField()
+    runs = serializers.ListField(child=serializers.IntegerField(), help_text="The batch's runs of this test.")
+    complete = serializers.BooleanField(help_text="Every one of these runs has finished.")
+    determinate = serializers.IntegerField()
+    pass_hat_k = _figures_field(PASS_HAT_HELP + RUN_FIGURE_HELP)
+    pass_at_k = _figures_field(PASS_AT_HELP + RUN_FIGURE_HELP)
+    scenarios = ScenarioFiguresSerializer(many=True)
+
+
+class BatchSerializer(serializers.Serializer):
+    batch = serializers.CharField()
+    tests = BatchTestSerializer(many=True)
+
+
+def batch_data(batch: str, groups) -> dict[str, Any]:
+    """The body of `GET runs/batches/{batch}/` from runs.compare.batch_groups."""
+    tests = []
+    for group in groups:
+        run = group.figures.run.as_dict()
+        tests.append(
+            {
+                "test": group.test.pk,
+                "name": group.test.name,
+                "runs": [r.pk for r in group.runs],
+                "complete": group.complete,
+                **run,
+                "scenarios": [
+                    {"index": i, "name": name, **figures.as_dict()}
+                    for i, (name, figures) in enumerate(zip(group.names, group.figures.scenarios, strict=True))
+                ],
+            }
+        )
+    return {"batch": batch, "tests": tests}
 
 
 # ----------------------------------------------------------------------------- samples

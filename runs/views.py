@@ -26,6 +26,7 @@ from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from runs import services
 from runs.compare import (
+    batch_groups,
     compare_runs,
     consistency_text,
     pretty,
@@ -34,7 +35,7 @@ from runs.compare import (
     scenario_diff,
     scenario_rows,
 )
-from runs.consistency import batch_figures, columns, shown_ks, summary_figures
+from runs.consistency import columns, shown_ks, summary_figures
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -112,7 +113,11 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     archived_problem = services.archived_test_set_problem(test_set) if test_set.archived_at else ""
     if request.method == "POST" and form.is_valid():
         try:
-            if test is not None:
+            if test is not None and form.trial_count() > 1:
+                runs = services.launch_trials(
+                    test=test, by=request.user, trials=form.trial_count(), additional_checks=form.additional_checks()
+                )
+            elif test is not None:
                 runs = [
                     services.launch_run(
                         test=test, by=request.user, additional_checks=form.additional_checks()
@@ -126,11 +131,13 @@ def run_launch(request: HttpRequest) -> HttpResponse:
             return forbidden(request, str(exc))
         except DomainError as exc:
             for key, message in exc.errors.items():
-                form.add_error("additional" if key.startswith("additional_checks") else None, message)
+                field = "additional" if key.startswith("additional_checks") else None
+                form.add_error("trials" if key == "trials" else field, message)
         else:
             if len(runs) == 1:
                 return redirect(runs[0])
-            messages.success(request, f"Launched {len(runs)} runs of {test_set.name}.")
+            what = f"trials of {test.name}" if test is not None else f"runs of {test_set.name}"
+            messages.success(request, f"Launched {len(runs)} {what}.")
             return redirect(f"{reverse('runs:run-list')}?batch={runs[0].batch}")
     selected = set(form.data.getlist("additional")) if form.is_bound else set()
     advisory = set(form.data.getlist("advisory")) if form.is_bound else set()
@@ -146,6 +153,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
         "skipped_judges": skipped_judges,
         "archived_problem": archived_problem,
+        "max_trials": services.max_trials(),
     }
     return render(request, "runs/run_launch.html", context)
 
@@ -244,30 +252,23 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def batch_consistency(user, batch: str) -> list[dict]:
     """Per test of a batch (a trials launch, or a test set's): every scenario's samples of all the
     batch's runs of that test, pooled, with pass^k and pass@k over them. One query."""
-    runs = list(
-        Run.objects.visible_to(user).filter(batch=batch)
-        .select_related("test", "test_version").order_by("test_id", "created_at", "id")
-    )
-    groups: dict[int, list[Run]] = {}
-    for run in runs:
-        groups.setdefault(run.test_id, []).append(run)
+    runs = Run.objects.visible_to(user).filter(batch=batch).select_related("test", "test_version")
     tables = []
-    for members in groups.values():
-        latest = members[-1].test_version
-        # Runs of a batch share the version launched then; pool only those of the latest one's scenarios.
-        same = [r for r in members if r.test_version_id == latest.pk]
-        figures = batch_figures([r.summary for r in same], len(latest.scenarios or []))
-        ks = shown_ks(latest.samples_per_scenario * len(same))
-        names = [s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(latest.scenarios or [])]
-        cells = columns(figures.scenarios, ks)
+    for group in batch_groups(list(runs)):
+        ks = shown_ks(group.samples_per_scenario * len(group.runs))
+        cells = columns(group.figures.scenarios, ks)
         tables.append(
             {
-                "test": members[0].test,
-                "prefix": f"batch-{members[0].test_id}",
-                "runs": same,
-                "done": all(not r.is_active for r in same),
-                "rows": [{"name": name, **cell} for name, cell in zip(names, cells, strict=True)],
-                "total": {"consistency": figures.run, "cells": columns([figures.run], ks)[0]["cells"], "k_max": len(ks)},
+                "test": group.test,
+                "prefix": f"batch-{group.test.pk}",
+                "runs": group.runs,
+                "done": group.complete,
+                "rows": [{"name": name, **cell} for name, cell in zip(group.names, cells, strict=True)],
+                "total": {
+                    "consistency": group.figures.run,
+                    "cells": columns([group.figures.run], ks)[0]["cells"],
+                    "k_max": len(ks),
+                },
             }
         )
     return tables

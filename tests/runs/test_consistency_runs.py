@@ -163,3 +163,77 @@ def test_compare_flags_a_regression_naming_the_scenario(login, member, scripted_
     html = login(member).get(reverse("runs:run-compare"), {"a": after.pk, "b": back.pk}).content.decode()
     assert 'id="regressions"' not in html, html.split('id="regressions"')[1][:600]
     assert "No scenario's pass^k dropped." in html
+
+
+# --- trials: one test run N times as one batch --------------------------------------------------------
+
+# Three trials of the scripted test: Wobbly passes 3 of 5 in each, 9 of 15 pooled. By hand:
+#   pass^1 = 9/15 = 0.6; pass^2 = C(9,2)/C(15,2) = 36/105 = 0.3429; pass^10 = 0 (only 9 passes); Steady: 1
+#   the batch: pass^1 = (1 + 0.6) / 2 = 0.8, pass^2 = (1 + 36/105) / 2 = 0.6714
+def test_trials_from_the_launcher_make_one_batch_with_pooled_pass_hat_k(
+    login, member, scripted_test, django_capture_on_commit_callbacks
+):
+    client = login(member)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(reverse("runs:run-launch"), {"test": scripted_test.pk, "trials": "3"})
+    runs = list(scripted_test.runs.order_by("pk"))
+    assert len(runs) == 3 and len({r.batch for r in runs}) == 1 and runs[0].batch
+    assert all(r.total_samples == 10 and r.status == "completed" for r in runs)  # each within the per-run limit
+    assert answer.status_code == 302 and answer["Location"].endswith(f"?batch={runs[0].batch}")
+    html = client.get(answer["Location"]).content.decode()
+    assert "Batch of 3 runs of" in html
+    table = html.split(f'id="batch-{scripted_test.pk}-table"')[1].split("</table>")[0]
+    wobbly = re.search(r'<tr data-scenario="1" data-figure="pass\^k">(.*?)</tr>', table, re.S).group(1)
+    cells = dict(re.findall(r'data-k="(\d+)"[^>]*>([^<]+)<', wobbly))
+    assert (cells["1"], cells["2"], cells["10"], cells["15"]) == ("0.6", "0.34", "0", "0")
+    assert '<td class="num" rowspan="2">15</td>' in wobbly  # n: the pooled determinate samples
+    mean = re.search(r'<tr data-scenario="all" data-figure="pass\^k">(.*?)</tr>', table, re.S).group(1)
+    assert dict(re.findall(r'data-k="(\d+)"[^>]*><strong>([^<]+)<', mean))["2"] == "0.67"
+
+
+def test_trials_over_the_limit_are_refused_naming_the_field(login, member, scripted_test, settings):
+    settings.EVALCONSOLE_MAX_TRIALS = 4
+    html = login(member).post(reverse("runs:run-launch"), {"test": scripted_test.pk, "trials": "5"}).content.decode()
+    assert 'id="trials-error"' in html and "trials must be a whole number from 1 to 4" in html
+    assert not scripted_test.runs.exists()
+
+
+def test_trials_over_the_api_and_the_batch_figures(member, scripted_test, django_capture_on_commit_callbacks):
+    secret = issue_token(user=member, name="ci").secret
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    api = Client()
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(
+            "/api/v1/runs/trials/", {"test": scripted_test.pk, "trials": 3}, content_type="application/json", **auth
+        )
+    assert answer.status_code == 202
+    body = answer.json()
+    assert len(body["runs"]) == 3 and {r["batch"] for r in body["runs"]} == {body["batch"]}
+    batch = api.get(f"/api/v1/runs/batches/{body['batch']}/", **auth).json()
+    (test,) = batch["tests"]
+    assert test["complete"] and test["runs"] == [r["id"] for r in body["runs"]] and test["determinate"] == 30
+    steady, wobbly = test["scenarios"]
+    assert wobbly["determinate"] == 15 and wobbly["pass_hat_k"]["1"] == 0.6 and wobbly["pass_hat_k"]["2"] == 0.3429
+    assert set(wobbly["pass_hat_k"]) == {str(k) for k in range(1, 16)} and steady["pass_hat_k"]["15"] == 1.0
+    assert test["pass_hat_k"]["2"] == 0.6714
+    # Over the limit: a 400 naming the field; trials sent to runs/ say where they go; unknown batch: 404.
+    over = api.post("/api/v1/runs/trials/", {"test": scripted_test.pk, "trials": 11}, content_type="application/json", **auth)
+    assert over.status_code == 400 and "trials" in over.json()
+    wrong = api.post("/api/v1/runs/", {"test": scripted_test.pk, "trials": 3}, content_type="application/json", **auth)
+    assert wrong.status_code == 400 and "runs/trials/" in wrong.json()["trials"][0]
+    assert api.get("/api/v1/runs/batches/nosuchbatch/", **auth).status_code == 404
+
+
+def test_cli_trials_print_the_batch(member, scripted_test, capsys, django_capture_on_commit_callbacks):
+    secret = issue_token(user=member, name="ci").secret
+    argv = ["run", "--test", str(scripted_test.pk), "--trials", "2", "--wait", "--json", "--poll", "0.01"]
+    argv += ["--url", "http://testserver", "--token", secret]
+    code = cli.main(argv, transport=_django_transport(Client(), django_capture_on_commit_callbacks))
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(out["runs"]) == 2
+    (test,) = out["batch"]["tests"]
+    # Wobbly 6 of 10 pooled: pass^2 = C(6,2)/C(10,2) = 15/45 = 0.3333
+    assert test["scenarios"][1]["pass_hat_k"]["2"] == 0.3333
+    lines = cli.batch_lines(out["batch"])
+    assert lines[0].startswith(f"Batch {out['batch']['batch']} · Refunds · 2 runs")
+    assert "  Wobbly (10 determinate): pass^1 0.6 · pass^2 0.33" in lines[2]
