@@ -52,6 +52,7 @@ __all__ = [
     "sample_diff",
     "scenario_diff",
     "scenario_rows",
+    "consistency_trend",
 ]
 
 # An agent's output may be megabytes; difflib is quadratic, so a diff reads this much of each side.
@@ -506,3 +507,65 @@ def compare_runs(run_a: Run, run_b: Run) -> Comparison:
     names = {cid: (rc_b.get(cid) or rc_a.get(cid)).check_version.name for cid in set(rc_a) | set(rc_b)}
     changed = _changed_outcomes(scenarios, names, _outcome_table(run_a), _outcome_table(run_b))
     return Comparison(a=run_a, b=run_b, scenarios=scenarios, versions=versions, changed=changed)
+
+
+# Runs charted on a test's page (the newest ones, oldest first along the axis).
+TREND_RUNS = 30
+
+
+def consistency_trend(test, runs: Sequence[Run], versions: dict[int, list[tuple[int, str, int]]]) -> dict:
+    """A test's runs along an axis: each scenario's pass rate and pass^k (as percents), and where the
+    check versions a run used differ from the run before it.
+
+    ``runs`` oldest first, with ``test_version`` loaded; ``versions``: run id -> [(library check id,
+    check name, version number)] of its frozen checks. Scenarios are matched by name. k is the smallest
+    samples-per-scenario among the runs, so every point is the same figure (a scenario with fewer
+    determinate samples than k that time has no point). Returns the chart's data and the rows of the
+    table that says the same in words."""
+    k = min((r.test_version.samples_per_scenario for r in runs), default=0)
+    names: list[str] = []
+    points: dict[str, dict[str, list]] = {}
+    marks, table = [], []
+    previous = None
+    for x, run in enumerate(runs):
+        rows = scenario_rows(run)
+        used = sorted(versions.get(run.pk, []))
+        change = ""
+        if previous is not None and used != previous:
+            before = {cid: (name, n) for cid, name, n in previous}
+            after = {cid: (name, n) for cid, name, n in used}
+            parts = [
+                f"{after[c][0]} v{before[c][1]}→v{after[c][1]}" if c in before else f"{after[c][0]} v{after[c][1]} added"
+                for c in sorted(after) if before.get(c) != after[c]
+            ]
+            parts += [f"{before[c][0]} removed" for c in sorted(before) if c not in after]
+            change = ", ".join(parts)
+            marks.append({"x": x, "text": change})
+        previous = used
+        for row in rows:
+            if row["name"] not in points:
+                names.append(row["name"])
+                points[row["name"]] = {"rate": [None] * len(runs), "hat": [None] * len(runs)}
+            figure = row["consistency"].pass_hat.get(k)
+            points[row["name"]]["rate"][x] = row["pass_rate"]
+            points[row["name"]]["hat"][x] = None if figure is None else round(float(figure) * 100, 2)
+        table.append(
+            {
+                "run": run,
+                "change": change,
+                "scenarios": [
+                    {"name": row["name"], "rate": row["pass_rate"], "hat": figure_text(row["consistency"].pass_hat.get(k))}
+                    for row in rows
+                ],
+            }
+        )
+    chart = {
+        "k": k,
+        "x": list(range(len(runs))),
+        "labels": [f"#{r.pk}" for r in runs],
+        "marks": marks,
+        "series": [
+            {"label": name, "rate": points[name]["rate"], "hat": points[name]["hat"]} for name in names
+        ],
+    }
+    return {"chart": chart, "table": table, "k": k}

@@ -26,8 +26,10 @@ from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from runs import services
 from runs.compare import (
+    TREND_RUNS,
     batch_groups,
     compare_runs,
+    consistency_trend,
     consistency_text,
     pretty,
     run_figures,
@@ -644,3 +646,25 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     }
     fragment = target_fragment(request, ["output-diff"])
     return page_or_fragment(request, "runs/run_compare.html", fragment, context)
+
+
+# ---------------------------------------------------------------- a test's runs over time
+
+
+@login_required
+def test_consistency(request: HttpRequest, pk: int) -> HttpResponse:
+    """Each scenario's pass rate and pass^k across a test's recent runs, as a chart (the test page loads
+    this region with htmx) with the check-version changes marked on its axis. Three queries: the test,
+    its runs (+ test versions), their frozen check versions."""
+    test = get_object_or_404(Test.objects.visible_to(request.user).select_related("test_set__agent"), pk=pk)
+    runs = list(
+        Run.objects.filter(test=test).select_related("test_version").order_by("-created_at", "-id")[:TREND_RUNS]
+    )[::-1]
+    versions: dict[int, list[tuple[int, str, int]]] = {}
+    rows = RunCheck.objects.filter(run__in=[r.pk for r in runs]).values_list(
+        "run_id", "check_version__parent_id", "check_version__name", "check_version__number"
+    )
+    for run_id, check_id, name, number in rows:
+        versions.setdefault(run_id, []).append((check_id, name, number))
+    context = {"test": test, "runs": runs, **consistency_trend(test, runs, versions)}
+    return page_or_fragment(request, "runs/test_consistency.html", "test-consistency", context)

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from evalconsole import cli
 from runs import queue
-from runs.models import RunCheck, Sample
+from runs.models import Run, RunCheck, Sample
 from teams.services import issue_token
 from tests import factories
 from tests.support.page_fixtures import live_agent, login, run_now  # noqa: F401
@@ -237,3 +237,63 @@ def test_cli_trials_print_the_batch(member, scripted_test, capsys, django_captur
     lines = cli.batch_lines(out["batch"])
     assert lines[0].startswith(f"Batch {out['batch']['batch']} · Refunds · 2 runs")
     assert "  Wobbly (10 determinate): pass^1 0.6 · pass^2 0.33" in lines[2]
+
+
+# --- the test page's chart across runs ---------------------------------------------------------------
+
+
+def test_the_test_page_charts_pass_rate_and_pass_hat_k_with_check_version_changes(login, member, scripted_test):
+    from checks.services import edit_check
+    from runs import services
+
+    first = services.launch_run(test=scripted_test, by=member)
+    _finish(first, ["pass"] * 10)
+    check = scripted_test.current_version.attached_checks.get().library_check
+    edit_check(check=check, by=member, config={"text": "DONE", "case_sensitive": False})
+    second = services.launch_run(test=scripted_test, by=member)
+    _finish(second, ["pass"] * 5 + ["pass", "fail", "pass", "fail", "pass"])
+    client = login(member)
+    page = client.get(scripted_test.get_absolute_url()).content.decode()
+    url = reverse("runs:test-consistency", args=[scripted_test.pk])
+    assert f'hx-get="{url}" hx-trigger="load"' in page and "vendor/uplot-1.6.32/uPlot.iife.min.js" in page
+    fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<section class="card" id="test-consistency"')
+    data = json.loads(fragment.split('id="consistency-chart-data" type="application/json">')[1].split("</script>")[0])
+    assert data["k"] == 5 and data["labels"] == [f"#{first.pk}", f"#{second.pk}"]
+    assert data["marks"] == [{"x": 1, "text": "Says DONE v1→v2"}]
+    steady, wobbly = data["series"]
+    assert steady == {"label": "Steady", "rate": [100.0, 100.0], "hat": [100.0, 100.0]}
+    assert wobbly == {"label": "Wobbly", "rate": [100.0, 60.0], "hat": [100.0, 0.0]}  # pass^5 of 3/5 is 0
+    row = fragment.split(f'<tr data-run="{second.pk}">')[1].split("</tr>")[0]
+    assert "Says DONE v1→v2" in row and "60 % · 0" in row
+
+
+def test_consistency_reads_do_not_grow_with_samples_or_runs(login, member, scripted_test, live_agent):
+    """The pages and endpoint showing pass^k read the runs' stored counts, never their samples."""
+    from runs import services
+    from tests.support.queries import query_count
+
+    client = login(member)
+    secret = issue_token(user=member, name="ci").secret
+    check = factories.check(live_agent, member, name="Mentions order", config={"text": "EC-1042"})
+    small = factories.test(live_agent, member, name="Small", scenarios=["EC-1042"], checks=[check], samples=1)
+    counts = {}
+    for test, outcomes in ((small, ["pass"]), (scripted_test, ["pass"] * 7 + ["fail"] * 3)):
+        runs = []
+        for _ in range(2 if test is small else 5):
+            run = services.launch_run(test=test, by=member)
+            _finish(run, outcomes)
+            runs.append(run)
+        urls = {
+            "run page": runs[-1].get_absolute_url(),
+            "compare": f"{reverse('runs:run-compare')}?a={runs[0].pk}&b={runs[-1].pk}",
+            "trend": reverse("runs:test-consistency", args=[test.pk]),
+            "batch": f"{reverse('runs:run-list')}?batch=b-{test.pk}",
+        }
+        Run.objects.filter(pk__in=[r.pk for r in runs]).update(batch=f"b-{test.pk}")
+        counts[test.name] = {name: query_count(lambda u=u: client.get(u)) for name, u in urls.items()}
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+        Client().get(f"/api/v1/runs/{runs[-1].pk}/", **auth)
+        counts[test.name]["api"] = query_count(lambda r=runs[-1]: Client().get(f"/api/v1/runs/{r.pk}/", **auth))
+    # 1 scenario x 1 sample and 2 runs, against 2 scenarios x 5 samples and 5 runs: the same queries
+    assert counts["Small"] == counts["Refunds"]
