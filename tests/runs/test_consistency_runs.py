@@ -297,3 +297,12 @@ def test_consistency_reads_do_not_grow_with_samples_or_runs(login, member, scrip
         counts[test.name]["api"] = query_count(lambda r=runs[-1]: Client().get(f"/api/v1/runs/{r.pk}/", **auth))
     # 1 scenario x 1 sample and 2 runs, against 2 scenarios x 5 samples and 5 runs: the same queries
     assert counts["Small"] == counts["Refunds"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--test", "1", "--trials", "0"], "--trials takes a positive number"), (["--test-set", "1", "--trials", "2"], "--trials needs --test")],
+)
+def test_cli_trials_bad_arguments_exit_3_with_one_line(capsys, args, message):
+    code = cli.main(["run", *args, "--url", "http://127.0.0.1:9", "--token", "t"])
+    assert code == cli.EXIT_CLIENT and message in capsys.readouterr().err
