@@ -2,6 +2,7 @@
 
     evalconsole run --test 12 --wait --junit report.xml
     evalconsole run --test-set 3 --wait --json
+    evalconsole run --test 12 --trials 5 --wait     (5 runs in one batch; pass^k over all their samples)
     evalconsole scene run scene.yaml --agent http://127.0.0.1:8787/   (evalconsole/scene_cli.py)
 
 The server and token come from EVALCONSOLE_URL and EVALCONSOLE_TOKEN (or --url / --token).
@@ -161,8 +162,13 @@ def describe_error(data: Any) -> str:
 # ----------------------------------------------------------------------------- launching and waiting
 
 
-def launch(client: Client, *, test: int | None, test_set: int | None, additional: list[int]) -> list[dict]:
+def launch(
+    client: Client, *, test: int | None, test_set: int | None, additional: list[int], trials: int = 1
+) -> list[dict]:
     body: dict[str, Any] = {"additional_checks": additional} if additional else {}
+    if test is not None and trials > 1:
+        answer = client.request("POST", "/api/v1/runs/trials/", body={"test": test, "trials": trials, **body})
+        return list(answer.get("runs", [])) if isinstance(answer, dict) else []
     if test is not None:
         return [client.request("POST", "/api/v1/runs/", body={"test": test, **body})]
     answer = client.request("POST", f"/api/v1/test-sets/{test_set}/runs/", body=body)
@@ -255,6 +261,47 @@ def _rate(value: Any) -> str:
     return "-" if value is None else f"{value:g}%"
 
 
+def _figure(value: Any) -> str:
+    text = f"{float(value):.2f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _ks(figures: Any) -> list[tuple[int, Any]]:
+    """A `pass_hat_k` / `pass_at_k` object's (k, value) pairs in k order (bad keys are skipped)."""
+    if not isinstance(figures, dict):
+        return []
+    pairs = [(int(k), v) for k, v in figures.items() if str(k).isdigit() and isinstance(v, int | float)]
+    return sorted(pairs)
+
+
+def consistency_text(item: dict) -> str:
+    """pass^k of a run or scenario for every k it has, e.g. "pass^1 0.6 · pass^2 0.3 · pass^3 0.1"."""
+    pairs = _ks(item.get("pass_hat_k"))
+    if not pairs:
+        return "pass^k -: no determinate samples"
+    return " · ".join(f"pass^{k} {_figure(v)}" for k, v in pairs)
+
+
+def batch_lines(batch: dict) -> list[str]:
+    """The trials' pooled consistency, per test of the batch (`GET runs/batches/{batch}/`)."""
+    lines = []
+    for test in batch.get("tests", []):
+        runs = ", ".join(str(r) for r in test.get("runs", []))
+        lines.append(
+            f"Batch {batch.get('batch', '')} · {test.get('name', '')} · {len(test.get('runs', []))} runs ({runs}), "
+            f"samples pooled: {consistency_text(test)}"
+        )
+        for s in test.get("scenarios", []):
+            lines.append(f"  {s.get('name', '')} ({s.get('determinate', 0)} determinate): {consistency_text(s)}")
+    return lines
+
+
+def flaky_text(check: dict, scenarios: list[dict]) -> str:
+    names = {s.get("index"): s.get("name", "") for s in scenarios}
+    flaky = [names.get(i, f"scenario {i}") for i in check.get("flaky_scenarios") or []]
+    return f" · FLAKY (passed and failed on {', '.join(flaky)})" if flaky else ""
+
+
 def summary_lines(run: dict) -> list[str]:
     outcome = run_outcome(run).upper()
     lines = [
@@ -266,15 +313,16 @@ def summary_lines(run: dict) -> list[str]:
             f"  {scenario_outcome(s).upper():<13} {s.get('name', '')}: "
             f"{s.get('passed', 0)}/{s.get('determinate', 0)} passed "
             f"({_rate(s.get('pass_rate'))}, needs {s.get('required_pass_rate', 100)}%), "
-            f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate"
+            f"{s.get('errored', 0)} errored, {s.get('indeterminate', 0)} indeterminate; {consistency_text(s)}"
         )
     for c in run.get("checks", []):
         role = "required" if c.get("required") else "advisory"
         lines.append(
             f"  check {c.get('name', '')} v{c.get('version', '?')} ({role}): {c.get('passed', 0)} passed, "
             f"{c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
-            f"{c.get('indeterminate', 0)} indeterminate"
+            f"{c.get('indeterminate', 0)} indeterminate{flaky_text(c, run.get('scenarios', []))}"
         )
+    lines.append(f"  consistency, mean over scenarios: {consistency_text(run)}")
     if run.get("url"):
         lines.append(f"  {run['url']}")
     return lines
@@ -292,13 +340,14 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
         suite = ET.SubElement(root, "testsuite", name=f"{run.get('name', '')} (run {run['id']})")
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         props = ET.SubElement(suite, "properties")
-        for key in ("id", "test", "test_version", "status", "result", "url"):
+        for key in ("id", "test", "test_version", "status", "result", "url", "determinate"):
             ET.SubElement(
                 props,
                 "property",
                 name=f"run.{key}",
                 value=str(run.get(key) if run.get(key) is not None else ""),
             )
+        _figure_properties(props, "run.", run)
         classname = f"evalconsole.{_slug(run.get('name', 'test'))}"
         cancelled = run.get("status") == "cancelled"
         for s in run.get("scenarios", []):
@@ -306,6 +355,9 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
                 suite, "testcase", classname=classname, name=f"scenario: {s.get('name', '')}"
             )
             counts["tests"] += 1
+            case_props = ET.SubElement(case, "properties")
+            ET.SubElement(case_props, "property", name="determinate", value=str(s.get("determinate", 0)))
+            _figure_properties(case_props, "", s)
             outcome = scenario_outcome(s)
             text = (
                 f"{s.get('passed', 0)} of {s.get('determinate', 0)} determinate samples passed "
@@ -341,10 +393,13 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
                 label += " (advisory)"
             case = ET.SubElement(suite, "testcase", classname=classname, name=label)
             counts["tests"] += 1
+            ET.SubElement(
+                ET.SubElement(case, "properties"), "property", name="flaky", value=str(bool(c.get("flaky"))).lower()
+            )
             explanations = _check_explanations(samples, c.get("check_version"))
             text = (
                 f"{c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('errored', 0)} errored, "
-                f"{c.get('indeterminate', 0)} indeterminate"
+                f"{c.get('indeterminate', 0)} indeterminate{flaky_text(c, run.get('scenarios', []))}"
             )
             body = "\n".join([text, *explanations])
             if not c.get("required", True):
@@ -371,6 +426,13 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
             root.set(key, str(value))
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+def _figure_properties(props: ET.Element, prefix: str, item: dict) -> None:
+    """`<prefix>pass_hat_k.<k>` and `<prefix>pass_at_k.<k>` properties, one per k the item has."""
+    for field in ("pass_hat_k", "pass_at_k"):
+        for k, value in _ks(item.get(field)):
+            ET.SubElement(props, "property", name=f"{prefix}{field}.{k}", value=_figure(value))
 
 
 def _slug(text: str) -> str:
@@ -433,6 +495,13 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--test", type=int, metavar="ID", help="launch this test")
     target.add_argument("--test-set", type=int, metavar="ID", help="launch every test of this test set")
     run.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --test: launch N runs of it as one batch; with --wait, also print pass^k over all their samples",
+    )
+    run.add_argument(
         "--additional-check",
         type=int,
         action="append",
@@ -488,12 +557,18 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
         raise CliError("--test / --test-set takes a positive id")
     if args.timeout <= 0 or args.poll <= 0:
         raise CliError("--timeout and --poll take a positive number of seconds")
+    if args.trials < 1:
+        raise CliError("--trials takes a positive number of runs")
+    if args.trials > 1 and args.test is None:
+        raise CliError("--trials needs --test (it runs one test several times)")
     if args.junit and not args.wait:
         raise CliError("--junit needs --wait (the report is written when the runs finish)")
 
     client = Client.create(url, token, transport=transport)
     try:
-        runs = launch(client, test=args.test, test_set=args.test_set, additional=args.additional_check)
+        runs = launch(
+            client, test=args.test, test_set=args.test_set, additional=args.additional_check, trials=args.trials
+        )
         if not runs:
             raise CliError("the server launched no runs")
         for run in runs:
@@ -524,12 +599,20 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
                 junit_xml(finished, samples).write(args.junit, encoding="utf-8", xml_declaration=True)
             except OSError as exc:
                 raise CliError(f"cannot write the JUnit report {args.junit}: {exc.strerror or exc}") from exc
+        batch = None
+        if args.trials > 1 and finished[0].get("batch"):
+            batch = client.request("GET", f"/api/v1/runs/batches/{finished[0]['batch']}/", retries=5)
         if args.json:
             overall = {EXIT_PASS: "pass", EXIT_FAIL: "fail"}.get(code, "inconclusive")
-            print(json.dumps({"result": overall, "exit_code": code, "runs": finished}, indent=2))
+            document = {"result": overall, "exit_code": code, "runs": finished}
+            if batch is not None:
+                document["batch"] = batch
+            print(json.dumps(document, indent=2))
         else:
             for run in finished:
                 print("\n".join(summary_lines(run)))
+            if batch is not None:
+                print("\n".join(batch_lines(batch)))
         return code
     finally:
         client.close()

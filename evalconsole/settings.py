@@ -312,6 +312,8 @@ EVALCONSOLE_WORLDS_PREPARE = env_bool("EVALCONSOLE_WORLDS_PREPARE", True)
 EVALCONSOLE_MAX_CHECKS = env_int("EVALCONSOLE_MAX_CHECKS", 10, minimum=1)
 EVALCONSOLE_MAX_ADDITIONAL_CHECKS = env_int("EVALCONSOLE_MAX_ADDITIONAL_CHECKS", 10, minimum=0)
 EVALCONSOLE_MAX_SAMPLES_PER_RUN = env_int("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10, minimum=1)
+# Launch option "trials": up to this many runs of one test in one batch (each run within the limit above).
+EVALCONSOLE_MAX_TRIALS = env_int("EVALCONSOLE_MAX_TRIALS", 10, minimum=1)
 EVALCONSOLE_MAX_TASK_BATCH = env_int("EVALCONSOLE_MAX_TASK_BATCH", 1000, minimum=1)
 
 # --- Outbound calls to agents ---

@@ -19,13 +19,18 @@ from checks.kinds import Outcome
 from checks.models import Test, TestSet
 from runs import export as run_export
 from runs.models import CheckResult, Run, RunCheck, Sample
+from runs.compare import batch_groups
 from runs.serializers import (
+    BatchSerializer,
     LaunchedRunsSerializer,
+    LaunchedTrialsSerializer,
     LaunchRunSerializer,
+    LaunchTrialsSerializer,
     LaunchTestSetSerializer,
     RunSerializer,
     SampleSerializer,
     SampleWorldSerializer,
+    batch_data,
 )
 from teams.api import TeamScopedReadViewSet
 from teams.models import ApiToken
@@ -102,6 +107,8 @@ class RunViewSet(TeamScopedReadViewSet):
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
+        if self.action == "batch":
+            return Run.objects.visible_to(self.request.user).select_related("test", "test_version")
         if self.action in ("samples", "export", "sample_world"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user)
@@ -117,6 +124,8 @@ class RunViewSet(TeamScopedReadViewSet):
     def create(self, request, *args, **kwargs):
         from runs import services
 
+        if isinstance(request.data, dict) and "trials" in request.data:
+            raise ValidationError({"trials": ["To launch several trials, POST them to runs/trials/."]})
         data = self._body(LaunchRunSerializer)
         run = services.launch_run(
             test=data["test"],
@@ -125,6 +134,54 @@ class RunViewSet(TeamScopedReadViewSet):
             token=_token(request),
         )
         return self._show(run, status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        summary="Launch trials: a test run N times as one batch",
+        description="Queues `trials` runs of the test's current version under one batch id (all or none; each "
+        "run within the per-run sample limit). 202 with the batch id and the runs; `GET runs/batches/{batch}/` "
+        "then gives pass^k and pass@k per scenario over every trial's samples.",
+        request=LaunchTrialsSerializer,
+        responses={202: LaunchedTrialsSerializer},
+    )
+    @action(detail=False, methods=["post"], filterset_class=None, pagination_class=None)
+    def trials(self, request):
+        from runs import services
+
+        data = self._body(LaunchTrialsSerializer)
+        runs = services.launch_trials(
+            test=data["test"],
+            by=request.user,
+            trials=data["trials"],
+            additional_checks=data.get("additional_checks", []),
+            token=_token(request),
+        )
+        fresh = {run.pk: run for run in run_queryset(request.user).filter(pk__in=[r.pk for r in runs])}
+        body = LaunchedTrialsSerializer(
+            {"batch": runs[0].batch, "runs": [fresh[r.pk] for r in runs]}, context=self.get_serializer_context()
+        ).data
+        return Response(body, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        summary="A batch's consistency (trials, or a test set's launch)",
+        description="Per test of the batch: its runs, and pass^k / pass@k per scenario over the samples of all "
+        "those runs pooled (k up to runs × samples per scenario), with their mean. Figures of runs still "
+        "going are the figures so far. 404 when no run of yours has this batch id.",
+        responses={200: BatchSerializer, 404: OpenApiResponse(description="No such batch.")},
+        filters=False,
+    )
+    @action(
+        detail=False,
+        methods=["get"],
+        url_path=r"batches/(?P<batch>[0-9A-Za-z_-]{1,40})",
+        filterset_class=None,
+        pagination_class=None,
+        serializer_class=BatchSerializer,
+    )
+    def batch(self, request, batch=None):
+        groups = batch_groups(list(self.get_queryset().filter(batch=batch)))
+        if not groups:
+            raise NotFound("No run of yours has this batch id.")
+        return Response(BatchSerializer(batch_data(batch, groups)).data)
 
     @extend_schema(
         summary="Cancel a run",

@@ -28,9 +28,12 @@ from checks.kinds import Outcome
 from checks.models import CheckVersion
 from checks.services import version_diff
 from core.errors import ValidationFailed
+from runs.consistency import batch_figures, columns, figure_text, regressed_ks
 from runs.models import CheckResult, Run, RunCheck, Sample
+from runs.outcomes import Consistency, consistency, run_consistency
 
 __all__ = [
+    "BatchGroup",
     "ChangedOutcome",
     "Comparison",
     "DiffLine",
@@ -38,14 +41,18 @@ __all__ = [
     "OutputDiff",
     "ScenarioRow",
     "VersionRow",
+    "batch_groups",
     "compare_runs",
+    "consistency_text",
     "counts_text",
     "line_diff",
     "match_scenarios",
     "pretty",
+    "run_figures",
     "sample_diff",
     "scenario_diff",
     "scenario_rows",
+    "consistency_trend",
 ]
 
 # An agent's output may be megabytes; difflib is quadratic, so a diff reads this much of each side.
@@ -63,6 +70,32 @@ class ScenarioRow:
     a_index: int | None
     b_index: int | None
     delta: float | None  # pass rate points, b - a, when both sides have one
+    regressed: tuple[int, ...] = ()  # the k at which pass^k dropped from a to b
+
+    @property
+    def regression_text(self) -> str:
+        """e.g. "pass^3 1 → 0.1, pass^5 1 → 0" (empty when nothing dropped)."""
+        if not self.regressed:
+            return ""
+        before, after = self.a["consistency"], self.b["consistency"]
+        return ", ".join(
+            f"pass^{k} {figure_text(before.pass_hat[k])} → {figure_text(after.pass_hat[k])}" for k in self.regressed
+        )
+
+    @property
+    def pass_hat_pairs(self) -> list[dict]:
+        """pass^k before and after for every k either side has (the compare page's cells)."""
+        before = self.a["consistency"].pass_hat if self.a else {}
+        after = self.b["consistency"].pass_hat if self.b else {}
+        return [
+            {
+                "k": k,
+                "a": figure_text(before.get(k)),
+                "b": figure_text(after.get(k)),
+                "dropped": k in self.regressed,
+            }
+            for k in sorted(set(before) | set(after))
+        ]
 
 
 @dataclass(frozen=True)
@@ -99,6 +132,11 @@ class Comparison:
     scenarios: tuple[ScenarioRow, ...]
     versions: tuple[VersionRow, ...]
     changed: tuple[ChangedOutcome, ...]
+
+    @property
+    def regressions(self) -> tuple[ScenarioRow, ...]:
+        """Scenarios in both runs whose pass^k dropped at some k."""
+        return tuple(row for row in self.scenarios if row.regressed)
 
     @property
     def shared(self) -> tuple[tuple[int, ScenarioRow], ...]:
@@ -282,7 +320,65 @@ def scenario_rows(run: Run) -> list[dict]:
                 "flaky": counts.get("flaky", False),
             }
         )
+    k_max = run.test_version.samples_per_scenario
+    figures = [consistency(row["passed"], row["failed"]) for row in rows]
+    for row, figure, cells in zip(rows, figures, columns(figures, k_max), strict=True):
+        row["consistency"] = figure
+        row["cells"] = cells["cells"]
     return rows
+
+
+def run_figures(rows: Sequence[dict]) -> dict:
+    """The run's pass^k and pass@k (the mean over its scenarios) as table cells, from scenario_rows."""
+    figure = run_consistency([row["consistency"] for row in rows])
+    k_max = max((len(row["cells"]) for row in rows), default=0)
+    return {"consistency": figure, "cells": columns([figure], k_max)[0]["cells"], "k_max": k_max}
+
+
+@dataclass(frozen=True)
+class BatchGroup:
+    """The runs of one test in a batch (of the version the latest one ran) and their pooled figures."""
+
+    test: Any
+    runs: tuple[Run, ...]
+    names: tuple[str, ...]
+    samples_per_scenario: int
+    figures: Any  # runs.consistency.Figures
+
+    @property
+    def complete(self) -> bool:
+        return all(not r.is_active for r in self.runs)
+
+
+def batch_groups(runs: Sequence[Run]) -> list[BatchGroup]:
+    """Group a batch's runs (loaded with test and test_version) by test and pool each group's samples
+    per scenario (trials: every run of the batch; a scenario's pass^k then goes up to runs × samples)."""
+    groups: dict[int, list[Run]] = {}
+    for run in sorted(runs, key=lambda r: (r.test_id, r.created_at, r.pk)):
+        groups.setdefault(run.test_id, []).append(run)
+    result = []
+    for members in groups.values():
+        latest = members[-1].test_version
+        same = tuple(r for r in members if r.test_version_id == latest.pk)  # one scenario list to pool
+        specs = latest.scenarios or []
+        result.append(
+            BatchGroup(
+                test=members[-1].test,
+                runs=same,
+                names=tuple(s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(specs)),
+                samples_per_scenario=latest.samples_per_scenario,
+                figures=batch_figures([r.summary for r in same], len(specs)),
+            )
+        )
+    return result
+
+
+def consistency_text(figure: Consistency) -> str:
+    """pass^k at the largest k it has, e.g. "pass^5 0.5"; "—" without any determinate sample."""
+    if not figure.pass_hat:
+        return "—"
+    k = max(figure.pass_hat)
+    return f"pass^{k} {figure_text(figure.pass_hat[k])}"
 
 
 def match_scenarios(scen_a: Sequence[dict], scen_b: Sequence[dict]) -> tuple[ScenarioRow, ...]:
@@ -306,6 +402,9 @@ def match_scenarios(scen_a: Sequence[dict], scen_b: Sequence[dict]) -> tuple[Sce
     for name, a, b in pairs:
         ra = a["pass_rate"] if a else None
         rb = b["pass_rate"] if b else None
+        dropped = ()
+        if a and b and "consistency" in a and "consistency" in b:
+            dropped = tuple(regressed_ks(a["consistency"], b["consistency"]))
         rows.append(
             ScenarioRow(
                 name=name,
@@ -314,6 +413,7 @@ def match_scenarios(scen_a: Sequence[dict], scen_b: Sequence[dict]) -> tuple[Sce
                 a_index=a["index"] if a else None,
                 b_index=b["index"] if b else None,
                 delta=round(rb - ra, 2) if ra is not None and rb is not None else None,
+                regressed=dropped,
             )
         )
     return tuple(rows)
@@ -407,3 +507,65 @@ def compare_runs(run_a: Run, run_b: Run) -> Comparison:
     names = {cid: (rc_b.get(cid) or rc_a.get(cid)).check_version.name for cid in set(rc_a) | set(rc_b)}
     changed = _changed_outcomes(scenarios, names, _outcome_table(run_a), _outcome_table(run_b))
     return Comparison(a=run_a, b=run_b, scenarios=scenarios, versions=versions, changed=changed)
+
+
+# Runs charted on a test's page (the newest ones, oldest first along the axis).
+TREND_RUNS = 30
+
+
+def consistency_trend(test, runs: Sequence[Run], versions: dict[int, list[tuple[int, str, int]]]) -> dict:
+    """A test's runs along an axis: each scenario's pass rate and pass^k (as percents), and where the
+    check versions a run used differ from the run before it.
+
+    ``runs`` oldest first, with ``test_version`` loaded; ``versions``: run id -> [(library check id,
+    check name, version number)] of its frozen checks. Scenarios are matched by name. k is the smallest
+    samples-per-scenario among the runs, so every point is the same figure (a scenario with fewer
+    determinate samples than k that time has no point). Returns the chart's data and the rows of the
+    table that says the same in words."""
+    k = min((r.test_version.samples_per_scenario for r in runs), default=0)
+    names: list[str] = []
+    points: dict[str, dict[str, list]] = {}
+    marks, table = [], []
+    previous = None
+    for x, run in enumerate(runs):
+        rows = scenario_rows(run)
+        used = sorted(versions.get(run.pk, []))
+        change = ""
+        if previous is not None and used != previous:
+            before = {cid: (name, n) for cid, name, n in previous}
+            after = {cid: (name, n) for cid, name, n in used}
+            parts = [
+                f"{after[c][0]} v{before[c][1]}→v{after[c][1]}" if c in before else f"{after[c][0]} v{after[c][1]} added"
+                for c in sorted(after) if before.get(c) != after[c]
+            ]
+            parts += [f"{before[c][0]} removed" for c in sorted(before) if c not in after]
+            change = ", ".join(parts)
+            marks.append({"x": x, "text": change})
+        previous = used
+        for row in rows:
+            if row["name"] not in points:
+                names.append(row["name"])
+                points[row["name"]] = {"rate": [None] * len(runs), "hat": [None] * len(runs)}
+            figure = row["consistency"].pass_hat.get(k)
+            points[row["name"]]["rate"][x] = row["pass_rate"]
+            points[row["name"]]["hat"][x] = None if figure is None else round(float(figure) * 100, 2)
+        table.append(
+            {
+                "run": run,
+                "change": change,
+                "scenarios": [
+                    {"name": row["name"], "rate": row["pass_rate"], "hat": figure_text(row["consistency"].pass_hat.get(k))}
+                    for row in rows
+                ],
+            }
+        )
+    chart = {
+        "k": k,
+        "x": list(range(len(runs))),
+        "labels": [f"#{r.pk}" for r in runs],
+        "marks": marks,
+        "series": [
+            {"label": name, "rate": points[name]["rate"], "hat": points[name]["hat"]} for name in names
+        ],
+    }
+    return {"chart": chart, "table": table, "k": k}

@@ -21,12 +21,21 @@ class LaunchForm(forms.Form):
         help_text="Run these library checks on top of the test's own, for this launch only.",
     )
     advisory = forms.TypedMultipleChoiceField(required=False, coerce=int, widget=forms.MultipleHiddenInput)
+    trials = forms.IntegerField(
+        label="Trials",
+        required=False,
+        min_value=1,
+        help_text="Run the test this many times as one batch; the batch's pass^k pools every run's samples.",
+    )
 
     def __init__(self, *args, library=(), **kwargs):
         super().__init__(*args, **kwargs)
         choices = [(c.pk, c.name) for c in library]
         self.fields["additional"].choices = choices
         self.fields["advisory"].choices = choices
+
+    def trial_count(self) -> int:
+        return self.cleaned_data.get("trials") or 1
 
     def additional_checks(self) -> list[dict]:
         advisory = set(self.cleaned_data.get("advisory") or ())

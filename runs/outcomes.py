@@ -13,12 +13,22 @@ Run result, per scenario determinate = passed + failed samples:
 4. otherwise PASS.
 Rates are compared in integers, never floats. Samples whose outcome is still ``None`` are pending:
 they count in ``total`` but in no outcome, so the summary of a running run is "the result so far".
+
+Consistency (README "Consistency: pass^k and pass@k"), for c passes among n determinate samples of a
+scenario and k = 1..n (unbiased estimators over the n samples, computed exactly with fractions):
+    pass@k = 1 - C(n - c, k) / C(n, k)   the chance that at least one of k samples drawn passes;
+    pass^k = C(c, k) / C(n, k)           the chance that all k samples drawn pass.
+Errored and indeterminate samples count neither way. k > n has no value: the mapping simply has no
+key k. A run's figure at k is the mean over ALL its scenarios, so it exists only for k up to the
+smallest determinate count among them (none when a scenario has no determinate sample).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
+from math import comb
 from typing import Any
 
 from checks.kinds.base import Outcome
@@ -26,9 +36,14 @@ from checks.kinds.base import Outcome
 __all__ = [
     "CheckSummary",
     "RunSummary",
+    "Consistency",
     "SampleRecord",
     "ScenarioSpec",
     "ScenarioSummary",
+    "consistency",
+    "pass_at_k",
+    "pass_hat_k",
+    "run_consistency",
     "run_result",
     "sample_outcome",
     "summarise_run",
@@ -66,6 +81,84 @@ def sample_outcome(results: Iterable[tuple[Outcome | str, bool]]) -> Outcome:
         if required:
             outcomes.append(checked)
     return worst(outcomes)
+
+
+# --- consistency: pass@k and pass^k --------------------------------------------------------------
+
+DIGITS = 4  # figures are exact fractions, rounded to this many decimals only when shown or sent
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    if c > n:
+        raise ValueError(f"c ({c}) passes cannot exceed n ({n}) determinate samples")
+
+
+def pass_hat_k(n: int, c: int, k: int) -> Fraction | None:
+    """pass^k = C(c, k) / C(n, k): every one of k samples drawn from the n passes. None when
+    k < 1 or k > n (no value). Raises ValueError for negative counts or c > n."""
+    _check_counts(n, c, k)
+    if not 1 <= k <= n:
+        return None
+    return Fraction(comb(c, k), comb(n, k))
+
+
+def pass_at_k(n: int, c: int, k: int) -> Fraction | None:
+    """pass@k = 1 - C(n - c, k) / C(n, k): at least one of k samples drawn from the n passes. None
+    when k < 1 or k > n (no value). Raises ValueError for negative counts or c > n."""
+    _check_counts(n, c, k)
+    if not 1 <= k <= n:
+        return None
+    return 1 - Fraction(comb(n - c, k), comb(n, k))
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """pass^k and pass@k for k = 1..n (as exact fractions), and the n they rest on."""
+
+    determinate: int
+    pass_hat: dict[int, Fraction]
+    pass_at: dict[int, Fraction]
+
+    @property
+    def ks(self) -> list[int]:
+        return sorted(self.pass_hat)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form: k as a string ("1".."n") to a number in [0, 1] rounded to DIGITS decimals."""
+        return {
+            "determinate": self.determinate,
+            "pass_hat_k": {str(k): round(float(v), DIGITS) for k, v in sorted(self.pass_hat.items())},
+            "pass_at_k": {str(k): round(float(v), DIGITS) for k, v in sorted(self.pass_at.items())},
+        }
+
+
+def consistency(passed: int, failed: int) -> Consistency:
+    """A scenario's pass^k and pass@k from its passed and failed (determinate) sample counts."""
+    n = passed + failed
+    ks = range(1, n + 1)
+    return Consistency(
+        determinate=n,
+        pass_hat={k: pass_hat_k(n, passed, k) for k in ks},
+        pass_at={k: pass_at_k(n, passed, k) for k in ks},
+    )
+
+
+def run_consistency(scenarios: Sequence[Consistency]) -> Consistency:
+    """The run's figures: at each k, the mean over all its scenarios; only k up to the smallest
+    determinate count (no key at all when a scenario has none, or there are no scenarios).
+    ``determinate`` is the run's total determinate samples."""
+    if not scenarios:
+        return Consistency(determinate=0, pass_hat={}, pass_at={})
+    top = min(s.determinate for s in scenarios)
+    count = len(scenarios)
+    return Consistency(
+        determinate=sum(s.determinate for s in scenarios),
+        pass_hat={k: sum((s.pass_hat[k] for s in scenarios), Fraction(0)) / count for k in range(1, top + 1)},
+        pass_at={k: sum((s.pass_at[k] for s in scenarios), Fraction(0)) / count for k in range(1, top + 1)},
+    )
 
 
 # The outcome counts a scenario's and a check's summaries share, in their as_dict() order.

@@ -12,6 +12,7 @@ from rest_framework import serializers
 from checks.kinds import Outcome
 from checks.models import Check, Test
 from core.api import VisibleRelatedField
+from runs.consistency import Figures, summary_figures
 from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
 
 OUTCOMES = [o.value for o in Outcome]
@@ -45,11 +46,32 @@ class LaunchRunSerializer(serializers.Serializer):
     )
 
 
+class LaunchTrialsSerializer(LaunchRunSerializer):
+    trials = serializers.IntegerField(
+        min_value=1,
+        help_text="How many runs of the test to launch as one batch (at most EVALCONSOLE_MAX_TRIALS, 10 by "
+        "default); each run stays within the per-run sample limit.",
+    )
+
+
 class LaunchTestSetSerializer(serializers.Serializer):
     additional_checks = _additional_checks("Ids of library checks added to every run.")
 
 
 # ----------------------------------------------------------------------------- runs
+
+
+PASS_HAT_HELP = (
+    'pass^k for k = "1".."n" (n = determinate): C(c, k) / C(n, k) for c passes among n determinate samples, '
+    "the chance that every one of k samples passes. No key for k > n; {} when n = 0."
+)
+PASS_AT_HELP = (
+    'pass@k for k = "1".."n": 1 - C(n - c, k) / C(n, k), the chance that at least one of k samples passes.'
+)
+RUN_FIGURE_HELP = (
+    " The run's figure is the mean over all its scenarios, so it has keys only up to the smallest "
+    "determinate count among them (none when a scenario has no determinate sample)."
+)
 
 
 class ScenarioCountsSerializer(serializers.Serializer):
@@ -70,6 +92,15 @@ class ScenarioCountsSerializer(serializers.Serializer):
     required_pass_rate = serializers.IntegerField()
     meets_threshold = serializers.BooleanField(allow_null=True)
     enough_valid = serializers.BooleanField()
+    flaky = serializers.BooleanField(help_text="Some determinate samples passed and some failed.")
+    pass_hat_k = serializers.DictField(
+        child=serializers.FloatField(min_value=0, max_value=1),
+        help_text=PASS_HAT_HELP,
+    )
+    pass_at_k = serializers.DictField(
+        child=serializers.FloatField(min_value=0, max_value=1),
+        help_text=PASS_AT_HELP,
+    )
 
 
 class RunCheckSerializer(serializers.Serializer):
@@ -87,6 +118,10 @@ class RunCheckSerializer(serializers.Serializer):
     errored = serializers.IntegerField()
     indeterminate = serializers.IntegerField()
     pass_rate = serializers.FloatField(allow_null=True)
+    flaky = serializers.BooleanField(help_text="It both passed and failed on one scenario of the run.")
+    flaky_scenarios = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Indexes of the scenarios it both passed and failed on."
+    )
 
 
 def _zero_scenario(index: int, name: str, total: int, min_valid: int, rate: int) -> dict[str, Any]:
@@ -106,6 +141,7 @@ def _zero_scenario(index: int, name: str, total: int, min_valid: int, rate: int)
         "required_pass_rate": rate,
         "meets_threshold": None,
         "enough_valid": False,
+        "flaky": False,
     }
 
 
@@ -122,6 +158,9 @@ class RunSerializer(serializers.ModelSerializer):
     launched_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     progress_percent = serializers.IntegerField(read_only=True)
     pass_rate = serializers.SerializerMethodField(help_text="Percent of determinate samples that passed.")
+    determinate = serializers.SerializerMethodField(help_text="Determinate (passed + failed) samples of the run.")
+    pass_hat_k = serializers.SerializerMethodField(help_text=PASS_HAT_HELP + RUN_FIGURE_HELP)
+    pass_at_k = serializers.SerializerMethodField(help_text=PASS_AT_HELP + RUN_FIGURE_HELP)
     scenarios = serializers.SerializerMethodField()
     checks = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField(help_text="The run's page in the console (absolute URL).")
@@ -143,6 +182,9 @@ class RunSerializer(serializers.ModelSerializer):
             "done_samples",
             "progress_percent",
             "pass_rate",
+            "determinate",
+            "pass_hat_k",
+            "pass_at_k",
             "scenarios",
             "checks",
             "launched_by",
@@ -155,6 +197,24 @@ class RunSerializer(serializers.ModelSerializer):
 
     def _summary(self, run: Run) -> dict[str, Any]:
         return run.summary if isinstance(run.summary, dict) else {}
+
+    def _figures(self, run: Run) -> Figures:
+        """pass^k and pass@k from the run's stored counts (computed once per run and serializer)."""
+        cache = self.__dict__.setdefault("_figures_cache", {})
+        if run.pk not in cache:
+            cache[run.pk] = summary_figures(self._summary(run), len(run.test_version.scenarios or []))
+        return cache[run.pk]
+
+    def get_determinate(self, run: Run) -> int:
+        return self._figures(run).run.determinate
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
+    def get_pass_hat_k(self, run: Run) -> dict[str, float]:
+        return self._figures(run).run.as_dict()["pass_hat_k"]
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
+    def get_pass_at_k(self, run: Run) -> dict[str, float]:
+        return self._figures(run).run.as_dict()["pass_at_k"]
 
     @extend_schema_field(ScenarioCountsSerializer(many=True))
     def get_scenarios(self, run: Run) -> list[dict[str, Any]]:
@@ -174,6 +234,8 @@ class RunSerializer(serializers.ModelSerializer):
             found = counted.get(index)
             if found:
                 row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
+            figures = self._figures(run).scenarios[index].as_dict()
+            row["pass_hat_k"], row["pass_at_k"] = figures["pass_hat_k"], figures["pass_at_k"]
             rows.append(row)
         return rows
 
@@ -205,8 +267,10 @@ class RunSerializer(serializers.ModelSerializer):
                     "errored": found.get("errored", 0),
                     "indeterminate": found.get("indeterminate", 0),
                     "pass_rate": found.get("pass_rate"),
+                    "flaky_scenarios": [i for i in found.get("flaky_scenarios") or () if isinstance(i, int)],
                 }
             )
+            rows[-1]["flaky"] = bool(rows[-1]["flaky_scenarios"])
         return rows
 
     def get_url(self, run: Run) -> str | None:
@@ -220,6 +284,60 @@ class RunSerializer(serializers.ModelSerializer):
 
 class LaunchedRunsSerializer(serializers.Serializer):
     runs = RunSerializer(many=True)
+
+
+class LaunchedTrialsSerializer(serializers.Serializer):
+    batch = serializers.CharField(help_text="The batch id: `GET runs/batches/{batch}/` pools the trials' samples.")
+    runs = RunSerializer(many=True)
+
+
+def _figures_field(help_text: str) -> serializers.DictField:
+    return serializers.DictField(child=serializers.FloatField(min_value=0, max_value=1), help_text=help_text)
+
+
+class ScenarioFiguresSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    name = serializers.CharField()
+    determinate = serializers.IntegerField(help_text="Passed + failed samples of the scenario over the batch's runs.")
+    pass_hat_k = _figures_field(PASS_HAT_HELP)
+    pass_at_k = _figures_field(PASS_AT_HELP)
+
+
+class BatchTestSerializer(serializers.Serializer):
+    test = serializers.IntegerField()
+    name = serializers.CharField()
+    runs = serializers.ListField(child=serializers.IntegerField(), help_text="The batch's runs of this test.")
+    complete = serializers.BooleanField(help_text="Every one of these runs has finished.")
+    determinate = serializers.IntegerField()
+    pass_hat_k = _figures_field(PASS_HAT_HELP + RUN_FIGURE_HELP)
+    pass_at_k = _figures_field(PASS_AT_HELP + RUN_FIGURE_HELP)
+    scenarios = ScenarioFiguresSerializer(many=True)
+
+
+class BatchSerializer(serializers.Serializer):
+    batch = serializers.CharField()
+    tests = BatchTestSerializer(many=True)
+
+
+def batch_data(batch: str, groups) -> dict[str, Any]:
+    """The body of `GET runs/batches/{batch}/` from runs.compare.batch_groups."""
+    tests = []
+    for group in groups:
+        run = group.figures.run.as_dict()
+        tests.append(
+            {
+                "test": group.test.pk,
+                "name": group.test.name,
+                "runs": [r.pk for r in group.runs],
+                "complete": group.complete,
+                **run,
+                "scenarios": [
+                    {"index": i, "name": name, **figures.as_dict()}
+                    for i, (name, figures) in enumerate(zip(group.names, group.figures.scenarios, strict=True))
+                ],
+            }
+        )
+    return {"batch": batch, "tests": tests}
 
 
 # ----------------------------------------------------------------------------- samples

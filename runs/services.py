@@ -29,6 +29,7 @@ __all__ = [
     "enqueue_drain",
     "launch_run",
     "launch_test_set",
+    "launch_trials",
 ]
 
 
@@ -176,6 +177,37 @@ def launch_run(*, test: Test, by, additional_checks: Iterable = (), token=None, 
         run = _create_run(test=test, by=by, token=token, additional_checks=additional_checks, batch=batch)
         transaction.on_commit(enqueue_drain)
     return run
+
+
+def max_trials() -> int:
+    return int(getattr(settings, "EVALCONSOLE_MAX_TRIALS", 10))
+
+
+def launch_trials(
+    *, test: Test, by, trials: int, additional_checks: Iterable = (), token=None
+) -> list[Run]:
+    """Launch ``trials`` runs of ``test`` at once, one batch id for them all (all or none): the
+    launch option "trials". Each run is an ordinary run within the per-run sample limit; the batch's
+    consistency pools their samples (runs/consistency.py ``batch_figures``).
+
+    Raises ValidationFailed on ``trials`` (not a whole number from 1 to settings.EVALCONSOLE_MAX_TRIALS)
+    and what launch_run raises.
+    """
+    limit = max_trials()
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= limit:
+        raise ValidationFailed(
+            f"trials must be a whole number from 1 to {limit} (runs per launch), not {str(trials)[:20]!r}",
+            field="trials",
+        )
+    batch = uuid.uuid4().hex[:16]
+    additional = list(additional_checks or ())
+    with transaction.atomic():
+        runs = [
+            _create_run(test=test, by=by, token=token, additional_checks=additional, batch=batch)
+            for _ in range(trials)
+        ]
+        transaction.on_commit(enqueue_drain)
+    return runs
 
 
 def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), token=None) -> list[Run]:

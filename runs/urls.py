@@ -10,4 +10,5 @@ app_name = "runs"
 urlpatterns = [
     *object_pages(views, "run", create=("launch/", "launch"), actions=("cancel",)),
     path("compare/", views.run_compare, name="run-compare"),
+    path("tests/<int:pk>/consistency/", views.test_consistency, name="test-consistency"),
 ]

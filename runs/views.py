@@ -25,7 +25,19 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from runs import services
-from runs.compare import compare_runs, pretty, sample_diff, scenario_diff, scenario_rows
+from runs.compare import (
+    TREND_RUNS,
+    batch_groups,
+    compare_runs,
+    consistency_trend,
+    consistency_text,
+    pretty,
+    run_figures,
+    sample_diff,
+    scenario_diff,
+    scenario_rows,
+)
+from runs.consistency import columns, shown_ks, summary_figures
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
@@ -103,7 +115,11 @@ def run_launch(request: HttpRequest) -> HttpResponse:
     archived_problem = services.archived_test_set_problem(test_set) if test_set.archived_at else ""
     if request.method == "POST" and form.is_valid():
         try:
-            if test is not None:
+            if test is not None and form.trial_count() > 1:
+                runs = services.launch_trials(
+                    test=test, by=request.user, trials=form.trial_count(), additional_checks=form.additional_checks()
+                )
+            elif test is not None:
                 runs = [
                     services.launch_run(
                         test=test, by=request.user, additional_checks=form.additional_checks()
@@ -117,11 +133,13 @@ def run_launch(request: HttpRequest) -> HttpResponse:
             return forbidden(request, str(exc))
         except DomainError as exc:
             for key, message in exc.errors.items():
-                form.add_error("additional" if key.startswith("additional_checks") else None, message)
+                field = "additional" if key.startswith("additional_checks") else None
+                form.add_error("trials" if key == "trials" else field, message)
         else:
             if len(runs) == 1:
                 return redirect(runs[0])
-            messages.success(request, f"Launched {len(runs)} runs of {test_set.name}.")
+            what = f"trials of {test.name}" if test is not None else f"runs of {test_set.name}"
+            messages.success(request, f"Launched {len(runs)} {what}.")
             return redirect(f"{reverse('runs:run-list')}?batch={runs[0].batch}")
     selected = set(form.data.getlist("additional")) if form.is_bound else set()
     advisory = set(form.data.getlist("advisory")) if form.is_bound else set()
@@ -137,6 +155,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         "total_samples": sum(t.current_version.total_samples for t in tests if t.current_version),
         "skipped_judges": skipped_judges,
         "archived_problem": archived_problem,
+        "max_trials": services.max_trials(),
     }
     return render(request, "runs/run_launch.html", context)
 
@@ -204,6 +223,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     rows = list(page.object_list)
+    for row in rows:  # pass^k at the largest k each run has, from its stored counts (no query)
+        row.consistency = consistency_text(summary_figures(row.summary, len(row.test_version.scenarios or [])).run)
     # Rows refresh themselves (every 2 s) only while a run on this page is queued or running.
     polling = any(r.is_active for r in rows)
     context = {
@@ -214,6 +235,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         status = 200 if polling else HTMX_STOP_POLLING
         return render(request, "runs/run_list.html#run-rows", context, status=status)
     agent = form.cleaned_data.get("agent") if form.is_bound and form.is_valid() else None
+    batch = form.cleaned_data.get("batch") if form.is_bound and form.is_valid() else ""
     context.update(
         {
             "form": form,
@@ -223,9 +245,35 @@ def run_list(request: HttpRequest) -> HttpResponse:
             "active_filters": _active_filters(form, query),
             "search": search,
             "search_error": search_error,
+            "batches": batch_consistency(request.user, batch) if batch else [],
         }
     )
     return render(request, "runs/run_list.html", context)
+
+
+def batch_consistency(user, batch: str) -> list[dict]:
+    """Per test of a batch (a trials launch, or a test set's): every scenario's samples of all the
+    batch's runs of that test, pooled, with pass^k and pass@k over them. One query."""
+    runs = Run.objects.visible_to(user).filter(batch=batch).select_related("test", "test_version")
+    tables = []
+    for group in batch_groups(list(runs)):
+        ks = shown_ks(group.samples_per_scenario * len(group.runs))
+        cells = columns(group.figures.scenarios, ks)
+        tables.append(
+            {
+                "test": group.test,
+                "prefix": f"batch-{group.test.pk}",
+                "runs": group.runs,
+                "done": group.complete,
+                "rows": [{"name": name, **cell} for name, cell in zip(group.names, cells, strict=True)],
+                "total": {
+                    "consistency": group.figures.run,
+                    "cells": columns([group.figures.run], ks)[0]["cells"],
+                    "k_max": len(ks),
+                },
+            }
+        )
+    return tables
 
 
 # ---------------------------------------------------------------- the run page
@@ -247,9 +295,11 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
             Sample.objects.filter(run=run, outcome=Outcome.ERROR).exclude(error="")
             .order_by("scenario_index", "sample_index").values_list("error", flat=True).first()
         ) or ""
+    scenarios = scenario_rows(run)
     return {
         "run": run,
-        "scenarios": scenario_rows(run),
+        "scenarios": scenarios,
+        "figures": run_figures(scenarios),
         "percent": run.progress_percent,
         "first_error": first_error,
         **page_flags(request.user, run.agent.team),
@@ -596,3 +646,25 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     }
     fragment = target_fragment(request, ["output-diff"])
     return page_or_fragment(request, "runs/run_compare.html", fragment, context)
+
+
+# ---------------------------------------------------------------- a test's runs over time
+
+
+@login_required
+def test_consistency(request: HttpRequest, pk: int) -> HttpResponse:
+    """Each scenario's pass rate and pass^k across a test's recent runs, as a chart (the test page loads
+    this region with htmx) with the check-version changes marked on its axis. Three queries: the test,
+    its runs (+ test versions), their frozen check versions."""
+    test = get_object_or_404(Test.objects.visible_to(request.user).select_related("test_set__agent"), pk=pk)
+    runs = list(
+        Run.objects.filter(test=test).select_related("test_version").order_by("-created_at", "-id")[:TREND_RUNS]
+    )[::-1]
+    versions: dict[int, list[tuple[int, str, int]]] = {}
+    rows = RunCheck.objects.filter(run__in=[r.pk for r in runs]).values_list(
+        "run_id", "check_version__parent_id", "check_version__name", "check_version__number"
+    )
+    for run_id, check_id, name, number in rows:
+        versions.setdefault(run_id, []).append((check_id, name, number))
+    context = {"test": test, "runs": runs, **consistency_trend(test, runs, versions)}
+    return page_or_fragment(request, "runs/test_consistency.html", "test-consistency", context)

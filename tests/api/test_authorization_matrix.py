@@ -79,6 +79,8 @@ EXPECTED: dict[str, dict[str, int]] = {
     "GET /api/v1/runs/{id}/samples/{sample_id}/world/": read(outsider=404),
     "GET /api/v1/runs/{id}/export/": read(outsider=404),
     "POST /api/v1/runs/{id}/cancel/": write(member=200, admin=200, outsider=404),
+    "POST /api/v1/runs/trials/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
+    "GET /api/v1/runs/batches/{batch}/": read(outsider=404),  # the batch of Acme's run
     # tokens: everyone manages their own; {id} is the admin's token, nobody else's.
     "GET /api/v1/tokens/": read(),
     "POST /api/v1/tokens/": write(viewer=201, member=201, admin=201, outsider=201),
@@ -226,6 +228,7 @@ def bodies(world, team) -> dict[str, object]:
         "PATCH /api/v1/scenes/{id}/": {"source": SCENE.replace("Look", "Search")},
         "POST /api/v1/runs/": {"test": test.pk},
         "POST /api/v1/runs/{id}/cancel/": {},
+        "POST /api/v1/runs/trials/": {"test": test.pk, "trials": 2},
         "POST /api/v1/tokens/": {"name": "ci", "can_write": False},
         "POST /api/v1/agents/{agent_id}/tasks/": {
             "external_id": f"conv-{stamp}",
@@ -261,6 +264,11 @@ def _path(endpoint: str, world) -> str:
         route = route.replace("{id}", str(world[resource].pk))
     if "{sample_id}" in route:
         route = route.replace("{sample_id}", str(world["scene_sample"].pk))
+    if "{batch}" in route:
+        from runs.models import Run
+
+        Run.objects.filter(pk=world["runs"].pk).update(batch="acme-batch")
+        route = route.replace("{batch}", "acme-batch")
     return route
 
 

@@ -27,6 +27,9 @@ JSON object in the request header ``X-Fake``, then ``scenario.metadata.fake`` of
                      with ``chunked: true`` it is sent chunked, without Content-Length
   drop               close the connection without answering
   output             the reply's output text (default: derived from the input)
+  outputs            a script: a list of output texts; the n-th reply to one scenario of one run (by
+                     the body's run id and scenario name) is outputs[n % len], whatever order the
+                     samples come in (e.g. ["ok", "ok", "ok", "bad", "bad"]: 3 of 5 say "ok")
   tool_calls         the toolCalls list to report (default: one lookup_order call when the input
                      mentions an order id like EC-1042, else [])
   omit_tool_calls    leave the toolCalls key out
@@ -179,6 +182,7 @@ class FakeAgentServer:
         self.defaults = dict(defaults or {})
         self.stats = Stats()
         self.requests: collections.deque[dict[str, Any]] = collections.deque(maxlen=keep_requests)
+        self._scripted: collections.Counter[tuple[str, str]] = collections.Counter()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ----------------------------------------------------------------- HTTP plumbing
@@ -442,6 +446,11 @@ class FakeAgentServer:
         if not text:
             text = _last_user_text(scenario.get("messages"))
         reply: dict[str, Any] = {"output": fake["output"] if "output" in fake else default_output(text)}
+        script = fake.get("outputs")
+        if isinstance(script, list) and script:
+            key = (str(data.get("run", "")), str(scenario.get("name", "")))
+            reply["output"] = str(script[self._scripted[key] % len(script)])
+            self._scripted[key] += 1
         if not fake.get("omit_tool_calls"):
             reply["toolCalls"] = fake["tool_calls"] if "tool_calls" in fake else default_tool_calls(text)
         if "trace" in fake:
