@@ -12,6 +12,7 @@ from agents.api import AgentViewSet
 from checks.api import CheckViewSet
 from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
 from monitors.api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
+from reviews.api import CheckCalibrationViewSet, ReviewQueueViewSet
 from runs.api import RunViewSet, TestSetViewSet
 from teams.api import TokenViewSet
 from worlds.api import SceneViewSet, TestViewSet
@@ -49,6 +50,9 @@ router.register(r"agents/(?P<agent_id>[^/.]+)/tasks", AgentTaskIngestViewSet, ba
 router.register("tasks", TaskViewSet, basename="task")
 router.register("monitors", MonitorViewSet, basename="monitor")
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
+# Human review and judge calibration (issue 20).
+router.register("review-queues", ReviewQueueViewSet, basename="review-queue")
+router.register(r"checks/(?P<check_id>[^/.]+)/calibration", CheckCalibrationViewSet, basename="check-calibration")
 
 urlpatterns = [
     path("v1/", include(router.urls)),
