@@ -16,7 +16,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from checks.models import Check
+from checks.models import Check, CheckVersion
 from core.errors import ValidationFailed
 from reviews import calibration, services
 from reviews import export as label_export
@@ -136,9 +136,11 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
             item = ReviewItem.objects.filter(queue=queue, pk=data["item"]).select_related("queue__team").first()
             if item is None:
                 raise ValidationError({"item": [f"Item {data['item']} does not exist in this queue."]})
-            existed = Label.objects.filter(item=item, check_version=data["check_version"],
-                                           reviewer=request.user).exists()
-            label = services.label_item(item=item, check_version=data["check_version"], by=request.user,
+            version = CheckVersion.objects.filter(pk=data["check_version"], parent__agent__team=queue.team).first()
+            if version is None:
+                raise ValidationError({"check_version": [f"Check version {data['check_version']} does not exist."]})
+            existed = Label.objects.filter(item=item, check_version=version, reviewer=request.user).exists()
+            label = services.label_item(item=item, check_version=version, by=request.user,
                                         verdict=data["verdict"], note=data.get("note", ""))
             fresh = Label.objects.select_related("reviewer", "check_version", "result").get(pk=label.pk)
             return Response(LabelSerializer(fresh).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from checks.kinds import Outcome
-from checks.models import Check, CheckVersion
+from checks.models import Check
 from core.api import VisibleRelatedField
 from monitors.models import Monitor
 from reviews.models import Label, ReviewItem, ReviewQueue
@@ -101,8 +101,8 @@ class SentSerializer(serializers.Serializer):
 
 class LabelWriteSerializer(serializers.Serializer):
     item = serializers.IntegerField(min_value=1, help_text="An item of this queue.")
-    check_version = VisibleRelatedField(CheckVersion, noun="Check version",
-                                        help_text="The version whose result on the item you judge.")
+    check_version = serializers.IntegerField(min_value=1, help_text="The check version (id) whose result on the "
+                                                                    "item you judge.")
     verdict = serializers.ChoiceField(choices=Label.Verdict.choices)
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000, trim_whitespace=False)
 
