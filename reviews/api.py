@@ -185,7 +185,8 @@ class CheckCalibrationViewSet(TeamScopedViewMixin, viewsets.GenericViewSet):
         description="Figures of one check version (`?version=N`, default the current one): labels compared, "
         "percent agreement, Cohen's kappa (null without labels, or when every label and result is one class) "
         "and the confusion matrix, judge first and people second. A new version starts its own figures.",
-        parameters=[OpenApiParameter("version", int, required=False, description="Version number.")],
+        parameters=[OpenApiParameter("check_id", int, OpenApiParameter.PATH, description="The check."),
+                    OpenApiParameter("version", int, required=False, description="Version number.")],
         responses={200: CalibrationSerializer},
         filters=False,
     )
