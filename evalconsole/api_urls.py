@@ -39,6 +39,8 @@ offline = csp_override(DOCS_CSP)
 router = DefaultRouter()
 # REST API v1 (DESIGN.md): agents, checks, test sets, tests, runs, tokens.
 router.register("agents", AgentViewSet, basename="agent")
+# checks/{id}/calibration/ (reviews): registered before CheckViewSet so the API root keeps listing checks/.
+router.register("checks", CheckCalibrationViewSet, basename="check-calibration")
 router.register("checks", CheckViewSet, basename="check")
 router.register("test-sets", TestSetViewSet, basename="testset")
 router.register("tests", TestViewSet, basename="test")
@@ -52,7 +54,6 @@ router.register("monitors", MonitorViewSet, basename="monitor")
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
 # Human review and judge calibration (issue 20).
 router.register("review-queues", ReviewQueueViewSet, basename="review-queue")
-router.register(r"checks/(?P<check_id>[^/.]+)/calibration", CheckCalibrationViewSet, basename="check-calibration")
 
 urlpatterns = [
     path("v1/", include(router.urls)),

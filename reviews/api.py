@@ -171,11 +171,12 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         return response
 
 
-# `GET checks/{id}/calibration/`: registered beside checks/ by the router (checks' own viewset knows nothing
-# of reviews, a floor above it).
+# `GET checks/{id}/calibration/`: a second viewset under the checks/ prefix with only this action (checks'
+# own viewset knows nothing of reviews, a floor above it).
 class CheckCalibrationViewSet(TeamScopedViewMixin, viewsets.GenericViewSet):
     serializer_class = CalibrationSerializer
     pagination_class = None
+    filterset_class = None
 
     def get_queryset(self) -> QuerySet[Check]:
         return Check.objects.visible_to(self.request.user)
@@ -185,13 +186,13 @@ class CheckCalibrationViewSet(TeamScopedViewMixin, viewsets.GenericViewSet):
         description="Figures of one check version (`?version=N`, default the current one): labels compared, "
         "percent agreement, Cohen's kappa (null without labels, or when every label and result is one class) "
         "and the confusion matrix, judge first and people second. A new version starts its own figures.",
-        parameters=[OpenApiParameter("check_id", int, OpenApiParameter.PATH, description="The check."),
-                    OpenApiParameter("version", int, required=False, description="Version number.")],
+        parameters=[OpenApiParameter("version", int, required=False, description="Version number.")],
         responses={200: CalibrationSerializer},
         filters=False,
     )
-    def list(self, request, check_id=None):
-        check = get_object_or_404(self.get_queryset(), pk=_int(check_id))
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def calibration(self, request, pk=None):
+        check = get_object_or_404(self.get_queryset(), pk=_int(pk))
         versions = calibration.check_versions(check)
         raw = request.query_params.get("version")
         if raw is not None and not any(v.number == _int(raw) for v in versions):

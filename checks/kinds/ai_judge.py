@@ -4,7 +4,8 @@ Pure: this module builds the judge prompt, estimates its size, truncates, asks `
 ``checks.kinds.judging`` for the protocol), parses the JSON verdict, votes and de-duplicates. It never
 imports Django or openai.
 
-What the judge sees: the rubric, the scenario/transcript messages (role and text only), the agent's tool
+What the judge sees: the rubric (with the config's labelled ``examples``, few-shot, after it), the
+scenario/transcript messages (role and text only), the agent's tool
 calls (name, status, input, output, error, node) and the agent's final output. Never the agent's headers,
 the sample's metadata or anything else.
 

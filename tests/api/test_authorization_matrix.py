@@ -110,7 +110,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "GET /api/v1/review-queues/{id}/labels/": read(outsider=404),
     "POST /api/v1/review-queues/{id}/labels/": write(member=201, admin=201, outsider=404),
     "GET /api/v1/review-queues/{id}/export/": read(outsider=404),
-    "GET /api/v1/checks/{check_id}/calibration/": read(outsider=404),
+    "GET /api/v1/checks/{id}/calibration/": read(outsider=404),
 }
 
 
@@ -285,8 +285,6 @@ def _path(endpoint: str, world) -> str:
         route = route.replace("{agent_id}", str(world["agents"].pk))
     if "{id}" in route:
         route = route.replace("{id}", str(world[resource].pk))
-    if "{check_id}" in route:
-        route = route.replace("{check_id}", str(world["checks"].pk))
     if "{sample_id}" in route:
         route = route.replace("{sample_id}", str(world["scene_sample"].pk))
     return route

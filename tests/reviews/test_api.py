@@ -150,3 +150,8 @@ def test_lists_and_calibration_do_not_grow_in_queries(as_user, member, team, que
     assert {url: query_count(lambda url=url: api.get(url)) for url in urls} == before
     assert api.get(f"{QUEUES}{queue.pk}/items/").json()["count"] == 7
     assert api.get(f"/api/v1/checks/{judge_check.pk}/calibration/").json()["inter_reviewer"]["items"] == 7
+
+
+def test_the_api_root_lists_checks_and_review_queues(as_user, member):
+    root = as_user(member).get("/api/v1/").json()
+    assert root["checks"].endswith("/api/v1/checks/") and root["review-queues"].endswith("/api/v1/review-queues/")
