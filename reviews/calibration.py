@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from checks.models import Check, CheckVersion
-from reviews.agreement import PASS, VERDICTS, Agreement, agreement
+from reviews.agreement import VERDICTS, Agreement, agreement
 from reviews.models import Label
 
 DISAGREEMENTS_SHOWN = 50
@@ -94,5 +94,3 @@ def pick_version(versions: list[CheckVersion], number: object, current: int) -> 
         else current
     return next((v for v in versions if v.number == wanted), None)
 
-
-__all__ = ["PASS", "Calibration", "calibrate", "check_versions", "pick_version", "version_labels"]

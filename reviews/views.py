@@ -18,11 +18,11 @@ from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
-from monitors.models import Monitor, Task
+from monitors.models import Monitor
 from reviews import calibration, services
 from reviews.models import Label, ReviewItem, ReviewQueue
 from runs.compare import pretty
-from runs.models import CheckResult, Run, Sample
+from runs.models import CheckResult, Run
 from teams.access import page_flags
 from teams.views import forbidden
 from worlds.display import sample_world
@@ -435,5 +435,3 @@ def promote(request: HttpRequest, check_pk: int) -> HttpResponse:
         return redirect(back)
     return redirect(reverse("reviews:check-calibration", args=[check.pk]))
 
-
-__all__ = ["Sample", "Task"]
