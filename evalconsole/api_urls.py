@@ -12,6 +12,7 @@ from agents.api import AgentViewSet
 from checks.api import CheckViewSet
 from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
 from monitors.api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
+from reviews.api import CheckCalibrationViewSet, ReviewQueueViewSet
 from runs.api import RunViewSet, TestSetViewSet
 from teams.api import TokenViewSet
 from worlds.api import SceneViewSet, TestViewSet
@@ -38,6 +39,8 @@ offline = csp_override(DOCS_CSP)
 router = DefaultRouter()
 # REST API v1 (DESIGN.md): agents, checks, test sets, tests, runs, tokens.
 router.register("agents", AgentViewSet, basename="agent")
+# checks/{id}/calibration/ (reviews): registered before CheckViewSet so the API root keeps listing checks/.
+router.register("checks", CheckCalibrationViewSet, basename="check-calibration")
 router.register("checks", CheckViewSet, basename="check")
 router.register("test-sets", TestSetViewSet, basename="testset")
 router.register("tests", TestViewSet, basename="test")
@@ -49,6 +52,8 @@ router.register(r"agents/(?P<agent_id>[^/.]+)/tasks", AgentTaskIngestViewSet, ba
 router.register("tasks", TaskViewSet, basename="task")
 router.register("monitors", MonitorViewSet, basename="monitor")
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
+# Human review and judge calibration (issue 20).
+router.register("review-queues", ReviewQueueViewSet, basename="review-queue")
 
 urlpatterns = [
     path("v1/", include(router.urls)),

@@ -151,6 +151,7 @@ INSTALLED_APPS = [
     "worlds",
     "runs",
     "monitors",
+    "reviews",  # human review queues, labels and judge calibration (issue 20)
     "evalconsole",  # the roof: URLs, the API router, the CLI and its commands, static files
 ]
 

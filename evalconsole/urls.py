@@ -20,6 +20,7 @@ urlpatterns = [
     path("checks/", include("checks.urls")),
     path("runs/", include("runs.urls")),
     path("", include("monitors.urls")),
+    path("reviews/", include("reviews.urls")),
     path("api/", include("evalconsole.api_urls")),
     path("scenes/", include("worlds.page_urls")),
     path("worlds/", include("worlds.urls")),

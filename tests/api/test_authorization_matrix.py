@@ -103,6 +103,16 @@ EXPECTED: dict[str, dict[str, int]] = {
     "POST /api/v1/evaluations/": write(member=202, admin=202, outsider=400),
     "GET /api/v1/evaluations/{id}/": read(outsider=404),
     "GET /api/v1/evaluations/{id}/results/": read(outsider=404),
+    # human review (issue 20): members create queues, send items and label; viewers read.
+    "GET /api/v1/review-queues/": read(),
+    "POST /api/v1/review-queues/": write(member=201, admin=201, outsider=400),  # "Team 1 does not exist"
+    "GET /api/v1/review-queues/{id}/": read(outsider=404),
+    "GET /api/v1/review-queues/{id}/items/": read(outsider=404),
+    "POST /api/v1/review-queues/{id}/items/": write(member=201, admin=201, outsider=404),
+    "GET /api/v1/review-queues/{id}/labels/": read(outsider=404),
+    "POST /api/v1/review-queues/{id}/labels/": write(member=201, admin=201, outsider=404),
+    "GET /api/v1/review-queues/{id}/export/": read(outsider=404),
+    "GET /api/v1/checks/{id}/calibration/": read(outsider=404),
 }
 
 
@@ -185,6 +195,15 @@ def world(library, personas, api, team):
     objects["evaluations"] = monitoring.launch_evaluation(
         agent=agent, by=member, check_ids=[library["check"].pk], task_ids=[objects["tasks"].pk]
     )
+    # A review queue holding the task, which the check judged (as the evaluation's worker would record).
+    from reviews.services import create_queue, send_tasks
+    from runs.models import CheckResult
+
+    CheckResult.objects.create(task=objects["tasks"], evaluation=objects["evaluations"], outcome="pass",
+                               check_version=library["check"].current_version)
+    objects["review-queues"] = create_queue(team=team, by=member, name="Review")
+    send_tasks(queue=objects["review-queues"], by=member, task_ids=[objects["tasks"].pk])
+    objects["review_item"] = objects["review-queues"].items.get()
     return objects
 
 
@@ -251,6 +270,13 @@ def bodies(world, team) -> dict[str, object]:
         "POST /api/v1/evaluations/": {
             "tasks": [world["tasks"].pk] if "tasks" in world else [],
             "checks": [check.pk],
+        },
+        "POST /api/v1/review-queues/": {"team": team.pk, "name": "Second review"},
+        "POST /api/v1/review-queues/{id}/items/": {"tasks": [world["tasks"].pk] if "tasks" in world else []},
+        "POST /api/v1/review-queues/{id}/labels/": {
+            "item": world["review_item"].pk if "review_item" in world else 0,
+            "check_version": check.current_version_id,
+            "verdict": "pass",
         },
     }
 

@@ -86,9 +86,50 @@ def test_config_defaults_and_schema():
     assert config() == {"prompt": "The agent must be polite.", "model": None, "truncate": False, "votes": 1}
     assert config(model="  gpt-4o  ", truncate=True, votes=3)["model"] == "gpt-4o"
     assert config(model="")["model"] is None
-    assert [f.name for f in KIND.fields] == ["prompt", "model", "truncate", "votes"]
+    assert [f.name for f in KIND.fields] == ["prompt", "model", "truncate", "votes", "examples"]
     assert KIND.json_schema["properties"]["votes"]["enum"] == [1, 3, 5]
     assert KIND.needs == {"output", "messages", "tool_calls"}
+
+
+EXAMPLE = {"conversation": "user: hi\nFinal output: go away", "verdict": "fail", "reason": "Rude."}
+
+
+def test_examples_are_optional_and_an_empty_list_leaves_the_config_as_before():
+    # A config saved before examples existed normalises to itself: an edit that adds none makes no version.
+    assert "examples" not in config()
+    assert "examples" not in config(examples=[]) and "examples" not in config(examples=None)
+    assert config(examples=[{**EXAMPLE, "verdict": " FAIL "}])["examples"] == [EXAMPLE]
+    assert config(examples=[{"conversation": "c", "verdict": "pass"}])["examples"] == [
+        {"conversation": "c", "verdict": "pass", "reason": ""}
+    ]
+
+
+@pytest.mark.parametrize(("examples", "field", "message"), [
+    ("nope", "examples", "must be a list"),
+    ([EXAMPLE] * 11, "examples", "at most 10 examples"),
+    (["x"], "examples.0", "must be an object"),
+    ([{**EXAMPLE, "verdict": "maybe"}], "examples.0.verdict", '"pass" or "fail"'),
+    ([{**EXAMPLE, "conversation": " "}], "examples.0.conversation", "non-empty"),
+    ([{**EXAMPLE, "conversation": "x" * 4001}], "examples.0.conversation", "at most 4,000"),
+    ([EXAMPLE, {**EXAMPLE, "extra": 1}], "examples.1.extra", "unknown key"),
+])
+def test_bad_examples_are_refused_naming_the_example(examples, field, message):
+    with pytest.raises(ConfigError) as caught:
+        config(examples=examples)
+    assert message in caught.value.errors[field]
+
+
+def test_examples_go_into_the_judges_instructions_after_the_rubric():
+    judge = ScriptedJudge(verdict_json("fail", "Rude."))
+    verdict = evaluate("ai_judge", config(examples=[EXAMPLE]), EVIDENCE, ctx(judge))
+    system = judge.calls[0]["messages"][0]["content"]
+    assert system.index("The agent must be polite.") < system.index("Example 1: verdict fail (Rude.)")
+    assert "user: hi\nFinal output: go away" in system
+    assert system.rstrip().endswith('"reason": "one sentence explaining the verdict"}')
+    assert verdict.details["judge"]["prompt"][0]["content"] == system  # shown on the run page
+    plain = ScriptedJudge()
+    evaluate("ai_judge", config(), EVIDENCE, ctx(plain))
+    assert "Example" not in plain.calls[0]["messages"][0]["content"]
 
 
 @pytest.mark.parametrize(("raw", "field", "message"), [

@@ -19,9 +19,10 @@ FLOORS = [
     "worlds",  # scenes and the simulated tools they are played in (engine/ is pure)
     "runs",  # runs, samples, results, the worker
     "monitors",  # live tasks, monitors, one-off evaluations, retention
+    "reviews",  # human review queues, labels, judge calibration (agreement.py is pure)
     "evalconsole",  # the roof: settings, URLs, the API router, the CLI and commands
 ]
-PURE = ["checks/kinds", "runs/outcomes.py", "worlds/engine"]
+PURE = ["checks/kinds", "runs/outcomes.py", "worlds/engine", "reviews/agreement.py"]
 NOT_DJANGO_FREE = ("django", "rest_framework", "django_filters", "django_htmx", "django_q", "drf_spectacular")
 
 

@@ -1,0 +1,201 @@
+"""REST API v1 of human review: queues, their items and labels, label exports, and a check's calibration.
+
+Thin over reviews.services (writes) and reviews.calibration (figures). Viewers read; members create queues,
+send items and label; another team's queue or check is a 404.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from checks.models import Check, CheckVersion
+from core.errors import ValidationFailed
+from reviews import calibration, services
+from reviews import export as label_export
+from reviews.models import Label, ReviewItem, ReviewQueue
+from reviews.serializers import (
+    CalibrationSerializer,
+    LabelSerializer,
+    LabelWriteSerializer,
+    ReviewItemSerializer,
+    ReviewQueueCreateSerializer,
+    ReviewQueueSerializer,
+    SendSerializer,
+    SentSerializer,
+)
+from runs.api import ExportNegotiation
+from runs.models import CheckResult
+from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin
+from teams.models import Team
+
+
+def _int(raw) -> int:
+    raw = str(raw or "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
+
+
+def _default_team(user) -> Team:
+    teams = list(Team.objects.visible_to(user)[:2])
+    if len(teams) != 1:
+        raise ValidationFailed(
+            "required when you belong to several teams" if teams else "you are not a member of any team", field="team"
+        )
+    return teams[0]
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List review queues", description="Queues of your teams, by name, with counts."),
+    retrieve=extend_schema(summary="Show a review queue"),
+)
+class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
+    serializer_class = ReviewQueueSerializer
+    filterset_class = None
+
+    def get_queryset(self) -> QuerySet[ReviewQueue]:
+        queues = ReviewQueue.objects.visible_to(self.request.user).select_related("created_by")
+        if self.action in ("list", "retrieve", "create"):
+            queues = queues.with_counts()
+        return queues.order_by("name", "id")
+
+    @extend_schema(summary="Create a review queue", request=ReviewQueueCreateSerializer,
+                   responses={201: ReviewQueueSerializer})
+    def create(self, request, *args, **kwargs):
+        data = self._body(ReviewQueueCreateSerializer)
+        team = data.pop("team", None) or _default_team(request.user)
+        return self._show(services.create_queue(team=team, by=request.user, **data), status.HTTP_201_CREATED)
+
+    def _items(self, queue: ReviewQueue):
+        results = CheckResult.objects.select_related("check_version").only(
+            "id", "outcome", "sample_id", "task_id", "check_version__id", "check_version__parent_id",
+            "check_version__number", "check_version__name", "check_version__kind",
+        )
+        labels = Label.objects.select_related("reviewer", "check_version", "result").only(
+            "id", "item_id", "verdict", "note", "created_at", "updated_at", "reviewer__username",
+            "check_version__id", "check_version__parent_id", "check_version__number", "result__outcome",
+        )
+        return (
+            ReviewItem.objects.filter(queue=queue).select_related("sample", "task")
+            .only("id", "queue_id", "position", "sample_id", "task_id", "added_at", "sample__run_id", "task__id")
+            .prefetch_related(Prefetch("sample__results", queryset=results),
+                              Prefetch("task__results", queryset=results),
+                              Prefetch("labels", queryset=labels.order_by("created_at", "id")))
+            .order_by("position")
+        )
+
+    @extend_schema(methods=["GET"], summary="A queue's items with their check results and labels",
+                   responses={200: ReviewItemSerializer(many=True)}, filters=False)
+    @extend_schema(
+        methods=["POST"],
+        summary="Send samples or tasks to the queue",
+        description=f"One of `run` (its finished samples; with `check`, those whose result of that check had "
+        f"`outcome`, or every one it judged; with `outcome` only, samples of that overall outcome), `monitor` "
+        f"(tasks it evaluated, narrowed the same way) or `tasks` (ids). At most "
+        f"{services.MAX_ITEMS_PER_SEND} new items a send (400 beyond); items already in the queue stay.",
+        request=SendSerializer,
+        responses={201: SentSerializer},
+    )
+    @action(detail=True, methods=["get", "post"], serializer_class=ReviewItemSerializer, filterset_class=None)
+    def items(self, request, pk=None):
+        queue = self.get_object()  # another team's queue is a 404; a viewer's POST a 403
+        if request.method == "POST":
+            data = self._body(SendSerializer)
+            if "run" in data:
+                sent = services.send_samples(queue=queue, run=data["run"], by=request.user,
+                                             check=data.get("check"), outcome=data.get("outcome"))
+            else:
+                sent = services.send_tasks(queue=queue, by=request.user, monitor=data.get("monitor"),
+                                           task_ids=data.get("tasks"), check=data.get("check"),
+                                           outcome=data.get("outcome"))
+            return Response(SentSerializer(sent).data, status=status.HTTP_201_CREATED)
+        page = self.paginate_queryset(self._items(queue))
+        return self.get_paginated_response(ReviewItemSerializer(page, many=True).data)
+
+    @extend_schema(methods=["GET"], summary="A queue's labels", responses={200: LabelSerializer(many=True)},
+                   filters=False)
+    @extend_schema(
+        methods=["POST"],
+        summary="Label an item (pass or fail for one check version)",
+        description="Your label: posting again for the same item and check version changes it (200); another "
+        "reviewer's label stays. `check_version` must have a result on the item.",
+        request=LabelWriteSerializer,
+        responses={201: LabelSerializer, 200: LabelSerializer},
+    )
+    @action(detail=True, methods=["get", "post"], serializer_class=LabelSerializer, filterset_class=None)
+    def labels(self, request, pk=None):
+        queue = self.get_object()
+        if request.method == "POST":
+            data = self._body(LabelWriteSerializer)
+            item = ReviewItem.objects.filter(queue=queue, pk=data["item"]).select_related("queue__team").first()
+            if item is None:
+                raise ValidationError({"item": [f"Item {data['item']} does not exist in this queue."]})
+            version = CheckVersion.objects.filter(pk=data["check_version"], parent__agent__team=queue.team).first()
+            if version is None:
+                raise ValidationError({"check_version": [f"Check version {data['check_version']} does not exist."]})
+            existed = Label.objects.filter(item=item, check_version=version, reviewer=request.user).exists()
+            label = services.label_item(item=item, check_version=version, by=request.user,
+                                        verdict=data["verdict"], note=data.get("note", ""))
+            fresh = Label.objects.select_related("reviewer", "check_version", "result").get(pk=label.pk)
+            return Response(LabelSerializer(fresh).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        labels = (Label.objects.filter(item__queue=queue).select_related("reviewer", "check_version", "result")
+                  .defer("result__details", "result__evidence").order_by("item__position", "created_at", "id"))
+        page = self.paginate_queryset(labels)
+        return self.get_paginated_response(LabelSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Export a queue's labels (CSV or JSON Lines)",
+        description="A download, streamed, one label a row: columns " + ", ".join(label_export.COLUMNS) + ". "
+        "Text cells a spreadsheet would run as a formula get a leading `'` in CSV.",
+        parameters=[OpenApiParameter("format", str, enum=list(label_export.FORMATS), default="csv")],
+        responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR),
+                   (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR)},
+        operation_id="v1_review_queues_export",
+        filters=False,
+    )
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None,
+            content_negotiation_class=ExportNegotiation)
+    def export(self, request, pk=None, format=None):
+        queue = self.get_object()
+        fmt = request.query_params.get("format") or format or "csv"
+        if fmt not in label_export.FORMATS:
+            raise ValidationError({"format": [f"Must be csv or jsonl, not {fmt[:20]!r}."]})
+        response = StreamingHttpResponse(label_export.stream(queue, fmt), content_type=label_export.CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="{label_export.filename(queue, fmt)}"'
+        return response
+
+
+# `GET checks/{id}/calibration/`: a second viewset under the checks/ prefix with only this action (checks'
+# own viewset knows nothing of reviews, a floor above it).
+class CheckCalibrationViewSet(TeamScopedViewMixin, viewsets.GenericViewSet):
+    serializer_class = CalibrationSerializer
+    pagination_class = None
+    filterset_class = None
+
+    def get_queryset(self) -> QuerySet[Check]:
+        return Check.objects.visible_to(self.request.user)
+
+    @extend_schema(
+        summary="How far a check (an AI judge) agrees with people's labels",
+        description="Figures of one check version (`?version=N`, default the current one): labels compared, "
+        "percent agreement, Cohen's kappa (null without labels, or when every label and result is one class) "
+        "and the confusion matrix, judge first and people second. A new version starts its own figures.",
+        parameters=[OpenApiParameter("version", int, required=False, description="Version number.")],
+        responses={200: CalibrationSerializer},
+        filters=False,
+    )
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def calibration(self, request, pk=None):
+        check = get_object_or_404(self.get_queryset(), pk=_int(pk))
+        versions = calibration.check_versions(check)
+        raw = request.query_params.get("version")
+        if raw is not None and not any(v.number == _int(raw) for v in versions):
+            raise ValidationError({"version": [f"Check {check.pk} has no version {raw[:20]!r}."]})
+        version = calibration.pick_version(versions, raw, check.version)
+        return Response(CalibrationSerializer(calibration.calibrate(version).as_dict()).data)
