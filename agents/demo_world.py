@@ -274,7 +274,10 @@ class _IncidentCalls(_Calls):
 
     def datadog(self, method: str, path: str, json_body: Any = None) -> Any:
         creds = self.tools["datadog"]
-        keys = {"DD-API-KEY": str(creds.get("api_key", "")), "DD-APPLICATION-KEY": str(creds.get("app_key", ""))}
+        keys = {
+            "DD-API-KEY": str(creds.get("api_key", "")),
+            "DD-APPLICATION-KEY": str(creds.get("app_key", "")),
+        }
         status, body = self.http("datadog", method, path, json_body=json_body, headers=keys)
         if status >= 400:
             raise WorldCallFailed(f"Datadog {method} {path} failed ({status} {body})")
@@ -358,10 +361,17 @@ def play_incident(request: dict[str, Any], *, sloppy: bool = False) -> dict[str,
             deployment = calls.github(
                 "POST",
                 f"repos/{repo}/deployments",
-                {"ref": good, "environment": "production", "required_contexts": [], "auto_merge": False,
-                 "description": f"roll back {bad[:7]}"},
+                {
+                    "ref": good,
+                    "environment": "production",
+                    "required_contexts": [],
+                    "auto_merge": False,
+                    "description": f"roll back {bad[:7]}",
+                },
             )
-            calls.github("POST", f"repos/{repo}/deployments/{deployment['id']}/statuses", {"state": "success"})
+            calls.github(
+                "POST", f"repos/{repo}/deployments/{deployment['id']}/statuses", {"state": "success"}
+            )
             done.append(f"rolled production of {repo} back from {bad[:7]} to {good[:7]}")
 
         calls.pagerduty(
@@ -442,7 +452,9 @@ def play_triage(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, A
             channel=eng["id"],
             text=f"Ben: a customer can't get CSV exports ({details}). What's the cause, and is there a workaround?",
         )["ts"]
-        answers = _after(calls.slack("conversations.replies", channel=eng["id"], ts=to_ben)["messages"], to_ben, bot)
+        answers = _after(
+            calls.slack("conversations.replies", channel=eng["id"], ts=to_ben)["messages"], to_ben, bot
+        )
         if len(answers) < 2:
             raise WorldCallFailed("Ben gave no cause and workaround")
         cause, workaround = answers[0], answers[1]
@@ -454,9 +466,13 @@ def play_triage(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, A
             raise WorldCallFailed("there is no Mike to ask for a priority")
         dm = calls.slack("conversations.open", users=mike["id"])["channel"]["id"]
         to_mike = calls.slack(
-            "chat.postMessage", channel=dm, text=f"Ben found the cause: {cause} What severity should we give it?"
+            "chat.postMessage",
+            channel=dm,
+            text=f"Ben found the cause: {cause} What severity should we give it?",
         )["ts"]
-        said = " ".join(_after(calls.slack("conversations.history", channel=dm, limit=20)["messages"], to_mike, bot))
+        said = " ".join(
+            _after(calls.slack("conversations.history", channel=dm, limit=20)["messages"], to_mike, bot)
+        )
         match = PRIORITY.search(said)
         priority = f"p{match.group(1)}" if match else "p3"
         done.append(f"Mike set the priority: {priority}")
@@ -466,7 +482,10 @@ def play_triage(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, A
         issue = calls.github(
             "POST",
             f"repos/{repo}/issues",
-            {"title": "CSV exports never arrive for beta workspaces", "body": f"Cause: {cause}\nWorkaround: {workaround}"},
+            {
+                "title": "CSV exports never arrive for beta workspaces",
+                "body": f"Cause: {cause}\nWorkaround: {workaround}",
+            },
         )
         calls.github("POST", f"repos/{repo}/issues/{issue['number']}/labels", {"labels": [priority]})
         done.append(f"filed {repo}#{issue['number']} labeled {priority}")

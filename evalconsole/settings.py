@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 import secrets
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlparse
@@ -159,6 +160,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # /worlds/<id>/<tool>/... answered here: a world call needs none of the middleware below
     "worlds.entry.WorldCallsMiddleware",
+    # Static files (stylesheets, scripts, admin assets) from the web server itself, DEBUG or not.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -208,6 +211,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "evalconsole" / "static"]
+# WhiteNoise serves what collectstatic gathered (make up runs it) and, failing that, finds the files
+# where they live, so a checkout serves its assets without a collect step.
+WHITENOISE_USE_FINDERS = True
+# ... which is why a checkout without collected files is fine: no warning about the missing directory.
+warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -42,8 +42,9 @@ class ReviewQueueAdmin(TeamScopedAdmin):
             data = super(form, this).clean()
             if obj is None and not this.errors:
                 try:  # the service's rules (a unique name per team) as form errors, before save_model
-                    services.validate_new_queue(team=data["team"], name=data.get("name", ""),
-                                                description=data.get("description", ""))
+                    services.validate_new_queue(
+                        team=data["team"], name=data.get("name", ""), description=data.get("description", "")
+                    )
                 except DomainError as exc:
                     raise ValidationError(str(exc)) from exc
             return data
@@ -54,8 +55,12 @@ class ReviewQueueAdmin(TeamScopedAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return
-        saved = services.create_queue(team=form.cleaned_data["team"], by=actor(request),
-                                      name=form.cleaned_data["name"], description=form.cleaned_data["description"])
+        saved = services.create_queue(
+            team=form.cleaned_data["team"],
+            by=actor(request),
+            name=form.cleaned_data["name"],
+            description=form.cleaned_data["description"],
+        )
         obj.pk = saved.pk
         obj.refresh_from_db()
 

@@ -37,8 +37,12 @@ class Confusion:
         return self.pass_pass + self.fail_fail
 
     def as_dict(self) -> dict[str, int]:
-        return {"pass_pass": self.pass_pass, "pass_fail": self.pass_fail,
-                "fail_pass": self.fail_pass, "fail_fail": self.fail_fail}
+        return {
+            "pass_pass": self.pass_pass,
+            "pass_fail": self.pass_fail,
+            "fail_pass": self.fail_pass,
+            "fail_fail": self.fail_fail,
+        }
 
 
 def confusion(pairs: Iterable[tuple[str, str]]) -> Confusion:

@@ -46,13 +46,16 @@ def _default_team(user) -> Team:
     teams = list(Team.objects.visible_to(user)[:2])
     if len(teams) != 1:
         raise ValidationFailed(
-            "required when you belong to several teams" if teams else "you are not a member of any team", field="team"
+            "required when you belong to several teams" if teams else "you are not a member of any team",
+            field="team",
         )
     return teams[0]
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List review queues", description="Queues of your teams, by name, with counts."),
+    list=extend_schema(
+        summary="List review queues", description="Queues of your teams, by name, with counts."
+    ),
     retrieve=extend_schema(summary="Show a review queue"),
 )
 class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
@@ -65,8 +68,11 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
             queues = queues.with_counts()
         return queues.order_by("name", "id")
 
-    @extend_schema(summary="Create a review queue", request=ReviewQueueCreateSerializer,
-                   responses={201: ReviewQueueSerializer})
+    @extend_schema(
+        summary="Create a review queue",
+        request=ReviewQueueCreateSerializer,
+        responses={201: ReviewQueueSerializer},
+    )
     def create(self, request, *args, **kwargs):
         data = self._body(ReviewQueueCreateSerializer)
         team = data.pop("team", None) or _default_team(request.user)
@@ -74,24 +80,49 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
 
     def _items(self, queue: ReviewQueue):
         results = CheckResult.objects.select_related("check_version").only(
-            "id", "outcome", "sample_id", "task_id", "check_version__id", "check_version__parent_id",
-            "check_version__number", "check_version__name", "check_version__kind",
+            "id",
+            "outcome",
+            "sample_id",
+            "task_id",
+            "check_version__id",
+            "check_version__parent_id",
+            "check_version__number",
+            "check_version__name",
+            "check_version__kind",
         )
         labels = Label.objects.select_related("reviewer", "check_version", "result").only(
-            "id", "item_id", "verdict", "note", "created_at", "updated_at", "reviewer__username",
-            "check_version__id", "check_version__parent_id", "check_version__number", "result__outcome",
+            "id",
+            "item_id",
+            "verdict",
+            "note",
+            "created_at",
+            "updated_at",
+            "reviewer__username",
+            "check_version__id",
+            "check_version__parent_id",
+            "check_version__number",
+            "result__outcome",
         )
         return (
-            ReviewItem.objects.filter(queue=queue).select_related("sample", "task")
-            .only("id", "queue_id", "position", "sample_id", "task_id", "added_at", "sample__run_id", "task__id")
-            .prefetch_related(Prefetch("sample__results", queryset=results),
-                              Prefetch("task__results", queryset=results),
-                              Prefetch("labels", queryset=labels.order_by("created_at", "id")))
+            ReviewItem.objects.filter(queue=queue)
+            .select_related("sample", "task")
+            .only(
+                "id", "queue_id", "position", "sample_id", "task_id", "added_at", "sample__run_id", "task__id"
+            )
+            .prefetch_related(
+                Prefetch("sample__results", queryset=results),
+                Prefetch("task__results", queryset=results),
+                Prefetch("labels", queryset=labels.order_by("created_at", "id")),
+            )
             .order_by("position")
         )
 
-    @extend_schema(methods=["GET"], summary="A queue's items with their check results and labels",
-                   responses={200: ReviewItemSerializer(many=True)}, filters=False)
+    @extend_schema(
+        methods=["GET"],
+        summary="A queue's items with their check results and labels",
+        responses={200: ReviewItemSerializer(many=True)},
+        filters=False,
+    )
     @extend_schema(
         methods=["POST"],
         summary="Send samples or tasks to the queue",
@@ -108,18 +139,32 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         if request.method == "POST":
             data = self._body(SendSerializer)
             if "run" in data:
-                sent = services.send_samples(queue=queue, run=data["run"], by=request.user,
-                                             check=data.get("check"), outcome=data.get("outcome"))
+                sent = services.send_samples(
+                    queue=queue,
+                    run=data["run"],
+                    by=request.user,
+                    check=data.get("check"),
+                    outcome=data.get("outcome"),
+                )
             else:
-                sent = services.send_tasks(queue=queue, by=request.user, monitor=data.get("monitor"),
-                                           task_ids=data.get("tasks"), check=data.get("check"),
-                                           outcome=data.get("outcome"))
+                sent = services.send_tasks(
+                    queue=queue,
+                    by=request.user,
+                    monitor=data.get("monitor"),
+                    task_ids=data.get("tasks"),
+                    check=data.get("check"),
+                    outcome=data.get("outcome"),
+                )
             return Response(SentSerializer(sent).data, status=status.HTTP_201_CREATED)
         page = self.paginate_queryset(self._items(queue))
         return self.get_paginated_response(ReviewItemSerializer(page, many=True).data)
 
-    @extend_schema(methods=["GET"], summary="A queue's labels", responses={200: LabelSerializer(many=True)},
-                   filters=False)
+    @extend_schema(
+        methods=["GET"],
+        summary="A queue's labels",
+        responses={200: LabelSerializer(many=True)},
+        filters=False,
+    )
     @extend_schema(
         methods=["POST"],
         summary="Label an item (pass or fail for one check version)",
@@ -133,19 +178,36 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         queue = self.get_object()
         if request.method == "POST":
             data = self._body(LabelWriteSerializer)
-            item = ReviewItem.objects.filter(queue=queue, pk=data["item"]).select_related("queue__team").first()
+            item = (
+                ReviewItem.objects.filter(queue=queue, pk=data["item"]).select_related("queue__team").first()
+            )
             if item is None:
                 raise ValidationError({"item": [f"Item {data['item']} does not exist in this queue."]})
-            version = CheckVersion.objects.filter(pk=data["check_version"], parent__agent__team=queue.team).first()
+            version = CheckVersion.objects.filter(
+                pk=data["check_version"], parent__agent__team=queue.team
+            ).first()
             if version is None:
-                raise ValidationError({"check_version": [f"Check version {data['check_version']} does not exist."]})
+                raise ValidationError(
+                    {"check_version": [f"Check version {data['check_version']} does not exist."]}
+                )
             existed = Label.objects.filter(item=item, check_version=version, reviewer=request.user).exists()
-            label = services.label_item(item=item, check_version=version, by=request.user,
-                                        verdict=data["verdict"], note=data.get("note", ""))
+            label = services.label_item(
+                item=item,
+                check_version=version,
+                by=request.user,
+                verdict=data["verdict"],
+                note=data.get("note", ""),
+            )
             fresh = Label.objects.select_related("reviewer", "check_version", "result").get(pk=label.pk)
-            return Response(LabelSerializer(fresh).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
-        labels = (Label.objects.filter(item__queue=queue).select_related("reviewer", "check_version", "result")
-                  .defer("result__details", "result__evidence").order_by("item__position", "created_at", "id"))
+            return Response(
+                LabelSerializer(fresh).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+            )
+        labels = (
+            Label.objects.filter(item__queue=queue)
+            .select_related("reviewer", "check_version", "result")
+            .defer("result__details", "result__evidence")
+            .order_by("item__position", "created_at", "id")
+        )
         page = self.paginate_queryset(labels)
         return self.get_paginated_response(LabelSerializer(page, many=True).data)
 
@@ -154,19 +216,28 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         description="A download, streamed, one label a row: columns " + ", ".join(label_export.COLUMNS) + ". "
         "Text cells a spreadsheet would run as a formula get a leading `'` in CSV.",
         parameters=[OpenApiParameter("format", str, enum=list(label_export.FORMATS), default="csv")],
-        responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR),
-                   (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR)},
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR),
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR),
+        },
         operation_id="v1_review_queues_export",
         filters=False,
     )
-    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None,
-            content_negotiation_class=ExportNegotiation)
+    @action(
+        detail=True,
+        methods=["get"],
+        filterset_class=None,
+        pagination_class=None,
+        content_negotiation_class=ExportNegotiation,
+    )
     def export(self, request, pk=None, format=None):
         queue = self.get_object()
         fmt = request.query_params.get("format") or format or "csv"
         if fmt not in label_export.FORMATS:
             raise ValidationError({"format": [f"Must be csv or jsonl, not {fmt[:20]!r}."]})
-        response = StreamingHttpResponse(label_export.stream(queue, fmt), content_type=label_export.CONTENT_TYPES[fmt])
+        response = StreamingHttpResponse(
+            label_export.stream(queue, fmt), content_type=label_export.CONTENT_TYPES[fmt]
+        )
         response["Content-Disposition"] = f'attachment; filename="{label_export.filename(queue, fmt)}"'
         return response
 

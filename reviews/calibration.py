@@ -67,9 +67,12 @@ def calibrate(version: CheckVersion) -> Calibration:
     by_result: dict[int, list[Label]] = {}
     for label in sorted(latest.values(), key=lambda lab: (lab.created_at, lab.pk)):
         by_result.setdefault(label.result_id, []).append(label)
-    reviewers = agreement((group[0].verdict, group[1].verdict) for group in by_result.values() if len(group) > 1)
+    reviewers = agreement(
+        (group[0].verdict, group[1].verdict) for group in by_result.values() if len(group) > 1
+    )
     disagreeing = sorted(
-        (lab for lab in compared if lab.result.outcome != lab.verdict), key=lambda lab: (lab.updated_at, lab.pk),
+        (lab for lab in compared if lab.result.outcome != lab.verdict),
+        key=lambda lab: (lab.updated_at, lab.pk),
         reverse=True,
     )
     return Calibration(
@@ -84,13 +87,18 @@ def calibrate(version: CheckVersion) -> Calibration:
 
 
 def check_versions(check: Check) -> list[CheckVersion]:
-    return list(CheckVersion.objects.filter(parent=check).only("id", "parent_id", "number", "name", "kind",
-                                                                  "config", "created_at").order_by("-number"))
+    return list(
+        CheckVersion.objects.filter(parent=check)
+        .only("id", "parent_id", "number", "name", "kind", "config", "created_at")
+        .order_by("-number")
+    )
 
 
 def pick_version(versions: list[CheckVersion], number: object, current: int) -> CheckVersion | None:
     """The version `number` (text from a query string) among `versions`, else the current one."""
-    wanted = int(number) if isinstance(number, str) and number.isascii() and number.isdigit() and len(number) < 9 \
+    wanted = (
+        int(number)
+        if isinstance(number, str) and number.isascii() and number.isdigit() and len(number) < 9
         else current
+    )
     return next((v for v in versions if v.number == wanted), None)
-

@@ -12,8 +12,25 @@ from runs.export import csv_safe
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
-COLUMNS = ["queue", "item", "position", "kind", "run", "sample", "task", "check", "check_version", "version",
-           "check_name", "check_outcome", "verdict", "note", "reviewer", "created_at", "updated_at"]
+COLUMNS = [
+    "queue",
+    "item",
+    "position",
+    "kind",
+    "run",
+    "sample",
+    "task",
+    "check",
+    "check_version",
+    "version",
+    "check_name",
+    "check_outcome",
+    "verdict",
+    "note",
+    "reviewer",
+    "created_at",
+    "updated_at",
+]
 CHUNK = 500
 
 
@@ -25,20 +42,45 @@ def rows(queue: ReviewQueue) -> Iterator[dict]:
     labels = (
         Label.objects.filter(item__queue=queue)
         .select_related("item__sample", "check_version", "result", "reviewer")
-        .only("id", "verdict", "note", "created_at", "updated_at", "item__id", "item__position", "item__sample_id",
-              "item__task_id", "item__sample__run_id", "check_version__id", "check_version__parent_id",
-              "check_version__number", "check_version__name", "result__outcome", "reviewer__username")
+        .only(
+            "id",
+            "verdict",
+            "note",
+            "created_at",
+            "updated_at",
+            "item__id",
+            "item__position",
+            "item__sample_id",
+            "item__task_id",
+            "item__sample__run_id",
+            "check_version__id",
+            "check_version__parent_id",
+            "check_version__number",
+            "check_version__name",
+            "result__outcome",
+            "reviewer__username",
+        )
         .order_by("item__position", "check_version_id", "created_at", "id")
     )
     for label in labels.iterator(chunk_size=CHUNK):
         item = label.item
         yield {
-            "queue": queue.pk, "item": item.pk, "position": item.position, "kind": item.kind,
-            "run": item.sample.run_id if item.sample_id else None, "sample": item.sample_id, "task": item.task_id,
-            "check": label.check_version.parent_id, "check_version": label.check_version_id,
-            "version": label.check_version.number, "check_name": label.check_version.name,
-            "check_outcome": label.result.outcome, "verdict": label.verdict, "note": label.note,
-            "reviewer": label.reviewer.username, "created_at": label.created_at.isoformat(),
+            "queue": queue.pk,
+            "item": item.pk,
+            "position": item.position,
+            "kind": item.kind,
+            "run": item.sample.run_id if item.sample_id else None,
+            "sample": item.sample_id,
+            "task": item.task_id,
+            "check": label.check_version.parent_id,
+            "check_version": label.check_version_id,
+            "version": label.check_version.number,
+            "check_name": label.check_version.name,
+            "check_outcome": label.result.outcome,
+            "verdict": label.verdict,
+            "note": label.note,
+            "reviewer": label.reviewer.username,
+            "created_at": label.created_at.isoformat(),
             "updated_at": label.updated_at.isoformat(),
         }
 

@@ -25,11 +25,15 @@ class ReviewQueueQuerySet(TeamScopedQuerySet):
         """`item_count` and `labelled_count` (items with at least one label): one subquery each."""
 
         def count(items):
-            grouped = items.order_by().values("queue").annotate(n=models.Count("pk", distinct=True)).values("n")
+            grouped = (
+                items.order_by().values("queue").annotate(n=models.Count("pk", distinct=True)).values("n")
+            )
             return Coalesce(models.Subquery(grouped, output_field=models.IntegerField()), 0)
 
         items = ReviewItem.objects.filter(queue=models.OuterRef("pk"))
-        return self.annotate(item_count=count(items), labelled_count=count(items.filter(labels__isnull=False)))
+        return self.annotate(
+            item_count=count(items), labelled_count=count(items.filter(labels__isnull=False))
+        )
 
 
 class ReviewQueue(models.Model):
@@ -60,7 +64,9 @@ class ReviewItem(models.Model):
     """One sample (of a run) or one task (live traffic) to review, with the check results it had."""
 
     queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, null=True, blank=True, related_name="review_items")
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, null=True, blank=True, related_name="review_items"
+    )
     task = models.ForeignKey(
         "monitors.Task", on_delete=models.CASCADE, null=True, blank=True, related_name="review_items"
     )
@@ -74,7 +80,8 @@ class ReviewItem(models.Model):
         ordering = ["queue", "position"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(sample__isnull=False, task__isnull=True) | Q(sample__isnull=True, task__isnull=False),
+                condition=Q(sample__isnull=False, task__isnull=True)
+                | Q(sample__isnull=True, task__isnull=False),
                 name="reviewitem_sample_xor_task",
             ),
             models.UniqueConstraint(
@@ -112,7 +119,9 @@ class Label(models.Model):
     check_version = models.ForeignKey(CheckVersion, on_delete=models.PROTECT, related_name="review_labels")
     # The result the reviewer was shown (the judge's verdict for calibration), of `check_version`.
     result = models.ForeignKey(CheckResult, on_delete=models.CASCADE, related_name="review_labels")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_labels")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_labels"
+    )
     verdict = models.CharField(max_length=4, choices=Verdict.choices)
     note = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -123,7 +132,9 @@ class Label(models.Model):
     class Meta:
         ordering = ["item", "check_version", "created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["item", "check_version", "reviewer"], name="label_unique_reviewer"),
+            models.UniqueConstraint(
+                fields=["item", "check_version", "reviewer"], name="label_unique_reviewer"
+            ),
         ]
         indexes = [models.Index(fields=["check_version", "created_at"], name="label_version_created")]
 

@@ -28,7 +28,9 @@ class ReviewQueueSerializer(serializers.ModelSerializer):
 
 
 class ReviewQueueCreateSerializer(serializers.Serializer):
-    team = VisibleRelatedField(Team, noun="Team", required=False, help_text="Optional when you belong to one team.")
+    team = VisibleRelatedField(
+        Team, noun="Team", required=False, help_text="Optional when you belong to one team."
+    )
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
@@ -47,14 +49,28 @@ class LabelSerializer(serializers.ModelSerializer):
     check_id = serializers.IntegerField(source="check_version.parent_id", read_only=True)
     version = serializers.IntegerField(source="check_version.number", read_only=True)
     check_version = serializers.IntegerField(source="check_version_id", read_only=True)
-    result_outcome = serializers.CharField(source="result.outcome", read_only=True,
-                                           help_text="What the check said of the item (the judge, for an AI judge).")
+    result_outcome = serializers.CharField(
+        source="result.outcome",
+        read_only=True,
+        help_text="What the check said of the item (the judge, for an AI judge).",
+    )
     reviewer = serializers.CharField(source="reviewer.username", read_only=True)
 
     class Meta:
         model = Label
-        fields = ["id", "item", "check_id", "check_version", "version", "result_outcome", "verdict", "note",
-                  "reviewer", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "item",
+            "check_id",
+            "check_version",
+            "version",
+            "result_outcome",
+            "verdict",
+            "note",
+            "reviewer",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -101,8 +117,9 @@ class SentSerializer(serializers.Serializer):
 
 class LabelWriteSerializer(serializers.Serializer):
     item = serializers.IntegerField(min_value=1, help_text="An item of this queue.")
-    check_version = serializers.IntegerField(min_value=1, help_text="The check version (id) whose result on the "
-                                                                    "item you judge.")
+    check_version = serializers.IntegerField(
+        min_value=1, help_text="The check version (id) whose result on the item you judge."
+    )
     verdict = serializers.ChoiceField(choices=Label.Verdict.choices)
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000, trim_whitespace=False)
 
@@ -115,7 +132,9 @@ class ConfusionSerializer(serializers.Serializer):
 
 
 class InterReviewerSerializer(serializers.Serializer):
-    items = serializers.IntegerField(help_text="Items labelled by two reviewers or more (the first two count).")
+    items = serializers.IntegerField(
+        help_text="Items labelled by two reviewers or more (the first two count)."
+    )
     agreement = serializers.FloatField(allow_null=True)
     kappa = serializers.FloatField(allow_null=True)
 
@@ -125,7 +144,9 @@ class CalibrationSerializer(serializers.Serializer):
     version = serializers.IntegerField(help_text="The check version these figures are of.")
     labels = serializers.IntegerField(help_text="Labels compared with a pass or fail result.")
     agreement = serializers.FloatField(allow_null=True, help_text="Percent of labels the check agreed with.")
-    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa; null without labels or with one class only.")
+    kappa = serializers.FloatField(
+        allow_null=True, help_text="Cohen's kappa; null without labels or with one class only."
+    )
     confusion = ConfusionSerializer()
     not_compared = serializers.IntegerField(help_text="Labels on indeterminate or errored results.")
     inter_reviewer = InterReviewerSerializer()

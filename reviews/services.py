@@ -116,7 +116,10 @@ def _add(queue: ReviewQueue, by, field: str, candidates: QuerySet, order: Sequen
         start = (ReviewItem.objects.filter(queue=queue).aggregate(m=Max("position"))["m"] or 0) + 1
         column = "sample_id" if noun == "sample" else "task_id"
         ReviewItem.objects.bulk_create(
-            [ReviewItem(queue=queue, position=start + i, added_by=by, **{column: pk}) for i, pk in enumerate(ids)]
+            [
+                ReviewItem(queue=queue, position=start + i, added_by=by, **{column: pk})
+                for i, pk in enumerate(ids)
+            ]
         )
     return Sent(queue=queue, added=len(ids), already=already)
 
@@ -160,7 +163,9 @@ def send_tasks(
         scope = {"results__monitor": monitor}
         if check is not None:
             if check.agent_id != monitor.agent_id:
-                raise ValidationFailed(f"check {check.pk} is not a check of this monitor's agent", field="check")
+                raise ValidationFailed(
+                    f"check {check.pk} is not a check of this monitor's agent", field="check"
+                )
             scope["results__check_version__parent"] = check
         if outcome:
             scope["results__outcome"] = outcome
@@ -195,9 +200,7 @@ def result_of(item: ReviewItem, check_version: CheckVersion) -> CheckResult | No
     return rows.order_by("-created_at", "-id").first()
 
 
-def label_item(
-    *, item: ReviewItem, check_version: CheckVersion, by, verdict: str, note: str = ""
-) -> Label:
+def label_item(*, item: ReviewItem, check_version: CheckVersion, by, verdict: str, note: str = "") -> Label:
     """Record (or change) `by`'s pass/fail for `check_version` on `item`, with an optional note.
 
     The label is the reviewer's own: labelling again edits it; another reviewer's label stays. Raises
@@ -212,10 +215,13 @@ def label_item(
     result = result_of(item, check_version)
     if result is None:
         raise ValidationFailed(
-            f"this item has no result of {check_version.name} v{check_version.number} to label", field="check_version"
+            f"this item has no result of {check_version.name} v{check_version.number} to label",
+            field="check_version",
         )
     label, _ = Label.objects.update_or_create(
-        item=item, check_version=check_version, reviewer=by,
+        item=item,
+        check_version=check_version,
+        reviewer=by,
         defaults={"verdict": verdict, "note": note, "result": result},
     )
     return label
@@ -226,7 +232,7 @@ def label_item(
 
 def _tail(text: str, limit: int) -> str:
     """The end of `text` (the final output is last), marked when cut."""
-    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
 def example_conversation(label: Label) -> str:
@@ -247,9 +253,13 @@ def example_conversation(label: Label) -> str:
         task = item.task
         messages, output, tool_calls = task.messages or [], task.output, task.tool_calls
     entries, note, final = conversation_entries(
-        evidence_from(output=output, messages=messages if isinstance(messages, list) else [], tool_calls=tool_calls)
+        evidence_from(
+            output=output, messages=messages if isinstance(messages, list) else [], tool_calls=tool_calls
+        )
     )
-    lines = [entry.text for entry in entries] + ([note] if note else []) + ["Final output of the agent:", final]
+    lines = (
+        [entry.text for entry in entries] + ([note] if note else []) + ["Final output of the agent:", final]
+    )
     return _tail("\n".join(lines), EXAMPLE_CHARS)
 
 
@@ -271,8 +281,11 @@ def promote_examples(*, check: Check, labels: Sequence[Label], by) -> Check:
     current = CheckVersion.objects.get(pk=check.current_version_id)
     examples = list(current.config.get("examples") or [])
     for label in labels:
-        example = {"conversation": example_conversation(label), "verdict": label.verdict,
-                   "reason": " ".join(label.note.split())[:1_000]}
+        example = {
+            "conversation": example_conversation(label),
+            "verdict": label.verdict,
+            "reason": " ".join(label.note.split())[:1_000],
+        }
         if not any(e.get("conversation") == example["conversation"] for e in examples):
             examples.append(example)
     if len(examples) > MAX_EXAMPLES:

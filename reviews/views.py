@@ -33,8 +33,12 @@ OUTCOME_CHOICES = [("", "any outcome"), *((o.value, o.value) for o in Outcome)]
 
 # The review page's keys (shown on the page; review.js reads the same letters from data-key attributes).
 KEYS = [
-    ("j", "next item"), ("k", "previous item"), ("s", "skip to the next item you have not labelled"),
-    ("↑ ↓ or 1–9", "choose a check"), ("p", "pass"), ("f", "fail"),
+    ("j", "next item"),
+    ("k", "previous item"),
+    ("s", "skip to the next item you have not labelled"),
+    ("↑ ↓ or 1–9", "choose a check"),
+    ("p", "pass"),
+    ("f", "fail"),
     ("n", "write a note (Esc leaves it; the note is saved with p or f)"),
 ]
 
@@ -59,8 +63,10 @@ class SendForm(forms.Form):
         if checks is None:
             del self.fields["check_id"], self.fields["outcome"]
         else:
-            self.fields["check_id"].choices = [("", "any check (the sample's outcome)"),
-                                               *((c.pk, f"{c.name} (v{c.version})") for c in checks)]
+            self.fields["check_id"].choices = [
+                ("", "any check (the sample's outcome)"),
+                *((c.pk, f"{c.name} (v{c.version})") for c in checks),
+            ]
 
     def clean(self):
         data = super().clean()
@@ -95,8 +101,13 @@ def queue_list(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, f"Queue {queue.name} created: send samples from a run, or tasks.")
                 return redirect(queue)
-    queues = ReviewQueue.objects.visible_to(request.user).filter(team=team).with_counts().select_related(
-        "created_by").order_by("name", "pk")
+    queues = (
+        ReviewQueue.objects.visible_to(request.user)
+        .filter(team=team)
+        .with_counts()
+        .select_related("created_by")
+        .order_by("name", "pk")
+    )
     page = Paginator(queues, QUEUES_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "reviews/queue_list.html", {"page": page, "form": form, **flags})
 
@@ -107,9 +118,10 @@ def _subject(item: ReviewItem) -> dict:
         scenarios = sample.run.test_version.scenarios or []
         scenario = scenarios[sample.scenario_index] if sample.scenario_index < len(scenarios) else {}
         return {
-            "kind": "sample", "outcome": sample.outcome,
+            "kind": "sample",
+            "outcome": sample.outcome,
             "title": f"Run #{sample.run_id} · {scenario.get('name') or f'Scenario {sample.scenario_index + 1}'}"
-                     f" · sample {sample.sample_index + 1}",
+            f" · sample {sample.sample_index + 1}",
             "url": f"{reverse('runs:run-detail', args=[sample.run_id])}#sample-{sample.pk}",
             "results": sorted(sample.results.all(), key=lambda r: r.pk),
         }
@@ -119,7 +131,8 @@ def _subject(item: ReviewItem) -> dict:
         if result.check_version_id not in latest or result.pk > latest[result.check_version_id].pk:
             latest[result.check_version_id] = result
     return {
-        "kind": "task", "outcome": "fail" if task.has_failures else "",
+        "kind": "task",
+        "outcome": "fail" if task.has_failures else "",
         "title": f"Task {task.external_id} · {task.agent.name}",
         "url": reverse("monitors:task-detail", args=[task.pk]),
         "results": sorted(latest.values(), key=lambda r: r.pk),
@@ -128,19 +141,40 @@ def _subject(item: ReviewItem) -> dict:
 
 def _items(queue: ReviewQueue):
     results = CheckResult.objects.select_related("check_version").only(
-        "id", "outcome", "sample_id", "task_id", "check_version__id", "check_version__name",
-        "check_version__number", "check_version__kind", "check_version__parent_id",
+        "id",
+        "outcome",
+        "sample_id",
+        "task_id",
+        "check_version__id",
+        "check_version__name",
+        "check_version__number",
+        "check_version__kind",
+        "check_version__parent_id",
     )
     return (
         ReviewItem.objects.filter(queue=queue)
         .select_related("sample__run__test_version", "task__agent")
-        .defer("sample__request", "sample__transcript", "sample__attempts", "sample__world_checks",
-               "sample__tool_calls", "sample__trace", "sample__output", "task__messages", "task__output",
-               "task__tool_calls", "task__trace", "task__metadata", "sample__run__summary")
+        .defer(
+            "sample__request",
+            "sample__transcript",
+            "sample__attempts",
+            "sample__world_checks",
+            "sample__tool_calls",
+            "sample__trace",
+            "sample__output",
+            "task__messages",
+            "task__output",
+            "task__tool_calls",
+            "task__trace",
+            "task__metadata",
+            "sample__run__summary",
+        )
         .prefetch_related(
             Prefetch("sample__results", queryset=results),
             Prefetch("task__results", queryset=results),
-            Prefetch("labels", queryset=Label.objects.select_related("reviewer", "check_version").order_by("id")),
+            Prefetch(
+                "labels", queryset=Label.objects.select_related("reviewer", "check_version").order_by("id")
+            ),
         )
         .order_by("position")
     )
@@ -156,8 +190,14 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     rows = []
     for item in page.object_list:
         labels = list(item.labels.all())
-        rows.append({"item": item, **_subject(item), "labels": labels,
-                     "mine": [lab for lab in labels if lab.reviewer_id == request.user.pk]})
+        rows.append(
+            {
+                "item": item,
+                **_subject(item),
+                "labels": labels,
+                "mine": [lab for lab in labels if lab.reviewer_id == request.user.pk],
+            }
+        )
     context = {"queue": queue, "page": page, "rows": rows, **page_flags(request.user, queue.team)}
     return render(request, "reviews/queue_detail.html", context)
 
@@ -182,8 +222,13 @@ def _messages(raw, output: str = "") -> list[dict]:
     for message in raw if isinstance(raw, list) else []:
         if isinstance(message, dict):
             role = str(message.get("role", ""))
-            rows.append({"role": role if role in ("user", "assistant", "system", "tool") else "other",
-                         "label": role or "message", "content": pretty(message.get("content"))})
+            rows.append(
+                {
+                    "role": role if role in ("user", "assistant", "system", "tool") else "other",
+                    "label": role or "message",
+                    "content": pretty(message.get("content")),
+                }
+            )
         else:
             rows.append({"role": "other", "label": "message", "content": pretty(message)})
     if output and not (rows and rows[-1]["role"] == "assistant" and rows[-1]["content"] == output):
@@ -196,13 +241,29 @@ def _tool_calls(raw) -> dict:
         return {"state": "unknown", "items": []}
     if not isinstance(raw, list):
         return {"state": "malformed", "raw": pretty(raw), "items": []}
-    return {"state": "list", "items": [
-        {"index": i, "name": str(c.get("name", "")), "status": str(c.get("status", "")),
-         "input": pretty(c.get("input")), "output": pretty(c.get("output")), "error": pretty(c.get("error"))}
-        if isinstance(c, dict) else {"index": i, "name": "", "status": "", "input": pretty(c), "output": "",
-                                     "error": "not an object"}
-        for i, c in enumerate(raw)
-    ]}
+    return {
+        "state": "list",
+        "items": [
+            {
+                "index": i,
+                "name": str(c.get("name", "")),
+                "status": str(c.get("status", "")),
+                "input": pretty(c.get("input")),
+                "output": pretty(c.get("output")),
+                "error": pretty(c.get("error")),
+            }
+            if isinstance(c, dict)
+            else {
+                "index": i,
+                "name": "",
+                "status": "",
+                "input": pretty(c),
+                "output": "",
+                "error": "not an object",
+            }
+            for i, c in enumerate(raw)
+        ],
+    }
 
 
 def _evidence(item: ReviewItem) -> dict:
@@ -213,12 +274,21 @@ def _evidence(item: ReviewItem) -> dict:
             scenarios = sample.run.test_version.scenarios or []
             scenario = scenarios[sample.scenario_index] if sample.scenario_index < len(scenarios) else {}
             transcript = list(scenario.get("messages") or [])
-        return {"messages": _messages(transcript, sample.output), "tool_calls": _tool_calls(sample.tool_calls),
-                "trace": sample.trace if isinstance(sample.trace, list) else [],
-                "world": sample_world(sample.world, sample.world_checks or []), "sample": sample}
+        return {
+            "messages": _messages(transcript, sample.output),
+            "tool_calls": _tool_calls(sample.tool_calls),
+            "trace": sample.trace if isinstance(sample.trace, list) else [],
+            "world": sample_world(sample.world, sample.world_checks or []),
+            "sample": sample,
+        }
     task = item.task
-    return {"messages": _messages(task.messages, task.output), "tool_calls": _tool_calls(task.tool_calls),
-            "trace": task.trace if isinstance(task.trace, list) else [], "world": None, "sample": None}
+    return {
+        "messages": _messages(task.messages, task.output),
+        "tool_calls": _tool_calls(task.tool_calls),
+        "trace": task.trace if isinstance(task.trace, list) else [],
+        "world": None,
+        "sample": None,
+    }
 
 
 def _checks(item: ReviewItem, results: list[CheckResult], user) -> list[dict]:
@@ -229,21 +299,33 @@ def _checks(item: ReviewItem, results: list[CheckResult], user) -> list[dict]:
         details = result.details if isinstance(result.details, dict) else {}
         judge = details.get("judge") if isinstance(details.get("judge"), dict) else None
         prompt = judge.get("prompt") if judge else None
-        mine = next((lab for lab in labels if lab.check_version_id == version.pk and lab.reviewer_id == user.pk), None)
-        rows.append({
-            "index": index, "result": result, "version": version, "mine": mine,
-            "others": [lab for lab in labels if lab.check_version_id == version.pk and lab.reviewer_id != user.pk],
-            "prompt": [(m.get("role", ""), m.get("content", "")) for m in prompt if isinstance(m, dict)]
-            if isinstance(prompt, list) else [],
-            "is_judge": version.kind == services.JUDGE_KIND,
-        })
+        mine = next(
+            (lab for lab in labels if lab.check_version_id == version.pk and lab.reviewer_id == user.pk), None
+        )
+        rows.append(
+            {
+                "index": index,
+                "result": result,
+                "version": version,
+                "mine": mine,
+                "others": [
+                    lab for lab in labels if lab.check_version_id == version.pk and lab.reviewer_id != user.pk
+                ],
+                "prompt": [(m.get("role", ""), m.get("content", "")) for m in prompt if isinstance(m, dict)]
+                if isinstance(prompt, list)
+                else [],
+                "is_judge": version.kind == services.JUDGE_KIND,
+            }
+        )
     return rows
 
 
 def _review_context(request: HttpRequest, queue: ReviewQueue, item: ReviewItem) -> dict:
     subject = _subject(item)
     siblings = ReviewItem.objects.filter(queue=queue)
-    previous = siblings.filter(position__lt=item.position).order_by("-position").values_list("pk", flat=True).first()
+    previous = (
+        siblings.filter(position__lt=item.position).order_by("-position").values_list("pk", flat=True).first()
+    )
     following = siblings.filter(position__gt=item.position).order_by("position")
     next_id = following.values_list("pk", flat=True).first()
     unlabelled = following.exclude(labels__reviewer=request.user).values_list("pk", flat=True).first()
@@ -251,10 +333,18 @@ def _review_context(request: HttpRequest, queue: ReviewQueue, item: ReviewItem) 
     done = siblings.filter(labels__reviewer=request.user).order_by().values("pk").distinct().count()
     url = lambda pk: reverse("reviews:item-review", args=[queue.pk, pk]) if pk else ""  # noqa: E731
     return {
-        "queue": queue, "item": item, "subject": subject, "evidence": _evidence(item),
+        "queue": queue,
+        "item": item,
+        "subject": subject,
+        "evidence": _evidence(item),
         "checks": _checks(item, subject["results"], request.user),
-        "previous_url": url(previous), "next_url": url(next_id), "skip_url": url(unlabelled),
-        "total": total, "done": done, "keys": KEYS, **page_flags(request.user, queue.team),
+        "previous_url": url(previous),
+        "next_url": url(next_id),
+        "skip_url": url(unlabelled),
+        "total": total,
+        "done": done,
+        "keys": KEYS,
+        **page_flags(request.user, queue.team),
     }
 
 
@@ -264,8 +354,12 @@ def _item_for(request: HttpRequest, pk: int, item_pk: int) -> tuple[ReviewQueue,
     item = get_object_or_404(
         ReviewItem.objects.filter(queue=queue)
         .select_related("sample__run__test_version", "sample__world__scene_version", "task__agent")
-        .prefetch_related(Prefetch("sample__results", queryset=results), Prefetch("task__results", queryset=results),
-                          "sample__world__entries", "sample__world__tool_states"),
+        .prefetch_related(
+            Prefetch("sample__results", queryset=results),
+            Prefetch("task__results", queryset=results),
+            "sample__world__entries",
+            "sample__world__tool_states",
+        ),
         pk=item_pk,
     )
     return queue, item
@@ -291,8 +385,13 @@ def item_label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         error = "check_version: choose a check of this item"
     else:
         try:
-            services.label_item(item=item, check_version=version, by=request.user,
-                                verdict=request.POST.get("verdict", ""), note=request.POST.get("note", ""))
+            services.label_item(
+                item=item,
+                check_version=version,
+                by=request.user,
+                verdict=request.POST.get("verdict", ""),
+                note=request.POST.get("note", ""),
+            )
         except PermissionDenied as exc:
             return forbidden(request, str(exc))
         except DomainError as exc:
@@ -316,27 +415,53 @@ def _send_source(request: HttpRequest, data) -> dict:
     """What is being sent: a run (?run=), a monitor (?monitor=) or tasks chosen on the task list
     (task=ID... or all=1 with the list's filters). 404 for another team's run or monitor."""
     if data.get("run"):
-        run = get_object_or_404(Run.objects.visible_to(request.user).select_related("agent__team"),
-                                pk=_int(data.get("run")))
-        return {"kind": "run", "run": run, "team": run.agent.team, "agent": run.agent,
-                "title": f"samples of run #{run.pk}", "hidden": [("run", run.pk)]}
+        run = get_object_or_404(
+            Run.objects.visible_to(request.user).select_related("agent__team"), pk=_int(data.get("run"))
+        )
+        return {
+            "kind": "run",
+            "run": run,
+            "team": run.agent.team,
+            "agent": run.agent,
+            "title": f"samples of run #{run.pk}",
+            "hidden": [("run", run.pk)],
+        }
     if data.get("monitor"):
-        monitor = get_object_or_404(Monitor.objects.visible_to(request.user).select_related("agent__team"),
-                                    pk=_int(data.get("monitor")))
-        return {"kind": "monitor", "monitor": monitor, "team": monitor.agent.team, "agent": monitor.agent,
-                "title": f"tasks evaluated by monitor {monitor.name}", "hidden": [("monitor", monitor.pk)]}
+        monitor = get_object_or_404(
+            Monitor.objects.visible_to(request.user).select_related("agent__team"),
+            pk=_int(data.get("monitor")),
+        )
+        return {
+            "kind": "monitor",
+            "monitor": monitor,
+            "team": monitor.agent.team,
+            "agent": monitor.agent,
+            "title": f"tasks evaluated by monitor {monitor.name}",
+            "hidden": [("monitor", monitor.pk)],
+        }
     team = request.team
     if data.get("all") == "1":
         agents = list(team.agents.all()) if team else []
         form = TaskFilterForm(data, agents=agents)
         filters = form.filters() if form.is_valid() else None
         params = filters.as_params() if filters else {}
-        return {"kind": "filters", "filters": filters, "team": team, "agent": None,
-                "title": "every task matching the task list's filters",
-                "hidden": [("all", "1"), *params.items()]}
+        return {
+            "kind": "filters",
+            "filters": filters,
+            "team": team,
+            "agent": None,
+            "title": "every task matching the task list's filters",
+            "hidden": [("all", "1"), *params.items()],
+        }
     ids = [int(x) for x in data.getlist("task") if x.isascii() and x.isdigit() and len(x) < 19]
-    return {"kind": "tasks", "task_ids": ids, "team": team, "agent": None,
-            "title": f"{len(ids)} chosen task{'s' if len(ids) != 1 else ''}", "hidden": [("task", t) for t in ids]}
+    return {
+        "kind": "tasks",
+        "task_ids": ids,
+        "team": team,
+        "agent": None,
+        "title": f"{len(ids)} chosen task{'s' if len(ids) != 1 else ''}",
+        "hidden": [("task", t) for t in ids],
+    }
 
 
 def _int(raw) -> int:
@@ -351,12 +476,22 @@ def send(request: HttpRequest) -> HttpResponse:
     source = _send_source(request, data)
     team = source["team"]
     flags = page_flags(request.user, team)
-    queues = list(ReviewQueue.objects.visible_to(request.user).filter(team=team).order_by("name", "pk")) if team else []
+    queues = (
+        list(ReviewQueue.objects.visible_to(request.user).filter(team=team).order_by("name", "pk"))
+        if team
+        else []
+    )
     checks = None
     if source["agent"] is not None:
-        checks = list(Check.objects.filter(agent=source["agent"], archived_at__isnull=True).order_by("name", "pk"))
-    form = SendForm(request.POST if request.method == "POST" else None, queues=queues, checks=checks,
-                    initial={"queue": _int(request.GET.get("queue")) or None})
+        checks = list(
+            Check.objects.filter(agent=source["agent"], archived_at__isnull=True).order_by("name", "pk")
+        )
+    form = SendForm(
+        request.POST if request.method == "POST" else None,
+        queues=queues,
+        checks=checks,
+        initial={"queue": _int(request.GET.get("queue")) or None},
+    )
     if request.method == "POST":
         if not flags["can_edit"]:
             return forbidden(request, "Viewers can read review queues but not send items to them.")
@@ -366,12 +501,24 @@ def send(request: HttpRequest) -> HttpResponse:
             except PermissionDenied as exc:
                 return forbidden(request, str(exc))
             except DomainError as exc:
-                apply_errors(form, exc, aliases={"samples": "__all__", "tasks": "__all__", "run": "__all__",
-                                                 "monitor": "__all__", "check": "check_id", "name": "new_queue"})
+                apply_errors(
+                    form,
+                    exc,
+                    aliases={
+                        "samples": "__all__",
+                        "tasks": "__all__",
+                        "run": "__all__",
+                        "monitor": "__all__",
+                        "check": "check_id",
+                        "name": "new_queue",
+                    },
+                )
             else:
                 already = f" ({sent.already} already there)" if sent.already else ""
-                messages.success(request, f"{sent.added} item{'s' if sent.added != 1 else ''} sent to "
-                                          f"{sent.queue.name}{already}.")
+                messages.success(
+                    request,
+                    f"{sent.added} item{'s' if sent.added != 1 else ''} sent to {sent.queue.name}{already}.",
+                )
                 return redirect(sent.queue)
     context = {"form": form, "source": source, "limit": services.MAX_ITEMS_PER_SEND, **flags}
     return render(request, "reviews/send.html", context)
@@ -384,10 +531,13 @@ def _do_send(request, source: dict, data: dict, queues: list[ReviewQueue], check
     check = next((c for c in checks if c.pk == data.get("check_id")), None)
     outcome = data.get("outcome") or None
     if source["kind"] == "run":
-        return services.send_samples(queue=queue, run=source["run"], by=request.user, check=check, outcome=outcome)
+        return services.send_samples(
+            queue=queue, run=source["run"], by=request.user, check=check, outcome=outcome
+        )
     if source["kind"] == "monitor":
-        return services.send_tasks(queue=queue, by=request.user, monitor=source["monitor"], check=check,
-                                   outcome=outcome)
+        return services.send_tasks(
+            queue=queue, by=request.user, monitor=source["monitor"], check=check, outcome=outcome
+        )
     if source["kind"] == "filters":
         if source["filters"] is None:
             raise services.ValidationFailed("the task filters are not valid any more", field="tasks")
@@ -403,24 +553,37 @@ def check_calibration(request: HttpRequest, check_pk: int) -> HttpResponse:
     """How far each version of a judge check agrees with people. `?version=N` (default: current).
 
     Queries: session, user, check, versions, labels, role (whatever the number of labels)."""
-    check = get_object_or_404(Check.objects.visible_to(request.user).select_related("agent__team"), pk=check_pk)
+    check = get_object_or_404(
+        Check.objects.visible_to(request.user).select_related("agent__team"), pk=check_pk
+    )
     versions = calibration.check_versions(check)
     version = calibration.pick_version(versions, request.GET.get("version"), check.version)
     figures = calibration.calibrate(version) if version is not None else None
-    context = {"check": check, "versions": versions, "figures": figures,
-               "is_judge": check.kind == services.JUDGE_KIND, **page_flags(request.user, check.agent.team)}
-    return page_or_fragment(request, "reviews/calibration.html", target_fragment(request, ["calibration"]),
-                            context)
+    context = {
+        "check": check,
+        "versions": versions,
+        "figures": figures,
+        "is_judge": check.kind == services.JUDGE_KIND,
+        **page_flags(request.user, check.agent.team),
+    }
+    return page_or_fragment(
+        request, "reviews/calibration.html", target_fragment(request, ["calibration"]), context
+    )
 
 
 @require_POST
 @login_required
 def promote(request: HttpRequest, check_pk: int) -> HttpResponse:
     """Promote labelled items into the judge's examples: one new check version."""
-    check = get_object_or_404(Check.objects.visible_to(request.user).select_related("agent__team"), pk=check_pk)
+    check = get_object_or_404(
+        Check.objects.visible_to(request.user).select_related("agent__team"), pk=check_pk
+    )
     ids = [_int(x) for x in request.POST.getlist("label")]
-    labels = list(Label.objects.visible_to(request.user).filter(pk__in=ids)
-                  .select_related("check_version", "result", "item__sample", "item__task"))
+    labels = list(
+        Label.objects.visible_to(request.user)
+        .filter(pk__in=ids)
+        .select_related("check_version", "result", "item__sample", "item__task")
+    )
     try:
         saved = services.promote_examples(check=check, labels=labels, by=request.user)
     except PermissionDenied as exc:
@@ -428,10 +591,12 @@ def promote(request: HttpRequest, check_pk: int) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Saved {saved.name} v{saved.version} with {len(labels)} new example"
-                                  f"{'s' if len(labels) != 1 else ''}: its calibration starts afresh.")
+        messages.success(
+            request,
+            f"Saved {saved.name} v{saved.version} with {len(labels)} new example"
+            f"{'s' if len(labels) != 1 else ''}: its calibration starts afresh.",
+        )
     back = request.POST.get("next", "")
     if back.startswith("/") and not back.startswith("//"):
         return redirect(back)
     return redirect(reverse("reviews:check-calibration", args=[check.pk]))
-

@@ -18,15 +18,15 @@ from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
 from runs import export as run_export
-from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.compare import batch_groups
+from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     BatchSerializer,
     LaunchedRunsSerializer,
     LaunchedTrialsSerializer,
     LaunchRunSerializer,
-    LaunchTrialsSerializer,
     LaunchTestSetSerializer,
+    LaunchTrialsSerializer,
     RunSerializer,
     SampleSerializer,
     SampleWorldSerializer,

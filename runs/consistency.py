@@ -86,7 +86,11 @@ def figure_text(value: Fraction | float | None) -> str:
 
 def regressed_ks(before: Consistency, after: Consistency) -> list[int]:
     """The k (both sides have a value) at which pass^k dropped from before to after."""
-    return [k for k in sorted(set(before.pass_hat) & set(after.pass_hat)) if after.pass_hat[k] < before.pass_hat[k]]
+    return [
+        k
+        for k in sorted(set(before.pass_hat) & set(after.pass_hat))
+        if after.pass_hat[k] < before.pass_hat[k]
+    ]
 
 
 def shown_ks(k_max: int, first: int = 10) -> list[int]:

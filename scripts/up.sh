@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make up`: the demo agent, a django-q2 worker and the web server in the foreground.
+# `make up`: the demo agent, a django-q2 worker and the web server (gunicorn) in the foreground.
 # Ctrl-C, SIGTERM to this script, or SIGTERM to `make` (its parent goes away) stops all three.
 set -u
 PY="${PY:-.venv/bin/python}"
@@ -41,8 +41,12 @@ trap stop INT TERM EXIT
 # and SIGTERM to make's group reach only this script, which then signals the worker exactly once.
 "$PY" -c 'import os, sys; os.setpgid(0, 0); os.execv(sys.executable, [sys.executable, *sys.argv[1:]])' \
   manage.py qcluster & worker=$!; pids+=($worker)
-# --insecure: serve the stylesheet, scripts and admin assets with DEBUG off (the default), as `make up` is local.
-"$PY" manage.py runserver --noreload --insecure "127.0.0.1:$PORT" & pids+=($!)
+# gunicorn with threads (WhiteNoise serves the static files). One process by default: a scene's world
+# is kept in the process that answers its calls, and a call that lands on another process restores the
+# world from the database (tens of ms); EVALCONSOLE_WEB_PROCESSES raises it for API-heavy use.
+"$PY" -m gunicorn evalconsole.wsgi:application --bind "127.0.0.1:$PORT" \
+  --workers "${EVALCONSOLE_WEB_PROCESSES:-1}" --worker-class gthread --threads "${EVALCONSOLE_WEB_THREADS:-16}" \
+  --graceful-timeout 5 --timeout 120 --log-level warning & pids+=($!)
 sleep 1
 echo
 echo "  evalconsole is running: http://127.0.0.1:$PORT/"

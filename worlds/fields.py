@@ -9,7 +9,6 @@ instead of building jsonb. Read back, the ORM hands out the same Python values. 
 
 from __future__ import annotations
 
-
 from django.db import models
 
 

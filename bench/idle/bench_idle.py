@@ -68,7 +68,9 @@ def command(pid: int) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--settle", type=float, default=15.0, help="seconds to wait after start")
     parser.add_argument("--window", type=float, default=60.0, help="seconds measured")
     args = parser.parse_args()
@@ -83,7 +85,11 @@ def main() -> int:
         }
         subprocess.run([env["PY"], "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         up = subprocess.Popen(
-            ["bash", "scripts/up.sh"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ["bash", "scripts/up.sh"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         try:

@@ -13,11 +13,17 @@ from tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-WOBBLY = {"name": "Wobbly", "input": "Refund EC-2001", "metadata": {"fake": {"outputs": ["DONE", "no", "DONE", "no", "DONE"]}}}
+WOBBLY = {
+    "name": "Wobbly",
+    "input": "Refund EC-2001",
+    "metadata": {"fake": {"outputs": ["DONE", "no", "DONE", "no", "DONE"]}},
+}
 STEADY = {"name": "Steady", "input": "Refund EC-1042", "metadata": {"fake": {"outputs": ["DONE"]}}}
 
 
-def test_pass_hat_k_on_the_run_compare_and_test_pages(page: Page, live_server, log_in, shot, team, admin_user, fake):
+def test_pass_hat_k_on_the_run_compare_and_test_pages(
+    page: Page, live_server, log_in, shot, team, admin_user, fake
+):
     agent = create_agent(team=team, by=admin_user, name="Refund bot", endpoint_url=fake.url, retries=0)
     check = factories.check(agent, admin_user, name="Says DONE", config={"text": "DONE"})
     steady_wobbly = {**WOBBLY, "metadata": {"fake": {"outputs": ["DONE"]}}}

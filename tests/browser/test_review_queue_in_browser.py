@@ -16,9 +16,12 @@ from tests.reviews.conftest import judged_run
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_label_a_queue_of_five_with_the_keyboard_and_see_the_calibration(page: Page, live_server, log_in, shot,
-                                                                          member, agent):
-    check = factories.check(agent, member, kind="ai_judge", name="Polite", config={"prompt": "The agent is polite."})
+def test_label_a_queue_of_five_with_the_keyboard_and_see_the_calibration(
+    page: Page, live_server, log_in, shot, member, agent
+):
+    check = factories.check(
+        agent, member, kind="ai_judge", name="Polite", config={"prompt": "The agent is polite."}
+    )
     test = factories.test(agent, member, checks=[check], name="Politeness")
     run = judged_run(test, check, ["pass", "fail", "pass", "fail", "pass"])
     queue = services.create_queue(team=agent.team, by=member, name="Politeness review")
@@ -46,7 +49,9 @@ def test_label_a_queue_of_five_with_the_keyboard_and_see_the_calibration(page: P
         page.keyboard.press(key)
         if index < len(people) - 1:
             expect(page).to_have_url(re.compile(f"/items/{items[index + 1].pk}/$"))  # moved on by itself
-    expect(page.locator(".check-label")).to_have_attribute("data-mine", "pass")  # the last one, labelled in place
+    expect(page.locator(".check-label")).to_have_attribute(
+        "data-mine", "pass"
+    )  # the last one, labelled in place
     page.keyboard.press("k")  # back to item 4: its label is shown
     expect(page).to_have_url(re.compile(f"/items/{items[3].pk}/$"))
     expect(page.locator(".check-label .your-label .badge")).to_have_text("pass")

@@ -51,7 +51,13 @@ def test_the_demo_agent_handles_the_incident(capsys, agent, tmp_path):
     ]
     assert all(e["status"] < 400 for e in trace), trace
     types = [e["type"] for e in events if e["type"] != "call"]
-    assert types[:5] == ["fault_started", "monitor_changed", "incident_changed", "message", "incident_changed"]
+    assert types[:5] == [
+        "fault_started",
+        "monitor_changed",
+        "incident_changed",
+        "message",
+        "incident_changed",
+    ]
     assert "fault_resolved" in types and types.index("fault_resolved") < len(types) - 1
     by_id = {c["id"]: c for c in checks["checks"]}
     rollback_status = next(
@@ -67,7 +73,9 @@ def test_forgetting_the_rollback_fails_fault_resolved_and_says_why(capsys, agent
     by_id = {c["id"]: c for c in checks["checks"]}
     assert by_id["rolled_back"]["status"] == "failed"
     explanation = by_id["rolled_back"]["explanation"]
-    assert explanation.startswith("Expected fault orders_5xx resolved by the end of the trial, but it started at ")
+    assert explanation.startswith(
+        "Expected fault orders_5xx resolved by the end of the trial, but it started at "
+    )
     assert "github.production {repo: github_orders, commit: c_good} does not hold" in explanation
     assert by_id["monitor_ok"]["status"] == "failed"
     assert "Alert" in by_id["monitor_ok"]["actual"]
@@ -82,7 +90,9 @@ def test_the_same_calls_give_byte_identical_results(capsys, agent, tmp_path):
     # trace.json differs only where answers hold the world's own URL (its id and port), as real APIs'
     # self links do; what is judged and what happened are byte-identical.
     for name in ("checks.json", "events.json", "world.json"):
-        assert (tmp_path / "a" / folder / name).read_bytes() == (tmp_path / "b" / folder / name).read_bytes(), name
+        assert (tmp_path / "a" / folder / name).read_bytes() == (
+            tmp_path / "b" / folder / name
+        ).read_bytes(), name
     assert first[0] == second[0] == 0
 
 
@@ -90,8 +100,8 @@ def test_the_same_calls_give_byte_identical_results(capsys, agent, tmp_path):
 def test_on_the_console_the_incident_is_judged_as_on_loopback(capsys, agent, tmp_path, live_server, settings):
     """The same scene run by a console (each call restored from the database, the faults' progress in
     the world's row) gives the same verdicts, events and final world as the standalone run."""
-    from tests import factories
     from teams.services import issue_token
+    from tests import factories
 
     settings.EVALCONSOLE_WORLDS_URL = live_server.url
     team = factories.team()

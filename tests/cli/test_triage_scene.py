@@ -26,7 +26,11 @@ def run(capsys, out: Path, url: str) -> tuple[int, dict, list[dict]]:
     code = cli.main(["scene", "run", str(SCENE), "--agent", url, "--out", str(out)])
     capsys.readouterr()
     folder = out / "support-triage" / "trial-1"
-    return code, json.loads((folder / "checks.json").read_text()), json.loads((folder / "events.json").read_text())
+    return (
+        code,
+        json.loads((folder / "checks.json").read_text()),
+        json.loads((folder / "events.json").read_text()),
+    )
 
 
 def test_the_demo_agent_asks_the_right_people_and_passes(capsys, agent, tmp_path):
@@ -48,7 +52,9 @@ def test_the_demo_agent_asks_the_right_people_and_passes(capsys, agent, tmp_path
     )
     decided = [(e["person"], e["decision"], e["option"]) for e in events if e["type"] == "decided"]
     assert decided == [("ben", "fix_now", "now"), ("mike", "severity", "p1")]
-    assert all(e["seq"] is None for e in events if e["type"] == "message" and e.get("by")), "people make no calls"
+    assert all(e["seq"] is None for e in events if e["type"] == "message" and e.get("by")), (
+        "people make no calls"
+    )
 
 
 def test_telling_the_customer_the_root_cause_fails_never_citing_the_message(capsys, agent, tmp_path):

@@ -10,7 +10,9 @@ from tests import factories
 
 @pytest.fixture
 def judge_check(agent, member):
-    return factories.check(agent, member, kind="ai_judge", name="Polite", config={"prompt": "The agent is polite."})
+    return factories.check(
+        agent, member, kind="ai_judge", name="Polite", config={"prompt": "The agent is polite."}
+    )
 
 
 def judged_run(test, check, outcomes, *, conversation: str = "answer"):
@@ -19,27 +21,57 @@ def judged_run(test, check, outcomes, *, conversation: str = "answer"):
     from runs.models import CheckResult, Run, RunCheck, Sample
 
     version = type(check).objects.get(pk=check.pk).current_version
-    run = Run.objects.create(agent=test.test_set.agent, test=test, test_version=test.current_version,
-                             status=Run.Status.COMPLETED, result="pass", total_samples=len(outcomes),
-                             done_samples=len(outcomes))
+    run = Run.objects.create(
+        agent=test.test_set.agent,
+        test=test,
+        test_version=test.current_version,
+        status=Run.Status.COMPLETED,
+        result="pass",
+        total_samples=len(outcomes),
+        done_samples=len(outcomes),
+    )
     RunCheck.objects.create(run=run, check_version=version)
-    samples = Sample.objects.bulk_create([
-        Sample(run=run, scenario_index=0, sample_index=i, status=Sample.Status.DONE, outcome=outcome,
-               output=f"{conversation} {i}", transcript=[{"role": "user", "content": f"question {i}"},
-                                                         {"role": "assistant", "content": f"{conversation} {i}"}],
-               tool_calls=[{"name": "lookup_order", "status": "succeeded", "input": {"orderId": f"EC-{i}"}}])
-        for i, outcome in enumerate(outcomes)
-    ])
-    CheckResult.objects.bulk_create([
-        CheckResult(sample=sample, check_version=version, outcome=sample.outcome,
-                    explanation=f"The judge said {sample.outcome} of sample {sample.sample_index}.",
-                    details={"judge": {"prompt": [
-                        {"role": "system", "content": "You are an impartial evaluator."},
-                        {"role": "user", "content": f"Conversation (oldest first):\nuser: question {sample.sample_index}"
-                                                    f"\n\nFinal output of the agent:\n<<<\n{sample.output}\n>>>"},
-                    ]}})
-        for sample in samples
-    ])
+    samples = Sample.objects.bulk_create(
+        [
+            Sample(
+                run=run,
+                scenario_index=0,
+                sample_index=i,
+                status=Sample.Status.DONE,
+                outcome=outcome,
+                output=f"{conversation} {i}",
+                transcript=[
+                    {"role": "user", "content": f"question {i}"},
+                    {"role": "assistant", "content": f"{conversation} {i}"},
+                ],
+                tool_calls=[{"name": "lookup_order", "status": "succeeded", "input": {"orderId": f"EC-{i}"}}],
+            )
+            for i, outcome in enumerate(outcomes)
+        ]
+    )
+    CheckResult.objects.bulk_create(
+        [
+            CheckResult(
+                sample=sample,
+                check_version=version,
+                outcome=sample.outcome,
+                explanation=f"The judge said {sample.outcome} of sample {sample.sample_index}.",
+                details={
+                    "judge": {
+                        "prompt": [
+                            {"role": "system", "content": "You are an impartial evaluator."},
+                            {
+                                "role": "user",
+                                "content": f"Conversation (oldest first):\nuser: question {sample.sample_index}"
+                                f"\n\nFinal output of the agent:\n<<<\n{sample.output}\n>>>",
+                            },
+                        ]
+                    }
+                },
+            )
+            for sample in samples
+        ]
+    )
     return run
 
 

@@ -18,38 +18,44 @@ def pairs(pp=0, pf=0, fp=0, ff=0):
     return [(P, P)] * pp + [(P, F)] * pf + [(F, P)] * fp + [(F, F)] * ff
 
 
-@pytest.mark.parametrize(("rows", "matrix"), [
-    ([], Confusion()),
-    (pairs(pp=1), Confusion(pass_pass=1)),
-    ([(P, F), (F, P), (F, P)], Confusion(pass_fail=1, fail_pass=2)),
-    (pairs(pp=20, pf=5, fp=10, ff=15), Confusion(20, 5, 10, 15)),
-])
+@pytest.mark.parametrize(
+    ("rows", "matrix"),
+    [
+        ([], Confusion()),
+        (pairs(pp=1), Confusion(pass_pass=1)),
+        ([(P, F), (F, P), (F, P)], Confusion(pass_fail=1, fail_pass=2)),
+        (pairs(pp=20, pf=5, fp=10, ff=15), Confusion(20, 5, 10, 15)),
+    ],
+)
 def test_confusion_counts_judge_first_human_second(rows, matrix):
     assert confusion(rows) == matrix
     assert confusion(rows).total == len(rows)
 
 
-@pytest.mark.parametrize(("rows", "percent", "kappa"), [
-    # no labels: nothing to say
-    ([], None, None),
-    # one class only (both raters): chance agreement is 1, kappa undefined
-    (pairs(pp=3), 100.0, None),
-    (pairs(ff=1), 100.0, None),
-    # perfect agreement over both classes
-    (pairs(pp=1, ff=1), 100.0, 1.0),
-    # perfect disagreement
-    (pairs(pf=1, fp=1), 0.0, -1.0),
-    # the judge always passes, people always fail: no agreement, and none beyond chance
-    (pairs(pf=2), 0.0, 0.0),
-    # the judge always passes, people split: agreement is only chance
-    (pairs(pp=1, pf=1), 50.0, 0.0),
-    # p_o = 3/4, p_e = (3*2 + 1*2)/16 = 1/2
-    (pairs(pp=2, pf=1, ff=1), 75.0, 0.5),
-    # the textbook table: p_o = 0.7, p_e = 0.5
-    (pairs(pp=20, pf=5, fp=10, ff=15), 70.0, 0.4),
-    # p_o = 1/3, p_e = (2*2 + 1*1)/9 = 5/9 -> (3*1 - 5)/(9 - 5)
-    (pairs(pp=1, pf=1, fp=1), 100 / 3, -0.5),
-])
+@pytest.mark.parametrize(
+    ("rows", "percent", "kappa"),
+    [
+        # no labels: nothing to say
+        ([], None, None),
+        # one class only (both raters): chance agreement is 1, kappa undefined
+        (pairs(pp=3), 100.0, None),
+        (pairs(ff=1), 100.0, None),
+        # perfect agreement over both classes
+        (pairs(pp=1, ff=1), 100.0, 1.0),
+        # perfect disagreement
+        (pairs(pf=1, fp=1), 0.0, -1.0),
+        # the judge always passes, people always fail: no agreement, and none beyond chance
+        (pairs(pf=2), 0.0, 0.0),
+        # the judge always passes, people split: agreement is only chance
+        (pairs(pp=1, pf=1), 50.0, 0.0),
+        # p_o = 3/4, p_e = (3*2 + 1*2)/16 = 1/2
+        (pairs(pp=2, pf=1, ff=1), 75.0, 0.5),
+        # the textbook table: p_o = 0.7, p_e = 0.5
+        (pairs(pp=20, pf=5, fp=10, ff=15), 70.0, 0.4),
+        # p_o = 1/3, p_e = (2*2 + 1*1)/9 = 5/9 -> (3*1 - 5)/(9 - 5)
+        (pairs(pp=1, pf=1, fp=1), 100 / 3, -0.5),
+    ],
+)
 def test_agreement_and_kappa(rows, percent, kappa):
     assert percent_agreement(rows) == (None if percent is None else pytest.approx(percent))
     assert cohens_kappa(rows) == (None if kappa is None else pytest.approx(kappa))

@@ -30,8 +30,11 @@ def test_a_member_creates_a_queue_and_sends_a_runs_failures(web, member, make_ru
     assert "Send to review" in page.get(run.get_absolute_url()).content.decode()
     form = page.get(reverse("reviews:send") + f"?run={run.pk}")
     assert "samples of run #" in form.content.decode() and "at most 500 items" in form.content.decode()
-    sent = page.post(reverse("reviews:send"), {"run": run.pk, "queue": queue.pk, "check_id": judge_check.pk,
-                                               "outcome": "fail"}, follow=True)
+    sent = page.post(
+        reverse("reviews:send"),
+        {"run": run.pk, "queue": queue.pk, "check_id": judge_check.pk, "outcome": "fail"},
+        follow=True,
+    )
     assert "2 items sent to Weekly" in sent.content.decode()
     assert ReviewItem.objects.filter(queue=queue).count() == 2
     again = page.post(reverse("reviews:send"), {"run": run.pk, "new_queue": "Weekly"})
@@ -46,18 +49,34 @@ def test_tasks_are_sent_from_the_task_list_selection(web, member, agent, queue):
     assert "2 items sent to Politeness review" in sent.content.decode()
 
 
-def test_the_review_page_shows_the_evidence_the_checks_and_the_keys(web, member, queue, make_run, judge_check):
+def test_the_review_page_shows_the_evidence_the_checks_and_the_keys(
+    web, member, queue, make_run, judge_check
+):
     services.send_samples(queue=queue, run=make_run(["pass", "fail"]), by=member)
     first, second = ReviewItem.objects.order_by("position")
     page = web(member).get(first.get_absolute_url())
     html = page.content.decode()
-    for text in ("question 0", "answer 0", "lookup_order", "Polite", "The judge said", "Judge prompt",
-                 "<kbd>j</kbd>", "<kbd>p</kbd>", "<kbd>f</kbd>", "<kbd>n</kbd>", "<kbd>s</kbd>", "Item 1"):
+    for text in (
+        "question 0",
+        "answer 0",
+        "lookup_order",
+        "Polite",
+        "The judge said",
+        "Judge prompt",
+        "<kbd>j</kbd>",
+        "<kbd>p</kbd>",
+        "<kbd>f</kbd>",
+        "<kbd>n</kbd>",
+        "<kbd>s</kbd>",
+        "Item 1",
+    ):
         assert text in html, text
     assert f'data-next="{second.get_absolute_url()}"' in html
-    labelled = web(member).post(reverse("reviews:item-label", args=[queue.pk, first.pk]),
-                                {"check_version": judge_check.current_version_id, "verdict": "fail", "note": "rude"},
-                                HTTP_HX_REQUEST="true")
+    labelled = web(member).post(
+        reverse("reviews:item-label", args=[queue.pk, first.pk]),
+        {"check_version": judge_check.current_version_id, "verdict": "fail", "note": "rude"},
+        HTTP_HX_REQUEST="true",
+    )
     assert labelled.status_code == 200 and labelled["HX-Trigger"] == "label-saved"
     assert 'data-mine="fail"' in labelled.content.decode() and "rude" in labelled.content.decode()
     assert Label.objects.get().verdict == "fail"
@@ -71,20 +90,32 @@ def test_viewers_read_and_outsiders_get_404(web, viewer, outsider, member, queue
     page = web(viewer)
     html = page.get(item.get_absolute_url()).content.decode()
     assert "The judge said" in html and 'data-key="p"' not in html
-    refused = page.post(reverse("reviews:item-label", args=[queue.pk, item.pk]),
-                        {"check_version": judge_check.current_version_id, "verdict": "pass"})
+    refused = page.post(
+        reverse("reviews:item-label", args=[queue.pk, item.pk]),
+        {"check_version": judge_check.current_version_id, "verdict": "pass"},
+    )
     assert refused.status_code == 403 and not Label.objects.exists()
     page = web(outsider)
-    for url in (queue.get_absolute_url(), item.get_absolute_url(),
-                reverse("reviews:check-calibration", args=[judge_check.pk])):
+    for url in (
+        queue.get_absolute_url(),
+        item.get_absolute_url(),
+        reverse("reviews:check-calibration", args=[judge_check.pk]),
+    ):
         assert page.get(url).status_code == 404, url
 
 
-def test_the_check_page_loads_its_calibration_with_disagreements_linked(web, member, queue, make_run, judge_check):
+def test_the_check_page_loads_its_calibration_with_disagreements_linked(
+    web, member, queue, make_run, judge_check
+):
     services.send_samples(queue=queue, run=make_run(["pass", "fail", "pass"]), by=member)
     for item, verdict in zip(ReviewItem.objects.order_by("position"), ["pass", "fail", "fail"], strict=True):
-        services.label_item(item=item, check_version=judge_check.current_version, by=member, verdict=verdict,
-                            note="too curt" if item.position == 3 else "")
+        services.label_item(
+            item=item,
+            check_version=judge_check.current_version,
+            by=member,
+            verdict=verdict,
+            note="too curt" if item.position == 3 else "",
+        )
     page = web(member)
     check_page = page.get(judge_check.get_absolute_url()).content.decode()
     url = reverse("reviews:check-calibration", args=[judge_check.pk])
@@ -95,18 +126,25 @@ def test_the_check_page_loads_its_calibration_with_disagreements_linked(web, mem
     assert 'id="cal-kappa">0.40<' in fragment and 'id="cm-pass-fail">1<' in fragment
     third = ReviewItem.objects.get(position=3)
     assert third.get_absolute_url() in fragment and "too curt" in fragment
-    promoted = page.post(reverse("reviews:check-promote", args=[judge_check.pk]),
-                         {"label": Label.objects.get(item=third).pk}, follow=True)
+    promoted = page.post(
+        reverse("reviews:check-promote", args=[judge_check.pk]),
+        {"label": Label.objects.get(item=third).pk},
+        follow=True,
+    )
     assert "Saved Polite v2 with 1 new example" in promoted.content.decode()
     assert "Example 1: verdict fail (too curt)" not in promoted.content.decode()  # the prompt is the judge's
-    assert 'data-version="2"' in promoted.content.decode() and 'id="cal-labels">0<' in promoted.content.decode()
+    assert (
+        'data-version="2"' in promoted.content.decode() and 'id="cal-labels">0<' in promoted.content.decode()
+    )
 
 
 def _count(client, url) -> int:
     return query_count(lambda: client.get(url))
 
 
-def test_queue_review_and_calibration_pages_do_not_grow_in_queries(web, member, team, queue, make_run, judge_check):
+def test_queue_review_and_calibration_pages_do_not_grow_in_queries(
+    web, member, team, queue, make_run, judge_check
+):
     page = web(member)
     bea = factories.member_of(team, "member", "bea")
 
@@ -114,13 +152,19 @@ def test_queue_review_and_calibration_pages_do_not_grow_in_queries(web, member, 
         services.send_samples(queue=queue, run=make_run(outcomes), by=member)
         for item in ReviewItem.objects.filter(queue=queue):
             for who in (member, bea):
-                services.label_item(item=item, check_version=judge_check.current_version, by=who, verdict="fail")
+                services.label_item(
+                    item=item, check_version=judge_check.current_version, by=who, verdict="fail"
+                )
         services.create_queue(team=team, by=member, name=f"Q{ReviewItem.objects.count()}")
 
     grow(["pass"])
     first = ReviewItem.objects.get()
-    urls = [reverse("reviews:queue-list"), queue.get_absolute_url(), first.get_absolute_url(),
-            reverse("reviews:check-calibration", args=[judge_check.pk])]
+    urls = [
+        reverse("reviews:queue-list"),
+        queue.get_absolute_url(),
+        first.get_absolute_url(),
+        reverse("reviews:check-calibration", args=[judge_check.pk]),
+    ]
     for url in urls:
         page.get(url)
     before = {url: _count(page, url) for url in urls}

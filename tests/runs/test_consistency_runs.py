@@ -56,7 +56,9 @@ def _picked(figures: dict) -> dict:
 
 def _page_cells(html: str, scenario: str, figure: str = "pass^k") -> dict[str, str]:
     table = html.split('id="consistency-table"')[1].split("</table>")[0]
-    row = re.search(rf'<tr data-scenario="{scenario}" data-figure="{re.escape(figure)}"[^>]*>(.*?)</tr>', table, re.S)
+    row = re.search(
+        rf'<tr data-scenario="{scenario}" data-figure="{re.escape(figure)}"[^>]*>(.*?)</tr>', table, re.S
+    )
     return dict(re.findall(r'data-k="(\d+)"[^>]*>(?:<strong>)?([^<]+)<', row.group(1)))
 
 
@@ -106,7 +108,9 @@ def _django_transport(client: Client, capture):
                 HTTP_AUTHORIZATION=request.headers["authorization"],
                 HTTP_ACCEPT="application/json",
             )
-        return httpx.Response(answer.status_code, content=answer.content, headers={"content-type": answer["Content-Type"]})
+        return httpx.Response(
+            answer.status_code, content=answer.content, headers={"content-type": answer["Content-Type"]}
+        )
 
     return httpx.MockTransport(handle)
 
@@ -124,15 +128,26 @@ def test_the_cli_json_and_summary_carry_the_figures(
     assert _picked(run["pass_hat_k"]) == RUN
     assert [_picked(s["pass_hat_k"]) for s in run["scenarios"]] == [STEADY, WOBBLY]
     lines = cli.summary_lines(run)
-    assert any("Wobbly: 3/5 passed" in line and "pass^1 0.6 · pass^2 0.3 · pass^3 0.1" in line for line in lines)
-    assert "  consistency, mean over scenarios: pass^1 0.8 · pass^2 0.65 · pass^3 0.55 · pass^4 0.5 · pass^5 0.5" in lines
-    assert any("check Says DONE v1 (required): 8 passed, 2 failed" in line and "FLAKY" in line for line in lines)
+    assert any(
+        "Wobbly: 3/5 passed" in line and "pass^1 0.6 · pass^2 0.3 · pass^3 0.1" in line for line in lines
+    )
+    assert (
+        "  consistency, mean over scenarios: pass^1 0.8 · pass^2 0.65 · pass^3 0.55 · pass^4 0.5 · pass^5 0.5"
+        in lines
+    )
+    assert any(
+        "check Says DONE v1 (required): 8 passed, 2 failed" in line and "FLAKY" in line for line in lines
+    )
     props = {
         p.get("name"): p.get("value")
         for p in cli.junit_xml([run], {}).getroot().iter("property")
         if p.get("name", "").startswith("run.pass")
     }
-    assert (props["run.pass_hat_k.1"], props["run.pass_hat_k.3"], props["run.pass_hat_k.5"]) == ("0.8", "0.55", "0.5")
+    assert (props["run.pass_hat_k.1"], props["run.pass_hat_k.3"], props["run.pass_hat_k.5"]) == (
+        "0.8",
+        "0.55",
+        "0.5",
+    )
 
 
 def _finish(run, outcomes: list[str]) -> None:
@@ -167,6 +182,7 @@ def test_compare_flags_a_regression_naming_the_scenario(login, member, scripted_
 
 # --- trials: one test run N times as one batch --------------------------------------------------------
 
+
 # Three trials of the scripted test: Wobbly passes 3 of 5 in each, 9 of 15 pooled. By hand:
 #   pass^1 = 9/15 = 0.6; pass^2 = C(9,2)/C(15,2) = 36/105 = 0.3429; pass^10 = 0 (only 9 passes); Steady: 1
 #   the batch: pass^1 = (1 + 0.6) / 2 = 0.8, pass^2 = (1 + 36/105) / 2 = 0.6714
@@ -178,7 +194,9 @@ def test_trials_from_the_launcher_make_one_batch_with_pooled_pass_hat_k(
         answer = client.post(reverse("runs:run-launch"), {"test": scripted_test.pk, "trials": "3"})
     runs = list(scripted_test.runs.order_by("pk"))
     assert len(runs) == 3 and len({r.batch for r in runs}) == 1 and runs[0].batch
-    assert all(r.total_samples == 10 and r.status == "completed" for r in runs)  # each within the per-run limit
+    assert all(
+        r.total_samples == 10 and r.status == "completed" for r in runs
+    )  # each within the per-run limit
     assert answer.status_code == 302 and answer["Location"].endswith(f"?batch={runs[0].batch}")
     html = client.get(answer["Location"]).content.decode()
     assert "Batch of 3 runs of" in html
@@ -193,7 +211,11 @@ def test_trials_from_the_launcher_make_one_batch_with_pooled_pass_hat_k(
 
 def test_trials_over_the_limit_are_refused_naming_the_field(login, member, scripted_test, settings):
     settings.EVALCONSOLE_MAX_TRIALS = 4
-    html = login(member).post(reverse("runs:run-launch"), {"test": scripted_test.pk, "trials": "5"}).content.decode()
+    html = (
+        login(member)
+        .post(reverse("runs:run-launch"), {"test": scripted_test.pk, "trials": "5"})
+        .content.decode()
+    )
     assert 'id="trials-error"' in html and "trials must be a whole number from 1 to 4" in html
     assert not scripted_test.runs.exists()
 
@@ -204,7 +226,10 @@ def test_trials_over_the_api_and_the_batch_figures(member, scripted_test, django
     api = Client()
     with django_capture_on_commit_callbacks(execute=True):
         answer = api.post(
-            "/api/v1/runs/trials/", {"test": scripted_test.pk, "trials": 3}, content_type="application/json", **auth
+            "/api/v1/runs/trials/",
+            {"test": scripted_test.pk, "trials": 3},
+            content_type="application/json",
+            **auth,
         )
     assert answer.status_code == 202
     body = answer.json()
@@ -213,13 +238,24 @@ def test_trials_over_the_api_and_the_batch_figures(member, scripted_test, django
     (test,) = batch["tests"]
     assert test["complete"] and test["runs"] == [r["id"] for r in body["runs"]] and test["determinate"] == 30
     steady, wobbly = test["scenarios"]
-    assert wobbly["determinate"] == 15 and wobbly["pass_hat_k"]["1"] == 0.6 and wobbly["pass_hat_k"]["2"] == 0.3429
+    assert (
+        wobbly["determinate"] == 15
+        and wobbly["pass_hat_k"]["1"] == 0.6
+        and wobbly["pass_hat_k"]["2"] == 0.3429
+    )
     assert set(wobbly["pass_hat_k"]) == {str(k) for k in range(1, 16)} and steady["pass_hat_k"]["15"] == 1.0
     assert test["pass_hat_k"]["2"] == 0.6714
     # Over the limit: a 400 naming the field; trials sent to runs/ say where they go; unknown batch: 404.
-    over = api.post("/api/v1/runs/trials/", {"test": scripted_test.pk, "trials": 11}, content_type="application/json", **auth)
+    over = api.post(
+        "/api/v1/runs/trials/",
+        {"test": scripted_test.pk, "trials": 11},
+        content_type="application/json",
+        **auth,
+    )
     assert over.status_code == 400 and "trials" in over.json()
-    wrong = api.post("/api/v1/runs/", {"test": scripted_test.pk, "trials": 3}, content_type="application/json", **auth)
+    wrong = api.post(
+        "/api/v1/runs/", {"test": scripted_test.pk, "trials": 3}, content_type="application/json", **auth
+    )
     assert wrong.status_code == 400 and "runs/trials/" in wrong.json()["trials"][0]
     assert api.get("/api/v1/runs/batches/nosuchbatch/", **auth).status_code == 404
 
@@ -242,7 +278,9 @@ def test_cli_trials_print_the_batch(member, scripted_test, capsys, django_captur
 # --- the test page's chart across runs ---------------------------------------------------------------
 
 
-def test_the_test_page_charts_pass_rate_and_pass_hat_k_with_check_version_changes(login, member, scripted_test):
+def test_the_test_page_charts_pass_rate_and_pass_hat_k_with_check_version_changes(
+    login, member, scripted_test
+):
     from checks.services import edit_check
     from runs import services
 
@@ -258,7 +296,9 @@ def test_the_test_page_charts_pass_rate_and_pass_hat_k_with_check_version_change
     assert f'hx-get="{url}" hx-trigger="load"' in page and "vendor/uplot-1.6.32/uPlot.iife.min.js" in page
     fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert fragment.lstrip().startswith('<section class="card" id="test-consistency"')
-    data = json.loads(fragment.split('id="consistency-chart-data" type="application/json">')[1].split("</script>")[0])
+    data = json.loads(
+        fragment.split('id="consistency-chart-data" type="application/json">')[1].split("</script>")[0]
+    )
     assert data["k"] == 5 and data["labels"] == [f"#{first.pk}", f"#{second.pk}"]
     assert data["marks"] == [{"x": 1, "text": "Says DONE v1→v2"}]
     steady, wobbly = data["series"]
@@ -294,14 +334,19 @@ def test_consistency_reads_do_not_grow_with_samples_or_runs(login, member, scrip
         counts[test.name] = {name: query_count(lambda u=u: client.get(u)) for name, u in urls.items()}
         auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
         Client().get(f"/api/v1/runs/{runs[-1].pk}/", **auth)
-        counts[test.name]["api"] = query_count(lambda r=runs[-1]: Client().get(f"/api/v1/runs/{r.pk}/", **auth))
+        counts[test.name]["api"] = query_count(
+            lambda r=runs[-1], a=auth: Client().get(f"/api/v1/runs/{r.pk}/", **a)
+        )
     # 1 scenario x 1 sample and 2 runs, against 2 scenarios x 5 samples and 5 runs: the same queries
     assert counts["Small"] == counts["Refunds"]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--test", "1", "--trials", "0"], "--trials takes a positive number"), (["--test-set", "1", "--trials", "2"], "--trials needs --test")],
+    [
+        (["--test", "1", "--trials", "0"], "--trials takes a positive number"),
+        (["--test-set", "1", "--trials", "2"], "--trials needs --test"),
+    ],
 )
 def test_cli_trials_bad_arguments_exit_3_with_one_line(capsys, args, message):
     code = cli.main(["run", *args, "--url", "http://127.0.0.1:9", "--token", "t"])

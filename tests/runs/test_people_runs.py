@@ -32,7 +32,10 @@ def demo(team, admin_user, live_server, settings):
 def _test(team, admin_user, member, url: str, checks, *, scene: str = TRIAGE):
     agent = factories.agent(team, admin_user, endpoint_url=url)
     test_set = factories.test_set(agent, member)
-    library = [factories.check(agent, member, kind=kind, config=config, name=name).pk for name, kind, config in checks]
+    library = [
+        factories.check(agent, member, kind=kind, config=config, name=name).pk
+        for name, kind, config in checks
+    ]
     return worlds.create_scene_test(
         test_set=test_set,
         by=member,
@@ -47,8 +50,16 @@ def _test(team, admin_user, member, url: str, checks, *, scene: str = TRIAGE):
 LIBRARY = [
     ("Asked the customer", "process", {"revealed": ["laura.workspace"]}),
     ("Mike knows the cause", "process", {"knows": ["$mike", "ben.root_cause"]}),
-    ("Answered within 10 minutes", "process", {"within": {"event": {"message": {"to": "laura"}}, "limit": "10m"}}),
-    ("Decided before labeling", "process", {"before": [{"decided": ["mike", "severity"]}, {"called": "POST /repos/*/issues/*/labels"}]}),
+    (
+        "Answered within 10 minutes",
+        "process",
+        {"within": {"event": {"message": {"to": "laura"}}, "limit": "10m"}},
+    ),
+    (
+        "Decided before labeling",
+        "process",
+        {"before": [{"decided": ["mike", "severity"]}, {"called": "POST /repos/*/issues/*/labels"}]},
+    ),
 ]
 
 
@@ -74,7 +85,9 @@ def test_library_process_checks_judge_the_world_of_a_console_run(team, admin_use
 
 
 def test_the_sloppy_agent_fails_a_library_never_check_citing_the_message(team, admin_user, member, demo):
-    never = [("No root cause to the customer", "process", {"never": {"to": "laura", "fact": "ben.root_cause"}})]
+    never = [
+        ("No root cause to the customer", "process", {"never": {"to": "laura", "fact": "ben.root_cause"}})
+    ]
     test = _test(team, admin_user, member, demo.url + "sloppy", never)
     run = runs.launch_run(test=test, by=member)
     drain(idle_ms=0)

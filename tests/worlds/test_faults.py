@@ -54,12 +54,18 @@ def scene(at: str = "0s", extra_faults: str = "", checks: str = FIXED):
 
 def slack(world: World, method: str, **args):
     body = json.dumps(args).encode()
-    headers = {"Authorization": f"Bearer {world.credentials['slack']['token']}", "Content-Type": "application/json"}
+    headers = {
+        "Authorization": f"Bearer {world.credentials['slack']['token']}",
+        "Content-Type": "application/json",
+    }
     return world.call("slack", Request.make("POST", f"/api/{method}", headers=headers, body=body)).body
 
 
 def github(world: World, method: str, path: str, body=None):
-    headers = {"Authorization": f"token {world.credentials['github']['token']}", "Content-Type": "application/json"}
+    headers = {
+        "Authorization": f"token {world.credentials['github']['token']}",
+        "Content-Type": "application/json",
+    }
     data = json.dumps(body).encode() if body is not None else b""
     return world.call("github", Request.make(method, path, headers=headers, body=data))
 
@@ -74,7 +80,10 @@ def roll_back(world: World) -> None:
     )
     assert deployment.status == 201, deployment.body
     status = github(
-        world, "POST", f"/repos/acme/orders/deployments/{deployment.body['id']}/statuses", {"state": "success"}
+        world,
+        "POST",
+        f"/repos/acme/orders/deployments/{deployment.body['id']}/statuses",
+        {"state": "success"},
     )
     assert status.status == 201, status.body
 
@@ -135,7 +144,9 @@ def test_a_fault_left_active_fails_with_what_still_does_not_hold():
     world.end()
     result = fault_check(world)
     assert result["status"] == "failed"
-    assert result["explanation"].startswith("Expected fault exports_down resolved by the end of the trial, but ")
+    assert result["explanation"].startswith(
+        "Expected fault exports_down resolved by the end of the trial, but "
+    )
     assert "started at 2026-03-02T09:00:00Z and was still active at 2026-03-02T09:01:00Z" in result["actual"]
     assert "github.production {repo: github_orders, commit: c_base} does not hold" in result["actual"]
     assert world.ids["c_bad"][:7] in result["actual"], "it says which commit production is on"
@@ -148,8 +159,9 @@ def test_a_fault_that_never_started_fails_saying_when_it_would_have():
     world.end()
     result = fault_check(world)
     assert result["status"] == "failed"
-    assert "never started (it starts at 2026-03-02T09:10:00Z; the trial ended at 2026-03-02T09:01:00Z)" in (
-        result["actual"]
+    assert (
+        "never started (it starts at 2026-03-02T09:10:00Z; the trial ended at 2026-03-02T09:01:00Z)"
+        in (result["actual"])
     )
     assert not world.events.of_type("fault_started"), "steps due after the last call are never applied"
 
@@ -213,7 +225,11 @@ def test_the_same_calls_give_byte_identical_results_and_events():
         eng_texts(world)
         roll_back(world)
         world.end()
-        return json.dumps(evaluate(world)), json.dumps(world.events.to_list()), json.dumps(world.final_state())
+        return (
+            json.dumps(evaluate(world)),
+            json.dumps(world.events.to_list()),
+            json.dumps(world.final_state()),
+        )
 
     assert play() == play()
 

@@ -98,7 +98,9 @@ class Agent:
             "Authorization": f"Bearer {self.world.credentials['slack']['token']}",
             "Content-Type": "application/json",
         }
-        response = self.world.call("slack", Request.make("POST", f"/api/{method}", headers=headers, body=json.dumps(args).encode()))
+        response = self.world.call(
+            "slack", Request.make("POST", f"/api/{method}", headers=headers, body=json.dumps(args).encode())
+        )
         assert response.body["ok"], response.body
         return response.body
 
@@ -113,7 +115,10 @@ class Agent:
         return self.post(channel, text)
 
     def github(self, method: str, path: str, body=None):
-        headers = {"Authorization": f"token {self.world.credentials['github']['token']}", "Content-Type": "application/json"}
+        headers = {
+            "Authorization": f"token {self.world.credentials['github']['token']}",
+            "Content-Type": "application/json",
+        }
         data = json.dumps(body).encode() if body is not None else b""
         response = self.world.call("github", Request.make(method, path, headers=headers, body=data))
         assert response.status < 400, response.body
@@ -131,18 +136,31 @@ def world(text: str = SCENE) -> tuple[World, Agent]:
 
 def good_run(agent: Agent) -> None:
     """What a good agent does, in order."""
-    agent.post("slack_support", "Sorry about that! Which workspace is it, and is the beta flag on?", thread_of="slack_question")
+    agent.post(
+        "slack_support",
+        "Sorry about that! Which workspace is it, and is the beta flag on?",
+        thread_of="slack_question",
+    )
     agent.wait()  # Laura answers both questions in her thread
     agent.post(
         "slack_eng",
         "Ben: a customer on acme-eu-2 has no CSV exports; the beta flag is on. What's the cause, and is there a workaround?",
     )
     agent.wait()  # Ben reveals both facts, and decides to fix it now (he knows the flag is on)
-    agent.dm("slack_mike", "Ben found that exports v2 drops jobs for beta workspaces. What severity should we give it?")
+    agent.dm(
+        "slack_mike",
+        "Ben found that exports v2 drops jobs for beta workspaces. What severity should we give it?",
+    )
     agent.wait()  # Mike: P1
-    issue = agent.github("POST", "/repos/acme/orders/issues", {"title": "Exports v2 drops beta jobs", "body": "See #eng."})
+    issue = agent.github(
+        "POST", "/repos/acme/orders/issues", {"title": "Exports v2 drops beta jobs", "body": "See #eng."}
+    )
     agent.github("POST", f"/repos/acme/orders/issues/{issue['number']}/labels", {"labels": ["p1"]})
-    agent.post("slack_support", "Until the fix ships, turning the beta flag off brings exports back.", thread_of="slack_question")
+    agent.post(
+        "slack_support",
+        "Until the fix ships, turning the beta flag off brings exports back.",
+        thread_of="slack_question",
+    )
 
 
 def results(built: World) -> dict[str, dict]:
@@ -219,13 +237,16 @@ def test_asking_nobody_fails_revealed_and_knows_and_decided_and_the_milestones()
     agent.post("slack_support", "We are looking into it.", thread_of="slack_question")
     checks = results(built)
     assert checks["asked_laura"]["status"] == "failed"
-    assert "laura.workspace was not revealed (laura was never asked for it)" in checks["asked_laura"]["actual"]
+    assert (
+        "laura.workspace was not revealed (laura was never asked for it)" in checks["asked_laura"]["actual"]
+    )
     assert checks["ben_got_the_details"]["actual"] == "ben does not know laura.beta_on"
     assert checks["laura_got_the_workaround"]["status"] == "failed"
     assert checks["priority_decided"]["actual"] == "mike never decided"
     assert checks["priority_before_label"]["status"] == "failed"
-    assert "never happened: mike decided severity p1; called POST /repos/*/issues/*/labels" in (
-        checks["priority_before_label"]["actual"]
+    assert (
+        "never happened: mike decided severity p1; called POST /repos/*/issues/*/labels"
+        in (checks["priority_before_label"]["actual"])
     )
     assert checks["answered_in_her_thread"]["status"] == "passed"
     assert checks["answered_fast"]["status"] == "passed"
@@ -244,7 +265,9 @@ def test_a_top_level_answer_fails_the_thread_selector_naming_the_closest_miss():
 def test_telling_the_customer_the_root_cause_fails_never_with_the_message_it_cites():
     built, agent = world()
     good_run(agent)
-    agent.post("slack_support", "The cause: exports v2 drops jobs for beta workspaces.", thread_of="slack_question")
+    agent.post(
+        "slack_support", "The cause: exports v2 drops jobs for beta workspaces.", thread_of="slack_question"
+    )
     check = results(built)["no_root_cause_to_customer"]
     assert check["status"] == "failed"
     assert '"The cause: exports v2 drops jobs for beta workspaces." by orders-bot' in check["actual"]
@@ -260,8 +283,9 @@ def test_a_label_before_the_decision_fails_before_and_an_answer_after_the_limit_
     checks = results(built)
     assert checks["priority_decided"]["status"] == "passed"
     assert checks["priority_before_label"]["status"] == "failed"
-    assert "mike decided severity p1 at 2026-03-02T09:05:00Z is not before called POST" in (
-        checks["priority_before_label"]["actual"]
+    assert (
+        "mike decided severity p1 at 2026-03-02T09:05:00Z is not before called POST"
+        in (checks["priority_before_label"]["actual"])
     )
     late = SCENE.replace("limit: 30m", "limit: 30s")
     built, agent = world(late)
@@ -287,7 +311,10 @@ def test_a_fact_volunteered_unasked_is_known_but_not_revealed_and_relaying_count
     checks = results(built)
     assert checks["laura_knows"]["status"] == "passed", "relayed by another person"
     assert checks["ben_revealed"]["status"] == "failed"
-    assert "ben.root_cause was never asked for (ben shared it unasked; laura learned it)" in checks["ben_revealed"]["actual"]
+    assert (
+        "ben.root_cause was never asked for (ben shared it unasked; laura learned it)"
+        in checks["ben_revealed"]["actual"]
+    )
     # never has no author unless it says one: Ben told her, so the customer heard the root cause
     assert checks["no_root_cause_to_customer"]["status"] == "failed"
     assert "by ben in #support" in checks["no_root_cause_to_customer"]["actual"]
@@ -321,7 +348,9 @@ def test_a_mention_reaches_only_a_member_and_a_thread_reply_not_the_other_listen
 
 def test_people_answer_on_github_where_they_were_asked():
     built, agent = world()
-    agent.github("POST", "/repos/acme/orders/issues/13/comments", {"body": "Why are exports slow since Monday?"})
+    agent.github(
+        "POST", "/repos/acme/orders/issues/13/comments", {"body": "Why are exports slow since Monday?"}
+    )
     agent.wait()
     comments = built.states["github"]["repos"]["acme/orders"]["issues"]["13"]["comments"]
     assert [(c["user"], c["body"]) for c in comments] == [
@@ -335,7 +364,10 @@ def test_an_edit_reaches_people_again_and_never_sees_every_version():
     built, agent = world()
     posted = agent.post("slack_support", "Working on it.", thread_of="slack_question")
     agent.slack(
-        "chat.update", channel=built.ids["slack_support"], ts=posted["ts"], text="Root cause: v2 drops jobs for beta."
+        "chat.update",
+        channel=built.ids["slack_support"],
+        ts=posted["ts"],
+        text="Root cause: v2 drops jobs for beta.",
     )
     agent.slack("chat.update", channel=built.ids["slack_support"], ts=posted["ts"], text="Working on it.")
     checks = results(built)
@@ -374,7 +406,9 @@ def played(plan) -> World:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=8))
+@given(
+    st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=8)
+)
 def test_the_event_log_is_a_function_of_the_scene_and_the_calls(plan):
     def play():
         built = played(plan)
@@ -394,7 +428,9 @@ MILESTONES = [
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=6))
+@given(
+    st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=6)
+)
 def test_before_is_false_whenever_two_milestones_share_a_time(plan):
     from worlds.engine.process import evaluate_process
 
@@ -424,7 +460,9 @@ def test_scene_explain_prints_the_timeline_with_whom_each_message_reached(tmp_pa
 
     built, agent = world()
     good_run(agent)
-    agent.post("slack_support", "The cause: exports v2 drops jobs for beta workspaces.", thread_of="slack_question")
+    agent.post(
+        "slack_support", "The cause: exports v2 drops jobs for beta workspaces.", thread_of="slack_question"
+    )
     built.end()
     write_trial(tmp_path, built, evaluate(built))
     assert cli.main(["scene", "explain", str(tmp_path)]) == 0
@@ -436,7 +474,9 @@ def test_scene_explain_prints_the_timeline_with_whom_each_message_reached(tmp_pa
         "09:01:00  the agent in #support, in a thread: “Sorry about that! Which workspace is it, and is the "
         "beta flag on?” → reached laura"
     ) in lines
-    assert "09:02:00  laura in #support, in a thread: “It's the acme-eu-2 workspace.” → reached no one" in lines
+    assert (
+        "09:02:00  laura in #support, in a thread: “It's the acme-eu-2 workspace.” → reached no one" in lines
+    )
     assert "09:02:00  laura revealed laura.workspace when asked (event 1)" in lines
     assert "09:03:00  ben learned laura.beta_on (from agent, event 8)" in lines
     assert "09:07:00  mike in DM with mike: “Make it P1.” → reached no one" in lines
@@ -477,7 +517,10 @@ def test_a_voiced_person_is_worded_by_the_model_and_still_reveals_by_the_rules(m
     answer = next(e for e in built.events.of_type("message") if e.data.get("by") == "laura")
     assert answer.data["text"] == "Oh hi! We're on the EU two workspace, cheers."
     assert answer.data["canonical"] == "It's the acme-eu-2 workspace."
-    assert thread_texts(built, "slack_question")[-1] == ("laura", "Oh hi! We're on the EU two workspace, cheers.")
+    assert thread_texts(built, "slack_question")[-1] == (
+        "laura",
+        "Oh hi! We're on the EU two workspace, cheers.",
+    )
     assert [e.data["fact"] for e in built.events.of_type("revealed")] == ["laura.workspace"]
 
 
@@ -497,9 +540,9 @@ def test_people_learn_from_the_canonical_text_of_a_voiced_message():
 
 
 def test_without_a_judge_or_when_the_model_fails_a_voiced_person_says_the_canonical_text(monkeypatch):
+    from checks.judge import OpenAIJudge
     from tests.support.fake_openai import FakeOpenAI
     from worlds.engine.voice import voice_from_client
-    from checks.judge import OpenAIJudge
 
     built, agent = world(VOICED)
     agent.post("slack_support", "Which workspace is it?", thread_of="slack_question")

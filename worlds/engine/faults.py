@@ -63,7 +63,9 @@ class Faults:
 
     def next_due(self) -> datetime | None:
         """When the next fault starts (None: every fault has started)."""
-        return min((self.starts_at(f) for f in self.by_id.values() if f.id not in self.progress), default=None)
+        return min(
+            (self.starts_at(f) for f in self.by_id.values() if f.id not in self.progress), default=None
+        )
 
     def starts_at(self, fault: Fault) -> datetime:
         return self.world.clock.at(fault.at)
@@ -122,7 +124,9 @@ class Faults:
         name = spec.pop("check")
         return self.world.state_check(name, spec, touch=False)
 
-    def _milestone_now(self, milestone_spec: Mapping[str, Any], entry: TraceEntry | None, new_events: list) -> bool:
+    def _milestone_now(
+        self, milestone_spec: Mapping[str, Any], entry: TraceEntry | None, new_events: list
+    ) -> bool:
         ((kind, value),) = milestone_spec.items()
         if kind == "called":
             return entry is not None and compile_pattern(value).matches(entry)

@@ -66,9 +66,7 @@ class People:
         self.world = world
         self.people: dict[str, Person] = world.scene.people
         self.state: dict[str, Any] = (
-            state
-            if state
-            else {"learned": {}, "revealed": {}, "decided": {}, "asked": {}, "pending": []}
+            state if state else {"learned": {}, "revealed": {}, "decided": {}, "asked": {}, "pending": []}
         )
         self._slack_ids: dict[str, str] | None = None
         self._logins: dict[str, str] | None = None
@@ -79,9 +77,7 @@ class People:
     # -- who is who ----------------------------------------------------------------------------------
     def slack_id(self, person: str) -> str | None:
         if self._slack_ids is None:
-            self._slack_ids = {
-                ref: self.world.ids.get(p.slack) for ref, p in self.people.items() if p.slack
-            }
+            self._slack_ids = {ref: self.world.ids.get(p.slack) for ref, p in self.people.items() if p.slack}
         return self._slack_ids.get(person)
 
     def login(self, person: str) -> str | None:
@@ -249,8 +245,10 @@ class People:
         participants: set[str] = set()
         if is_reply:
             for message in slack.get("messages") or ():
-                if message["channel"] == data.get("channel") and message["ts"] != ts and (
-                    message["ts"] == thread or message.get("thread_ts") == thread
+                if (
+                    message["channel"] == data.get("channel")
+                    and message["ts"] != ts
+                    and (message["ts"] == thread or message.get("thread_ts") == thread)
                 ):
                     participants.add(message["user"])
         out = []
@@ -318,11 +316,15 @@ class People:
             if sim is None or uid is None:
                 return
             posted_n = len(events) + 1
-            sim.post(place["channel"], uid, text, thread_ts=place.get("thread_ts"), at=at, canonical=canonical)
+            sim.post(
+                place["channel"], uid, text, thread_ts=place.get("thread_ts"), at=at, canonical=canonical
+            )
         key = reply["key"]
         if reply["kind"] == "reveal":
             if key not in self.state["revealed"]:
-                event = events.add("revealed", at, person=ref, fact=key, asked=reply["asking"], reply=posted_n)
+                event = events.add(
+                    "revealed", at, person=ref, fact=key, asked=reply["asking"], reply=posted_n
+                )
                 self.state["revealed"][key] = {"at": iso(at), "event": event.n, "asked": reply["asking"]}
         elif key not in self.state["decided"]:
             decision = self.people[ref].decisions[key.partition(".")[2]]

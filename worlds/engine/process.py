@@ -75,16 +75,28 @@ class _Selector:
 
             def in_thread(e: Event) -> bool:
                 d = e.data
-                return d.get("tool") == "slack" and d.get("thread_ts") == root and d.get("ts") not in (root, parent)
+                return (
+                    d.get("tool") == "slack"
+                    and d.get("thread_ts") == root
+                    and d.get("ts") not in (root, parent)
+                )
 
-            self.tests.append(("in_thread_of", in_thread, f"is not a reply in the thread of {spec['in_thread_of']}"))
+            self.tests.append(
+                ("in_thread_of", in_thread, f"is not a reply in the thread of {spec['in_thread_of']}")
+            )
         if spec.get("from"):
             authors = self._authors(spec["from"])
             self.tests.append(
-                ("from", lambda e: (e.data.get("tool"), e.data.get("user")) in authors, f"is not from {spec['from']}")
+                (
+                    "from",
+                    lambda e: (e.data.get("tool"), e.data.get("user")) in authors,
+                    f"is not from {spec['from']}",
+                )
             )
         if spec.get("text_contains"):
-            needles = [spec["text_contains"]] if isinstance(spec["text_contains"], str) else spec["text_contains"]
+            needles = (
+                [spec["text_contains"]] if isinstance(spec["text_contains"], str) else spec["text_contains"]
+            )
             folded = [n.casefold() for n in needles]
             self.tests.append(
                 (
@@ -103,9 +115,13 @@ class _Selector:
         if record is not None and record.tool == "github":
             repo = self.world.scene.records[record.fields["repo"]].fields["name"]
             number = self.world.ids.get(ref)
-            return lambda e: e.data.get("tool") == "github" and (e.data.get("repo_name"), e.data.get("number")) == (
-                repo,
-                number,
+            return lambda e: (
+                e.data.get("tool") == "github"
+                and (e.data.get("repo_name"), e.data.get("number"))
+                == (
+                    repo,
+                    number,
+                )
             )
         channel = self.world.ids.get(ref)
         return lambda e: e.data.get("tool") == "slack" and e.data.get("channel") == channel
@@ -131,7 +147,9 @@ class _Selector:
             return out
         if record.tool == "slack":
             out.add(("slack", world.ids.get(ref)))
-            if record.fields.get("bot") and "github" in world.states:  # the agent's user names it on GitHub too
+            if (
+                record.fields.get("bot") and "github" in world.states
+            ):  # the agent's user names it on GitHub too
                 out.add(("github", world.states["github"].get("bot")))
         elif record.tool == "github":
             login = _login_of(world, world.ids.get(ref))
@@ -330,7 +348,9 @@ def _revealed(world: World, facts: list) -> StateResult:
         owner = key.partition(".")[0]
         told = [p for p, learned in world.people.state["learned"].items() if key in learned]
         if told:
-            notes.append(f"{key} was never asked for ({owner} shared it unasked; {', '.join(told)} learned it)")
+            notes.append(
+                f"{key} was never asked for ({owner} shared it unasked; {', '.join(told)} learned it)"
+            )
         else:
             notes.append(f"{key} was not revealed ({owner} was never asked for it)")
     return StateResult.of(False, expected, "; ".join(notes), evidence=evidence, events=events)
@@ -345,8 +365,12 @@ def _knows(world: World, spec: Mapping[str, Any]) -> StateResult:
     messages = {learned[k]["message"] for k in keys if k in learned}
     evidence = _seqs(e for e in world.events if e.n in messages)
     if not missing:
-        sources = [f"{k} from event {learned[k]['message']}" if k in learned else f"{k} (their own)" for k in keys]
-        return StateResult.of(True, expected, f"{person} learned " + ", ".join(sources), evidence=evidence, events=events)
+        sources = [
+            f"{k} from event {learned[k]['message']}" if k in learned else f"{k} (their own)" for k in keys
+        ]
+        return StateResult.of(
+            True, expected, f"{person} learned " + ", ".join(sources), evidence=evidence, events=events
+        )
     return StateResult.of(
         False, expected, f"{person} does not know " + ", ".join(missing), evidence=evidence, events=events
     )
@@ -380,7 +404,9 @@ def _message(world: World, spec: Mapping[str, Any]) -> StateResult:
         cited.append(closest)
     elif count < need:
         actual += "; no message was written during the trial"
-    return StateResult.of(count >= need, expected, actual, evidence=_seqs(cited), events=tuple(e.n for e in cited))
+    return StateResult.of(
+        count >= need, expected, actual, evidence=_seqs(cited), events=tuple(e.n for e in cited)
+    )
 
 
 def _never(world: World, spec: Mapping[str, Any]) -> StateResult:
@@ -390,7 +416,9 @@ def _never(world: World, spec: Mapping[str, Any]) -> StateResult:
         return StateResult.of(True, expected, "no such message")
     first = matched[0]
     actual = f"{len(matched)} matching message version(s), first {_quote(world, first)}"
-    return StateResult.of(False, expected, actual, evidence=_seqs(matched), events=tuple(e.n for e in matched))
+    return StateResult.of(
+        False, expected, actual, evidence=_seqs(matched), events=tuple(e.n for e in matched)
+    )
 
 
 def _before(world: World, milestones: list) -> StateResult:
@@ -401,7 +429,9 @@ def _before(world: World, milestones: list) -> StateResult:
     events = tuple(n for m in moments if m for n in m.events if n)
     never = [names[i] for i, m in enumerate(moments) if m is None]
     if never:
-        return StateResult.of(False, expected, "never happened: " + "; ".join(never), evidence=evidence, events=events)
+        return StateResult.of(
+            False, expected, "never happened: " + "; ".join(never), evidence=evidence, events=events
+        )
     times = [m.at for m in moments]
     for i in range(1, len(times)):
         if not times[i - 1] < times[i]:
@@ -424,7 +454,9 @@ def _within(world: World, spec: Mapping[str, Any]) -> StateResult:
     if base is None:
         return StateResult.of(False, expected, f"{of_name} never happened", evidence=evidence, events=events)
     if moment is None:
-        return StateResult.of(False, expected, f"{event_name} never happened", evidence=evidence, events=events)
+        return StateResult.of(
+            False, expected, f"{event_name} never happened", evidence=evidence, events=events
+        )
     took = moment.at - base.at
     if took < timedelta(0):
         actual = f"it happened at {iso(moment.at)}, {_duration(-took)} before {of_name} ({iso(base.at)})"

@@ -26,15 +26,18 @@ MAX_REPLY = 2_000
 PROMPT = (
     "You write one short chat reply in the voice of the person described, for a simulated workplace. "
     "Say exactly what the canonical text says, in your own words: keep every fact, name, number and "
-    "decision in it, add no fact, question or promise. Answer with a JSON object: {\"reply\": \"...\"}."
+    'decision in it, add no fact, question or promise. Answer with a JSON object: {"reply": "..."}.'
 )
 
 
 def voice_from_client(client: Any, model: str) -> Voice:
     def voice(persona: str, asked: str, says: str) -> str:
-        content = json.dumps({"persona": persona, "they_were_asked": asked, "canonical": says}, ensure_ascii=False)
+        content = json.dumps(
+            {"persona": persona, "they_were_asked": asked, "canonical": says}, ensure_ascii=False
+        )
         reply = client.complete(
-            model=model, messages=[{"role": "system", "content": PROMPT}, {"role": "user", "content": content}]
+            model=model,
+            messages=[{"role": "system", "content": PROMPT}, {"role": "user", "content": content}],
         )
         worded = json.loads(reply.text).get("reply")
         if not isinstance(worded, str) or not worded.strip():

@@ -26,18 +26,18 @@ from .clock import Clock, iso
 from .credentials import make_credentials, secret_values
 from .events import EventLog
 from .faults import Faults
-from .people import People
-from .voice import Voice
-from .process import evaluate_process
 from .http import BODY_LIMIT, Request, Response
 from .other import OtherSimulator
+from .people import People
 from .problems import Problems
+from .process import evaluate_process
 from .refs import Namespace
 from .results import StateResult
 from .scene import Scene
 from .schema import Validator, get_tool
 from .simulator import BuildContext, Simulator
 from .trace import Trace, TraceEntry
+from .voice import Voice
 
 __all__ = ["SNAPSHOT_VERSION", "World", "WorldEnded", "new_world_id", "process_in_scene", "state_in_scene"]
 

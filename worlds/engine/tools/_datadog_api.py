@@ -820,7 +820,7 @@ class DatadogSimulator(Simulator):
             elif isinstance(scope, list) and scope and all(isinstance(s, str) and s.strip() for s in scope):
                 fields["scope"] = " AND ".join(s.strip() for s in scope)
             else:
-                raise DatadogError(400, "Invalid scope parameter: a scope such as \"*\" is required")
+                raise DatadogError(400, 'Invalid scope parameter: a scope such as "*" is required')
         if body.get("monitor_id") is not None:
             mid = _int(body["monitor_id"], "monitor_id")
             if str(mid) not in self.state["monitors"]:
@@ -1149,7 +1149,7 @@ class DatadogSimulator(Simulator):
         if reject:
             for d in active:
                 if d["monitor_tags"] == ALL_MONITORS:
-                    unsafe.append((d, f"{name(d)} silences every monitor (monitor_tags [\"*\"])"))
+                    unsafe.append((d, f'{name(d)} silences every monitor (monitor_tags ["*"])'))
                 elif duration_lte is not None and length(d) > duration_lte / MS:
                     why = f"{name(d)} is overlong ({_span(length(d))}, more than {_span(duration_lte / MS)})"
                     unsafe.append((d, why))

@@ -491,8 +491,10 @@ class OktaSimulator(Simulator):
                 if user is not None:
                     gone = deleted
                     break
-        label = wanted if user is None or user["profile"]["login"] == wanted else (
-            f"{wanted} ({user['profile']['login']})"
+        label = (
+            wanted
+            if user is None or user["profile"]["login"] == wanted
+            else (f"{wanted} ({user['profile']['login']})")
         )
         if spec.get("status_in"):
             statuses = list(spec["status_in"])

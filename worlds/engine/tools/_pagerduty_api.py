@@ -1087,4 +1087,3 @@ class PagerDutySimulator(Simulator):
             schedule = self.state["schedules"].get(target)
             return schedule["ref"] if schedule else target
         return self._user_names([target])[0]
-
