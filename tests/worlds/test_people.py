@@ -6,6 +6,7 @@ Engine only: the agent's calls go to the world as the HTTP layer hands them over
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -556,3 +557,55 @@ def test_without_a_judge_or_when_the_model_fails_a_voiced_person_says_the_canoni
         assert fake.requests == 1
     assert thread_texts(built, "slack_question")[-1] == ("laura", "It's the acme-eu-2 workspace.")
     assert "canonical" not in built.events.of_type("message")[-1].data
+
+
+# -- the world predicates as milestones --------------------------------------------------------------
+
+LABELED = SCENE.replace(
+    "github_issue_13: { repo: $github_orders, number: 13, title: \"Exports slow\", author: $gh_ben, body: \"Since Monday.\" }",
+    "github_issue_13: { repo: $github_orders, number: 13, title: \"Exports slow\", author: $gh_ben, body: \"Since Monday.\",\n"
+    "                         labels: [perf] }",
+)
+
+
+def test_issue_labeled_counts_labels_given_at_creation_later_or_in_the_seed():
+    from worlds.engine.process import evaluate_process
+
+    built, agent = world(LABELED)
+    agent.github("POST", "/repos/acme/orders/issues", {"title": "A", "body": "x", "labels": ["bug"]})  # 09:01
+    issue = agent.github("POST", "/repos/acme/orders/issues", {"title": "B", "body": "y"})  # 09:02
+    agent.github("POST", f"/repos/acme/orders/issues/{issue['number']}/labels", {"labels": ["p1"]})  # 09:03
+    built.end()
+
+    def at(labels):
+        moment = milestone(built, {"issue_labeled": {"repo": "github_orders", "labels": labels}})
+        return moment.at.strftime("%H:%M") if moment else None
+
+    assert at(["bug"]) == "09:01", "a label given when the issue is created"
+    assert at(["p1"]) == "09:03", "a label added later"
+    assert at(["perf"]) == "09:00", "a seed label holds from the start"
+    assert at(["bug", "p1"]) is None, "every label on one issue"
+    order = [{"issue_labeled": {"repo": "github_orders", "labels": ["bug"]}}, {"called": "POST /repos/*/issues/*/labels"}]
+    assert evaluate_process(built, "before", order).passed
+    assert not evaluate_process(built, "before", order[::-1]).passed
+
+
+def test_a_fault_resolved_milestone_is_the_moment_the_fault_resolved():
+    from worlds.engine.process import evaluate_process
+
+    text = SCENE.replace(
+        "checks:\n",
+        "world_rules:\n  faults:\n    - id: quiet\n      at: 0s\n"
+        '      resolved_when: { called: "POST /repos/acme/orders/issues" }\n'
+        "checks:\n",
+        1,
+    )
+    built, agent = world(text)
+    agent.wait()  # 09:01
+    agent.github("POST", "/repos/acme/orders/issues", {"title": "A", "body": "x"})  # 09:02: resolves it
+    built.end()
+    moment = milestone(built, {"fault_resolved": "quiet"})
+    assert moment is not None and moment.at.strftime("%H:%M") == "09:02" and moment.evidence == (2,)
+    within = {"event": {"fault_resolved": "quiet"}, "of": "start", "limit": timedelta(minutes=1)}
+    assert not evaluate_process(built, "within", within).passed
+    assert evaluate_process(built, "within", {**within, "limit": timedelta(minutes=2)}).passed
