@@ -9,6 +9,9 @@ What it measures (see bench/README.md "Run execution" for recorded figures):
           p95), and the overhead over the physical limit ceil(R*S / agent cap) x latency.
   single  one S-sample run launched while the worker is idle (its drain has returned): launch ->
           completion; "warm" is the same while a drain is still lingering for new work.
+  memory  every burst records the largest resident set of any process of the worker (sampled every
+          50 ms): with --max-concurrency 1000, EVALCONSOLE_WORKER_CONCURRENCY=1000 and a latency of a
+          few seconds, that is a worker with 1,000 calls in flight.
 
 The agent is tests/support/fake_agent.py in its own process (every request answers after the
 latency with the EC-1042 reply and a lookup_order tool call); each run has the peers-bench checks
@@ -18,6 +21,8 @@ row has max_concurrency 100 (the like-for-like setting for promptfoo at concurre
   .venv/bin/python bench/runs/bench_runs.py                                 # SQLite, 1 worker
   .venv/bin/python bench/runs/bench_runs.py --database-url "$PG" --workers 2   # PostgreSQL
   .venv/bin/python bench/runs/bench_runs.py --runs 100 --latencies 200 --single 0   # vs promptfoo
+  EVALCONSOLE_WORKER_CONCURRENCY=1000 .venv/bin/python bench/runs/bench_runs.py --runs 100 \
+      --latencies 3000 --max-concurrency 1000 --repeat 1 --single 0       # RSS at 1,000 in flight
 
 SQLite: a fresh file under --work-dir. PostgreSQL: a fresh database ``evalconsole_bench`` is
 created next to the one in the URL (the role needs CREATEDB, as the throwaway cluster's has).
@@ -40,6 +45,56 @@ from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_AGENT = ROOT / "tests" / "support" / "fake_agent.py"
+
+
+class RssSampler:
+    """The largest resident set of any process in a process tree (the worker's), sampled every 50 ms
+    in a thread while it runs: ``with RssSampler(pid) as rss: ...; rss.max_mib``."""
+
+    def __init__(self, root: int) -> None:
+        import threading
+
+        self.root, self.max_kib, self._stop = root, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _tree(self) -> list[int]:
+        kids: dict[int, list[int]] = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    parent = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError):
+                    continue
+                kids.setdefault(parent, []).append(int(name))
+        out, stack = [], [self.root]
+        while stack:
+            pid = stack.pop()
+            out.append(pid)
+            stack += kids.get(pid, [])
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for pid in self._tree():
+                try:
+                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                        if line.startswith("VmRSS:"):
+                            self.max_kib = max(self.max_kib, int(line.split()[1]))
+                except OSError:
+                    pass
+            self._stop.wait(0.05)
+
+    @property
+    def max_mib(self) -> float:
+        return round(self.max_kib / 1024, 1)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def log(*args: object) -> None:
@@ -124,10 +179,14 @@ def main() -> None:
         team="Bench",
         username="bench",
         agent="Fake",
-        max_concurrency=a.max_concurrency,
+        max_concurrency=min(a.max_concurrency, 200),
         timeout_s=30.0,
         retries=2,
     )
+    if a.max_concurrency > 200:
+        # An agent is capped at 200 calls at once; for the memory figure the row is lifted so one worker
+        # holds 1,000 calls, as five agents at 200 would.
+        Agent.objects.filter(pk=agent.pk).update(max_concurrency=a.max_concurrency)
     checks = create_checks(
         agent,
         user,
@@ -193,9 +252,10 @@ def main() -> None:
                     time.sleep(idle_s + 0.5)  # the worker's drain has returned: a cold start
                     http_json(f"http://127.0.0.1:{port}/stats/reset", "POST")
                     t0 = time.time()
-                    ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
-                    launched = time.time() - t0
-                    runs = wait_done(ids)
+                    with RssSampler(worker.p.pid) as rss:
+                        ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
+                        launched = time.time() - t0
+                        runs = wait_done(ids)
                     stats = http_json(f"http://127.0.0.1:{port}/stats")
                     last = max(r.finished_at.timestamp() for r in runs)
                     wall = last - t0
@@ -215,6 +275,7 @@ def main() -> None:
                         "run_p95_s": round(per_run[max(0, math.ceil(0.95 * len(per_run)) - 1)], 3),
                         "agent_requests": stats["requests"],
                         "agent_max_in_flight": stats["max_in_flight"],
+                        "worker_max_rss_mib": rss.max_mib,  # the largest process of the worker's tree
                     }
                     results["burst"].append(row)
                     log(f"[{engine} {a.workers}w] burst {a.runs}x{a.samples} @{latency:g} ms: {row}")
