@@ -88,13 +88,26 @@ class RssSampler:
     def max_mib(self) -> float:
         return round(self.max_kib / 1024, 1)
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) used so far by the live processes of the tree."""
+        total = 0
+        for pid in self._tree():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError):
+                pass
+        return total / os.sysconf("SC_CLK_TCK")
+
     def __enter__(self) -> RssSampler:
+        self.cpu_start = self.cpu_s()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self.cpu_used = self.cpu_s() - self.cpu_start
 
 
 def log(*args: object) -> None:
@@ -276,6 +289,7 @@ def main() -> None:
                         "agent_requests": stats["requests"],
                         "agent_max_in_flight": stats["max_in_flight"],
                         "worker_max_rss_mib": rss.max_mib,  # the largest process of the worker's tree
+                        "worker_cpu_ms_per_sample": round(rss.cpu_used * 1000 / total, 3),
                     }
                     results["burst"].append(row)
                     log(f"[{engine} {a.workers}w] burst {a.runs}x{a.samples} @{latency:g} ms: {row}")
