@@ -432,7 +432,10 @@ class _Drain:
                 if not claiming:
                     self.report.work_left = queued_left
                     return
-                if not queued_left and now - last_work >= self.idle_s:
+                # Linger for new launches only after doing some work: a drain that found nothing to
+                # claim was started by a launch whose samples another drain already took (each launch
+                # enqueues one, and the woken broker starts them at once), so it leaves right away.
+                if not queued_left and (now - last_work >= self.idle_s or not self.report.claimed):
                     return
             if elapsed >= self.hard_s:  # the django-q2 timeout is near: leave the rest to leases
                 self.report.work_left = True
