@@ -241,15 +241,16 @@ def measure(targets_, ids, *, repeat: int, warmup: int, profile: str | None) -> 
         with CaptureQueriesContext(connection) as ctx:
             r = client.get(path)
         queries = len(ctx)
-        if profile == name:
+        if name in (profile or "").split(","):
             prof = cProfile.Profile()
             prof.enable()
             for _ in range(repeat):
                 client.get(path)
             prof.disable()
             stats = pstats.Stats(prof)
-            stats.sort_stats("cumulative").print_stats(45)
-            stats.sort_stats("tottime").print_stats(25)
+            print(f"--- {name}: {repeat} requests, project code by cumulative time")
+            stats.sort_stats("cumulative").print_stats(r"/serving/(?!\.venv)", 30)
+            stats.sort_stats("tottime").print_stats(20)
         times = []
         for _ in range(repeat):
             t = time.perf_counter()
@@ -281,7 +282,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated names")
-    parser.add_argument("--profile", default=None, help="cProfile this one (name)")
+    parser.add_argument("--profile", default=None, help="cProfile these (comma-separated names)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-serving-") as tmp:
