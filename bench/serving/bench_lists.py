@@ -294,6 +294,7 @@ def main() -> None:
 
             call_command("flush", verbosity=0, interactive=False)
         ids = build()
+        import evalconsole.wsgi  # noqa: F401  (what a gunicorn worker runs at start: the app, gc.freeze)
         chosen = targets(ids)
         if args.only:
             wanted = set(args.only.split(","))
