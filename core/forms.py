@@ -62,7 +62,8 @@ class FormRenderer(DjangoTemplates):
 
     def render(self, template_name, context, request=None):
         widget = context.get("widget") if template_name == SELECT else None
-        if isinstance(widget, dict) and widget.get("template_name") == SELECT and all(
+        stock = isinstance(widget, dict) and widget.get("template_name") == SELECT
+        if stock and all(
             option.get("template_name") == OPTION for _, options, _ in widget["optgroups"] for option in options
         ):
             return render_select(widget)

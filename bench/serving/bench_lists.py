@@ -249,7 +249,8 @@ def measure(targets_, ids, *, repeat: int, warmup: int, profile: str | None) -> 
             prof.disable()
             stats = pstats.Stats(prof)
             print(f"--- {name}: {repeat} requests, project code by cumulative time")
-            stats.sort_stats("cumulative").print_stats(os.environ.get("BENCH_PROFILE_FILTER", r"/serving/(?!\.venv)"), 30)
+            picked = os.environ.get("BENCH_PROFILE_FILTER", r"/serving/(?!\.venv)")
+            stats.sort_stats("cumulative").print_stats(picked, 30)
             stats.sort_stats("tottime").print_stats(20)
         times, cpu = [], []
         for _ in range(repeat):
