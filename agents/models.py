@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django.db import models
-from django.urls import reverse
 
 from core.crypto import decrypt_json, encrypt_json
+from core.urls import pk_url
 from teams.models import Team, TeamScopedQuerySet
 
 
@@ -54,7 +54,7 @@ class Agent(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("agents:agent-detail", args=[self.pk])
+        return pk_url("agents:agent-detail", self.pk)
 
     @property
     def shown_endpoint_url(self) -> str:

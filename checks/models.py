@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
 
 from agents.models import Agent
 from core.immutable import ImmutableModel, ImmutableQuerySet
+from core.urls import pk_url
 from teams.models import TeamScopedQuerySet
 
 
@@ -76,7 +76,7 @@ class Check(models.Model):
         return f"{self.name} (v{self.version})"
 
     def get_absolute_url(self) -> str:
-        return reverse("checks:check-detail", args=[self.pk])
+        return pk_url("checks:check-detail", self.pk)
 
 
 class CheckVersion(ImmutableModel):
@@ -124,7 +124,7 @@ class TestSet(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("checks:testset-detail", args=[self.pk])
+        return pk_url("checks:testset-detail", self.pk)
 
 
 class TestQuerySet(TeamScopedQuerySet):
@@ -160,7 +160,7 @@ class Test(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("checks:test-detail", args=[self.pk])
+        return pk_url("checks:test-detail", self.pk)
 
     @property
     def agent(self) -> Agent:

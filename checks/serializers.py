@@ -158,7 +158,7 @@ class TestSerializer(serializers.ModelSerializer):
     version_id = serializers.IntegerField(source="current_version_id", read_only=True, allow_null=True)
     scenarios = ScenarioSerializer(source="current_version.scenarios", many=True, read_only=True)
     checks = AttachedCheckOutSerializer(
-        source="current_version.attached_checks.all", many=True, read_only=True
+        source="current_version.attached_checks", many=True, read_only=True
     )
     samples_per_scenario = serializers.IntegerField(
         source="current_version.samples_per_scenario", read_only=True

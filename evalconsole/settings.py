@@ -176,6 +176,9 @@ MIDDLEWARE = [
 ROOT_URLCONF = "evalconsole.urls"
 WSGI_APPLICATION = "evalconsole.wsgi.application"
 
+# Django's form renderer with <select> drawn in Python (same HTML; a page's pickers cost a few ms less).
+FORM_RENDERER = "core.forms.FormRenderer"
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",

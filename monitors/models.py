@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
 
 from agents.models import Agent
 from checks.models import Check, CheckVersion
+from core.urls import pk_url
 from teams.models import TeamScopedQuerySet
 
 
@@ -75,7 +75,7 @@ class Monitor(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("monitors:monitor-detail", args=[self.pk])
+        return pk_url("monitors:monitor-detail", self.pk)
 
 
 class EvaluationQuerySet(TeamScopedQuerySet):
@@ -109,4 +109,4 @@ class Evaluation(models.Model):
         return self.name or f"Evaluation {self.pk}"
 
     def get_absolute_url(self) -> str:
-        return reverse("monitors:evaluation-detail", args=[self.pk])
+        return pk_url("monitors:evaluation-detail", self.pk)

@@ -110,8 +110,8 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
                 "id", "queue_id", "position", "sample_id", "task_id", "added_at", "sample__run_id", "task__id"
             )
             .prefetch_related(
-                Prefetch("sample__results", queryset=results),
-                Prefetch("task__results", queryset=results),
+                Prefetch("sample__results", queryset=results, to_attr="fetched_results"),
+                Prefetch("task__results", queryset=results, to_attr="fetched_results"),
                 Prefetch("labels", queryset=labels.order_by("created_at", "id")),
             )
             .order_by("position")

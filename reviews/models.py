@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from checks.models import CheckVersion
+from core.urls import pk_url
 from runs.models import CheckResult, Sample
 from teams.models import Team, TeamScopedQuerySet
 
@@ -53,7 +54,7 @@ class ReviewQueue(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("reviews:queue-detail", args=[self.pk])
+        return pk_url("reviews:queue-detail", self.pk)
 
 
 class ReviewItemQuerySet(TeamScopedQuerySet):

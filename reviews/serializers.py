@@ -86,8 +86,14 @@ class ReviewItemSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_results(self, item) -> list[dict]:
-        rows = item.sample.results.all() if item.sample_id else item.task.results.all()
-        return ItemResultSerializer(sorted(rows, key=lambda r: r.pk), many=True).data
+        owner = item.sample if item.sample_id else item.task
+        # The list's prefetch keeps them in `fetched_results` (reviews.api); a new queryset per row costs.
+        rows = getattr(owner, "fetched_results", None)
+        rows = owner.results.all() if rows is None else rows
+        child = self.__dict__.get("_result_child")
+        if child is None:  # one serializer for every row's results: binding its fields costs per instance
+            child = self.__dict__["_result_child"] = ItemResultSerializer()
+        return [child.to_representation(row) for row in sorted(rows, key=lambda r: r.pk)]
 
 
 class SendSerializer(serializers.Serializer):

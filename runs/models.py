@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
 
 from agents.models import Agent
 from checks.kinds import Outcome
 from checks.models import CheckVersion, Test, TestVersion
+from core.urls import pk_url
 from teams.models import TeamScopedQuerySet
 
 
@@ -70,7 +70,7 @@ class Run(models.Model):
         return f"Run {self.pk} of {self.test_version}"
 
     def get_absolute_url(self) -> str:
-        return reverse("runs:run-detail", args=[self.pk])
+        return pk_url("runs:run-detail", self.pk)
 
     @property
     def is_active(self) -> bool:

@@ -205,16 +205,23 @@ class RunSerializer(serializers.ModelSerializer):
             cache[run.pk] = summary_figures(self._summary(run), len(run.test_version.scenarios or []))
         return cache[run.pk]
 
+    def _run_figures(self, run: Run) -> dict[str, Any]:
+        """The run's figures as JSON (once per run and serializer: pass_hat_k and pass_at_k share it)."""
+        cache = self.__dict__.setdefault("_run_figures_cache", {})
+        if run.pk not in cache:
+            cache[run.pk] = self._figures(run).run.as_dict()
+        return cache[run.pk]
+
     def get_determinate(self, run: Run) -> int:
         return self._figures(run).run.determinate
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
     def get_pass_hat_k(self, run: Run) -> dict[str, float]:
-        return self._figures(run).run.as_dict()["pass_hat_k"]
+        return self._run_figures(run)["pass_hat_k"]
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
     def get_pass_at_k(self, run: Run) -> dict[str, float]:
-        return self._figures(run).run.as_dict()["pass_at_k"]
+        return self._run_figures(run)["pass_at_k"]
 
     @extend_schema_field(ScenarioCountsSerializer(many=True))
     def get_scenarios(self, run: Run) -> list[dict[str, Any]]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
 
 from agents.models import Agent
 from checks.models import TestVersion
 from core.immutable import ImmutableModel, ImmutableQuerySet
+from core.urls import pk_url
 from teams.models import Team, TeamScopedQuerySet
 from worlds.fields import TextJSONField
 
@@ -47,7 +47,7 @@ class Scene(models.Model):
         return f"{self.name} (v{self.version})"
 
     def get_absolute_url(self) -> str:
-        return reverse("worlds:scene-detail", args=[self.pk])
+        return pk_url("worlds:scene-detail", self.pk)
 
 
 class SceneVersion(ImmutableModel):
