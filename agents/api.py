@@ -13,9 +13,7 @@ from agents import services
 from agents.models import Agent, AgentKind, Protocol
 from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
 from core.api import ArchivedFilterSet
-from core.errors import ValidationFailed
-from teams.api import TeamScopedViewSet
-from teams.models import Team
+from teams.api import TeamScopedViewSet, default_team
 
 
 class AgentFilter(ArchivedFilterSet):
@@ -25,16 +23,6 @@ class AgentFilter(ArchivedFilterSet):
     class Meta:
         model = Agent
         fields = ["kind", "protocol", "archived"]
-
-
-def _default_team(user) -> Team:
-    teams = list(Team.objects.visible_to(user)[:2])
-    if len(teams) != 1:
-        raise ValidationFailed(
-            "required when you belong to several teams" if teams else "you are not a member of any team",
-            field="team",
-        )
-    return teams[0]
 
 
 @extend_schema_view(
@@ -57,7 +45,7 @@ class AgentViewSet(TeamScopedViewSet):
     )
     def create(self, request, *args, **kwargs):
         data = self._body(AgentWriteSerializer)
-        team = data.pop("team", None) or _default_team(request.user)
+        team = data.pop("team", None) or default_team(request.user)
         agent = services.create_agent(team=team, by=request.user, **data)
         return self._show(agent, status.HTTP_201_CREATED)
 

@@ -17,7 +17,6 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
-from core.errors import ValidationFailed
 from reviews import calibration, services
 from reviews import export as label_export
 from reviews.models import Label, ReviewItem, ReviewQueue
@@ -33,23 +32,12 @@ from reviews.serializers import (
 )
 from runs.api import ExportNegotiation
 from runs.models import CheckResult
-from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin
-from teams.models import Team
+from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
 
 
 def _int(raw) -> int:
     raw = str(raw or "")
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
-
-
-def _default_team(user) -> Team:
-    teams = list(Team.objects.visible_to(user)[:2])
-    if len(teams) != 1:
-        raise ValidationFailed(
-            "required when you belong to several teams" if teams else "you are not a member of any team",
-            field="team",
-        )
-    return teams[0]
 
 
 @extend_schema_view(
@@ -75,7 +63,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
     )
     def create(self, request, *args, **kwargs):
         data = self._body(ReviewQueueCreateSerializer)
-        team = data.pop("team", None) or _default_team(request.user)
+        team = data.pop("team", None) or default_team(request.user)
         return self._show(services.create_queue(team=team, by=request.user, **data), status.HTTP_201_CREATED)
 
     def _items(self, queue: ReviewQueue):

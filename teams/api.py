@@ -13,8 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import ApiPagination, SafeJSONParser, validated_or_400
+from core.errors import ValidationFailed
 from teams import access, services
-from teams.models import ApiToken
+from teams.models import ApiToken, Team
 
 # ----------------------------------------------------------------------------- permissions
 
@@ -24,6 +25,17 @@ ACTION_OPERATIONS = {
     "list": access.READ, "retrieve": access.READ, "create": access.CREATE, "update": access.CHANGE,
     "partial_update": access.CHANGE, "destroy": access.ARCHIVE,
 }
+
+
+def default_team(user) -> Team:
+    """The team a create request without ``team`` means: the user's only team (else a 400 on ``team``)."""
+    teams = list(Team.objects.visible_to(user)[:2])
+    if len(teams) != 1:
+        raise ValidationFailed(
+            "required when you belong to several teams" if teams else "you are not a member of any team",
+            field="team",
+        )
+    return teams[0]
 
 
 def operation_of(request, view) -> access.Operation:

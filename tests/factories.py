@@ -111,3 +111,21 @@ def check_results(sample, run_checks, **fields) -> None:
         CheckResult.objects.create(
             sample=sample, check_version=rc.check_version, required=rc.required, **fields
         )
+
+
+def scene_test(team, admin, member, *, agent_url: str, scene: str, name: str, checks=(), samples: int = 1):
+    """A scene test of ``scene`` (YAML) on a new agent at ``agent_url``, with library ``checks`` given
+    as ``(name, kind, config)``, each required; ``samples`` per scenario, all of them needed."""
+    from worlds import services as worlds
+
+    agent_row = agent(team, admin, endpoint_url=agent_url)
+    library = [check(agent_row, member, kind=kind, config=config, name=n).pk for n, kind, config in checks]
+    return worlds.create_scene_test(
+        test_set=test_set(agent_row, member),
+        by=member,
+        name=name,
+        scenes=[scene],
+        checks=[{"check": pk, "required": True} for pk in library],
+        samples_per_scenario=samples,
+        min_valid_per_scenario=samples,
+    )

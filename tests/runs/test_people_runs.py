@@ -14,7 +14,6 @@ from runs import services as runs
 from runs.execution import drain
 from runs.models import Sample
 from tests import factories
-from worlds import services as worlds
 from worlds.services import ValidationFailed
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,20 +29,8 @@ def demo(team, admin_user, live_server, settings):
 
 
 def _test(team, admin_user, member, url: str, checks, *, scene: str = TRIAGE):
-    agent = factories.agent(team, admin_user, endpoint_url=url)
-    test_set = factories.test_set(agent, member)
-    library = [
-        factories.check(agent, member, kind=kind, config=config, name=name).pk
-        for name, kind, config in checks
-    ]
-    return worlds.create_scene_test(
-        test_set=test_set,
-        by=member,
-        name="Triage",
-        scenes=[scene],
-        checks=[{"check": pk, "required": True} for pk in library],
-        samples_per_scenario=1,
-        min_valid_per_scenario=1,
+    return factories.scene_test(
+        team, admin_user, member, agent_url=url, scene=scene, name="Triage", checks=checks, samples=1
     )
 
 

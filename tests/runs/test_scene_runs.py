@@ -28,20 +28,9 @@ def scene_test(team, admin_user, member, live_server, settings):
     settings.EVALCONSOLE_WORLDS_URL = live_server.url
 
     def make(agent_url: str, samples: int = 2, checks=()):
-        agent = factories.agent(team, admin_user, endpoint_url=agent_url)
-        test_set = factories.test_set(agent, member)
-        library = [
-            factories.check(agent, member, kind=kind, config=config, name=name).pk
-            for name, kind, config in checks
-        ]
-        return worlds.create_scene_test(
-            test_set=test_set,
-            by=member,
-            name="Export question",
-            scenes=[SCENE],
-            checks=[{"check": pk, "required": True} for pk in library],
-            samples_per_scenario=samples,
-            min_valid_per_scenario=samples,
+        return factories.scene_test(
+            team, admin_user, member, agent_url=agent_url, scene=SCENE, name="Export question",
+            checks=checks, samples=samples,
         )
 
     return make
