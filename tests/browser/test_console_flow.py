@@ -118,6 +118,9 @@ def test_build_run_and_read_results(page: Page, live_server, log_in, shot, admin
         page.locator("#id_add_check").select_option(label=f"{name} (v1)")
         page.get_by_role("button", name="Attach check").click()
         expect(page.locator(f"tr[data-check='{name}']")).to_be_visible()
+    # the attach requests and the counter's own (250 ms after the last input) settle before typing
+    page.wait_for_timeout(300)
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
     page.locator("#id_samples_per_scenario").fill("6")
     expect(page.locator("#builder-counter")).to_contain_text("2 scenarios × 6 samples = 12 of 10")
     expect(page.locator("#builder-counter .errorlist")).to_contain_text(
