@@ -480,7 +480,7 @@ def test_scene_explain_prints_the_timeline_with_whom_each_message_reached(tmp_pa
     )
     assert "09:02:00  laura revealed laura.workspace when asked (event 1)" in lines
     assert "09:03:00  ben learned laura.beta_on (from agent, event 8)" in lines
-    assert "09:07:00  mike in DM with mike: “Make it P1.” → reached no one" in lines
+    assert "09:07:00  mike in their DM with the agent: “Make it P1.” → reached no one" in lines
     assert "09:07:00  mike decided severity: p1" in lines
     assert "09:09:00  acme/orders#14 labeled p1" in lines
     assert "09:10:00  call 10: slack POST /api/chat.postMessage → 200" in lines
@@ -609,3 +609,24 @@ def test_a_fault_resolved_milestone_is_the_moment_the_fault_resolved():
     within = {"event": {"fault_resolved": "quiet"}, "of": "start", "limit": timedelta(minutes=1)}
     assert not evaluate_process(built, "within", within).passed
     assert evaluate_process(built, "within", {**within, "limit": timedelta(minutes=2)}).passed
+
+
+def test_the_timeline_names_a_dm_from_each_side():
+    """The agent writes "in DM with mike"; mike's own message in that DM reads "in their DM with the
+    agent", not "mike in DM with mike"."""
+    from worlds.engine.timeline import timeline
+
+    events = [
+        {"n": 1, "type": "message", "at": "2026-01-05T09:00:00Z", "tool": "slack", "seq": 3,
+         "conversation": "DM with mike", "from": "evalbot", "text": "Which severity?", "to": ["mike"]},
+        {"n": 2, "type": "message", "at": "2026-01-05T09:01:00Z", "tool": "slack",
+         "conversation": "DM with mike", "from": "mike", "text": "P1.", "to": []},
+        {"n": 3, "type": "message", "at": "2026-01-05T09:02:00Z", "tool": "slack",
+         "conversation": "DM with mike", "from": "laura", "text": "Odd.", "to": []},
+    ]
+    lines = [row["line"] for row in timeline(events)]
+    assert lines == [
+        "the agent in DM with mike: “Which severity?” → reached mike",
+        "mike in their DM with the agent: “P1.” → reached no one",
+        "laura in DM with mike: “Odd.” → reached no one",
+    ]

@@ -21,6 +21,8 @@ def _where(e: Mapping[str, Any]) -> str:
         kind = "pull request" if e.get("pull") else "issue"
         return f"{e.get('repo_name')}#{e.get('number')} ({e.get('kind') or kind})"
     where = e.get("conversation") or e.get("channel") or "Slack"
+    if where == f"DM with {_who(e)}":  # a person writing in the DM the agent has with them
+        where = "their DM with the agent"
     if e.get("thread_ts") and e.get("thread_ts") != e.get("ts"):
         where += ", in a thread"
     return where
