@@ -760,6 +760,7 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
         path = Path(tmp) / "bench-200.json"
         path.write_text(scene_text(trials=args.trials))
         walls = []
+        env = _bytecode(args, code, {**os.environ, "PYTHONPATH": str(code)})
         with WorldAgent("bench_twenty_calls") as agent:
             for rep in range(args.repeat):
                 spent.clear()
@@ -775,7 +776,6 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
                     "--out",
                     str(Path(tmp) / f"results-{rep}"),
                 ]
-                env = {**os.environ, "PYTHONPATH": str(code)}
                 t = time.perf_counter()
                 proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
                 wall = time.perf_counter() - t
@@ -807,14 +807,14 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
                         str(Path(tmp) / f"empty-{rep}"),
                     ]
                     t = time.perf_counter()
-                    subprocess.run(
-                        cmd, cwd=code, env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True
-                    )
+                    subprocess.run(cmd, cwd=code, env=env, capture_output=True)
                     fixed.append(time.perf_counter() - t)
     bad = sum(s >= 400 for s in statuses)
     best = min(walls)
     wall, handler, trials = best
     out = {
+        "code": str(code),
+        "bytecode": not args.no_bytecode,
         "trials": trials,
         "calls_per_trial": args.calls,
         "gap_ms": args.gap * 1000,
@@ -853,6 +853,19 @@ def _code(args: argparse.Namespace) -> Path:
     if not (code / "evalconsole" / "cli.py").is_file():
         raise SystemExit(f"--code {code}: not a checkout of this repository")
     return code
+
+
+def _bytecode(args: argparse.Namespace, code: Path, env: dict[str, str]) -> dict[str, str]:
+    """The environment of the measured processes. By default the tree's packages are compiled first and
+    PYTHONDONTWRITEBYTECODE is dropped: an installed console and CLI run from bytecode (pip compiles at
+    install), while a shell with PYTHONDONTWRITEBYTECODE=1 and no __pycache__ compiles every module of
+    the project at each start (1-2 s of this CLI's start-up on this machine). --no-bytecode measures
+    that instead (the figures recorded before 2026-12-02 "what changed" were taken so)."""
+    if args.no_bytecode:
+        return {**env, "PYTHONDONTWRITEBYTECODE": "1"}
+    packages = [str(d) for d in sorted(code.iterdir()) if (d / "__init__.py").is_file()]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], cwd=code, check=True)
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _web(args: argparse.Namespace, code: Path, port: int, env: dict[str, str], log_path: Path):
@@ -914,6 +927,7 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
             env.pop(name, None)
         if args.database_url:
             env["DATABASE_URL"] = args.database_url
+        env = _bytecode(args, code, env)
         subprocess.run(
             [sys.executable, str(code / "manage.py"), "migrate", "--no-input", "-v", "0"],
             cwd=code,
@@ -1015,6 +1029,7 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
         "database": "postgresql" if args.database_url else "sqlite",
         "server": args.server,
         "code": str(code),
+        "bytecode": not args.no_bytecode,
         "max_concurrency": args.max_concurrency,
         "trials": trials,
         "calls_per_trial": args.calls,
@@ -1091,7 +1106,10 @@ def main() -> int:
         help="gunicorn serves as `make up` does",
     )
     for p in (r, k):
-        p.add_argument("--code", default=None, metavar="DIR", help="measure this checkout's CLI, server, worker")
+        p.add_argument(
+            "--no-bytecode", action="store_true", help="run from source, without bytecode (as before)"
+        )
+        p.add_argument("--code", default=None, metavar="DIR", help="the checkout measured (CLI, server, worker)")
     for p in (b, c, d, r, k):
         p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
