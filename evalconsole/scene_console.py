@@ -31,11 +31,11 @@ DOWNLOADS = 4  # samples' world files read at once
 
 def next_poll(runs: list[dict], elapsed: float) -> float:
     """Seconds until the next read of the run: about half the time its samples still need, judged by
-    how fast they finished so far (before the first finishes, a tenth of the time waited), within
+    how fast they finished so far (before the first finishes, a sixth of the time waited), within
     MIN_POLL_S..POLL_S. A run's end is seen within ~0.1 s without reading a long run every 0.1 s."""
     run = runs[0] if runs else {}
     done, total = int(run.get("done_samples") or 0), int(run.get("total_samples") or 0)
-    guess = elapsed / done * (total - done) / 2 if done and total > done else elapsed / 10
+    guess = elapsed / done * max(0, total - done) / 2 if done else elapsed / 6
     return min(POLL_S, max(MIN_POLL_S, guess))
 
 

@@ -133,3 +133,28 @@ def test_a_wrong_agent_or_token_is_the_commands_own_error(console, live_server, 
     )
     assert code == 3
     assert "the agent's id in the console" in capsys.readouterr().err
+
+
+def test_results_that_cannot_be_written_are_the_commands_own_error(console, tmp_path, capsys):
+    (tmp_path / "out").write_text("a file where the results folder would go")
+    code, _ = console("slack_answer", "--trials", "2")
+    assert code == 3
+    assert "cannot write results under" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "run, elapsed, pause",
+    [
+        ({"done_samples": 0, "total_samples": 10}, 0.0, 0.1),  # just launched: read again soon
+        ({"done_samples": 0, "total_samples": 10}, 3.0, 0.5),  # none finished: a sixth of the wait
+        ({"done_samples": 0, "total_samples": 10}, 60.0, 1.0),  # never more than a second apart
+        ({"done_samples": 2, "total_samples": 10}, 3.0, 1.0),  # 1.5 s a sample, 8 to go
+        ({"done_samples": 9, "total_samples": 10}, 13.5, 0.75),  # the last one: half its time
+        ({"done_samples": 10, "total_samples": 10}, 15.0, 0.1),  # all done, the run not yet closed
+        ({}, 2.0, 2.0 / 6),
+    ],
+)
+def test_the_wait_reads_the_run_more_often_as_its_end_nears(run, elapsed, pause):
+    from evalconsole.scene_console import next_poll
+
+    assert next_poll([run], elapsed) == pytest.approx(pause)
