@@ -29,14 +29,26 @@ MIN_POLL_S = 0.1  # the shortest
 DOWNLOADS = 4  # samples' world files read at once
 
 
-def next_poll(runs: list[dict], elapsed: float) -> float:
-    """Seconds until the next read of the run: about half the time its samples still need, judged by
-    how fast they finished so far (before the first finishes, a sixth of the time waited), within
-    MIN_POLL_S..POLL_S. A run's end is seen within ~0.1 s without reading a long run every 0.1 s."""
-    run = runs[0] if runs else {}
-    done, total = int(run.get("done_samples") or 0), int(run.get("total_samples") or 0)
-    guess = elapsed / done * max(0, total - done) / 2 if done else elapsed / 6
-    return min(POLL_S, max(MIN_POLL_S, guess))
+class Pace:
+    """The pause before the next read of the run (``cli.wait``'s ``poll``): about half the time its
+    samples still need, judged by how fast they finished so far and how long ago one last finished
+    (before the first finishes, a sixth of the time waited), within MIN_POLL_S..POLL_S. A run's end is
+    seen within ~0.1 s without reading a long run every 0.1 s."""
+
+    def __init__(self) -> None:
+        self.done, self.since = 0, 0.0  # samples done at the last read, and when that count was first seen
+
+    def __call__(self, runs: list[dict], elapsed: float) -> float:
+        run = runs[0] if runs else {}
+        done, total = int(run.get("done_samples") or 0), int(run.get("total_samples") or 0)
+        if done != self.done:
+            self.done, self.since = done, elapsed
+        if not done:
+            guess = elapsed / 6
+        else:
+            left = self.since / done * max(0, total - done) - (elapsed - self.since)
+            guess = left / 2
+        return min(POLL_S, max(MIN_POLL_S, guess))
 
 
 def _one(client: cli.Client, path: str, **match: Any) -> dict | None:
@@ -109,7 +121,7 @@ def _run(
         test = client.request("PATCH", f"/api/v1/tests/{test['id']}/", body=fields)
     runs = cli.launch(client, test=test["id"], test_set=None, additional=[])
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
-    (run,) = cli.wait(client, runs, timeout=args.timeout * trials + 60, poll=next_poll, progress=progress)
+    (run,) = cli.wait(client, runs, timeout=args.timeout * trials + 60, poll=Pace(), progress=progress)
     samples = sorted(cli.fetch_samples(client, run["id"]), key=lambda s: s.get("sample_index", 0))
     out = Path(args.out) / scene.name
     results = []

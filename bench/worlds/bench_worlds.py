@@ -21,12 +21,16 @@
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
   console the same 10 trials IN THE CONSOLE: a throwaway SQLite database (EVALCONSOLE_VAR_DIR in a
-          temp dir), ``manage.py runserver --noreload`` on a free port (EVALCONSOLE_WORLDS_URL points
-          at it) and one ``manage.py qcluster`` worker, a team/admin/token and an agent at the same
+          temp dir; --database-url for PostgreSQL), gunicorn as `make up` serves it (one process,
+          gthread, 16 threads; --server runserver for ``manage.py runserver``) on a free port
+          (EVALCONSOLE_WORLDS_URL points at it) and one ``manage.py qcluster`` worker, a team/admin/token
+          and an agent at the same
           scripted agent (max_concurrency --max-concurrency, default 10 as a new agent), then
           ``evalconsole scene run FILE --url --token --agent ID --trials 10`` (a subprocess: scene,
           test set, test with samples_per_scenario=10, launch, wait): its wall time, and the run's
           created_at -> finished_at, against the agent's own time.
+          run and console take --code DIR (measure another checkout's CLI, server and worker with this
+          script: before/after in one sitting) and run it from bytecode (--no-bytecode: from source).
 
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py build
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
@@ -35,6 +39,7 @@
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console --code /tmp/base [--database-url "$PG"]
 
 Timings are wall clock (time.perf_counter); the machine is shared, so compare figures taken in one
 sitting. See bench/README.md "Worlds" for recorded figures.
@@ -1109,7 +1114,7 @@ def main() -> int:
         p.add_argument(
             "--no-bytecode", action="store_true", help="run from source, without bytecode (as before)"
         )
-        p.add_argument("--code", default=None, metavar="DIR", help="the checkout measured (CLI, server, worker)")
+        p.add_argument("--code", default=None, metavar="DIR", help="the checkout measured")
     for p in (b, c, d, r, k):
         p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()

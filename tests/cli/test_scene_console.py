@@ -142,19 +142,18 @@ def test_results_that_cannot_be_written_are_the_commands_own_error(console, tmp_
     assert "cannot write results under" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "run, elapsed, pause",
-    [
-        ({"done_samples": 0, "total_samples": 10}, 0.0, 0.1),  # just launched: read again soon
-        ({"done_samples": 0, "total_samples": 10}, 3.0, 0.5),  # none finished: a sixth of the wait
-        ({"done_samples": 0, "total_samples": 10}, 60.0, 1.0),  # never more than a second apart
-        ({"done_samples": 2, "total_samples": 10}, 3.0, 1.0),  # 1.5 s a sample, 8 to go
-        ({"done_samples": 9, "total_samples": 10}, 13.5, 0.75),  # the last one: half its time
-        ({"done_samples": 10, "total_samples": 10}, 15.0, 0.1),  # all done, the run not yet closed
-        ({}, 2.0, 2.0 / 6),
-    ],
-)
-def test_the_wait_reads_the_run_more_often_as_its_end_nears(run, elapsed, pause):
-    from evalconsole.scene_console import next_poll
+def test_the_wait_reads_the_run_more_often_as_its_end_nears():
+    from evalconsole.scene_console import Pace
 
-    assert next_poll([run], elapsed) == pytest.approx(pause)
+    pace = Pace()
+    run = {"done_samples": 0, "total_samples": 10}
+    assert pace([run], 0.0) == 0.1  # just launched: read again soon
+    assert pace([run], 3.0) == pytest.approx(0.5)  # none finished yet: a sixth of the wait
+    assert pace([run], 60.0) == 1.0  # never more than a second apart
+    assert pace([{"done_samples": 2, "total_samples": 10}], 3.0) == 1.0  # 1.5 s a sample, 8 to go
+    last = {"done_samples": 9, "total_samples": 10}
+    assert pace([last], 13.5) == pytest.approx(0.75)  # the last one: half the 1.5 s it needs
+    assert pace([last], 14.25) == pytest.approx(0.375)  # 0.75 s later: half of what is left
+    assert pace([last], 15.0) == 0.1  # overdue: every 0.1 s
+    assert pace([{"done_samples": 10, "total_samples": 10}], 15.1) == 0.1  # all done, the run not yet closed
+    assert pace([{}], 2.0) == pytest.approx(2.0 / 6)
