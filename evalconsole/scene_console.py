@@ -16,7 +16,7 @@ import argparse
 import json
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -121,21 +121,61 @@ def _run(
         test = client.request("PATCH", f"/api/v1/tests/{test['id']}/", body=fields)
     runs = cli.launch(client, test=test["id"], test_set=None, additional=[])
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
-    (run,) = cli.wait(client, runs, timeout=args.timeout * trials + 60, poll=Pace(), progress=progress)
-    samples = sorted(cli.fetch_samples(client, run["id"]), key=lambda s: s.get("sample_index", 0))
     out = Path(args.out) / scene.name
     results = []
-    # The samples' world files are read a few at once (each is a request the server answers on its own)
-    # and written in trial order; a failed read raises when its trial's turn comes, as before.
     with ThreadPoolExecutor(max_workers=DOWNLOADS) as pool:
-        reads = [pool.submit(_world_files, client, run["id"], sample) for sample in samples]
+        reads = _WorldReads(client, runs[0]["id"], pool)
         try:
-            for sample, read in zip(samples, reads, strict=True):
-                results.append(_write_trial(out, scene, sample, read.result()))
+            (run,) = cli.wait(
+                client, runs, timeout=args.timeout * trials + 60, poll=reads.pause, progress=progress
+            )
+            samples = sorted(cli.fetch_samples(client, run["id"]), key=lambda s: s.get("sample_index", 0))
+            # Written in trial order; a failed read raises when its trial's turn comes, as before.
+            pending = [reads.read(sample) for sample in samples]
+            for sample, read in zip(samples, pending, strict=True):
+                results.append(_write_trial(out, scene, sample, read.result() if read else {}))
         except BaseException:
             pool.shutdown(cancel_futures=True)
             raise
     return cli.run_outcome(run), results
+
+
+class _WorldReads:
+    """The samples' world files (``_world_files``), read a few at once and as soon as each sample has
+    finished (its world has ended and no longer changes) while the run goes on, so that little is left
+    to read once it ends. A read is keyed by the world's id: a sample run again has a new world."""
+
+    def __init__(self, client: cli.Client, run_id: int, pool: ThreadPoolExecutor) -> None:
+        self.client, self.run_id, self.pool = client, run_id, pool
+        self.pace = Pace()
+        self.done = 0
+        self.reads: dict[str, Future] = {}
+
+    def pause(self, runs: list[dict], elapsed: float) -> float:
+        """``cli.wait``'s ``poll``: start the reads of newly finished samples, then Pace's pause."""
+        run = runs[0] if runs else {}
+        done = int(run.get("done_samples") or 0)
+        if done > self.done and run.get("status") not in cli.FINISHED:
+            self.done = done
+            try:
+                finished = cli.fetch_samples(self.client, self.run_id)
+            except cli.CliError:
+                finished = []  # read again once the run ends, where a failure is the command's error
+            for sample in finished:
+                if sample.get("finished_at"):
+                    self.read(sample)
+        return self.pace(runs, elapsed)
+
+    def read(self, sample: dict) -> Future | None:
+        """The read of this sample's world files (started now unless it is under way or done); None for
+        a sample without a world."""
+        world = sample.get("world")
+        if not world:
+            return None
+        read = self.reads.get(world)
+        if read is None or (read.done() and read.exception() is not None):
+            read = self.reads[world] = self.pool.submit(_world_files, self.client, self.run_id, sample)
+        return read
 
 
 def _write_trial(out: Path, scene: Scene, sample: dict, files: dict) -> dict:

@@ -74,7 +74,10 @@ def test_a_scene_run_on_the_console_passes_and_writes_the_results(console, tmp_p
 
 
 def _files(folder) -> dict:
-    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("checks", "trace", "events", "world")}
+    return {
+        name: json.loads((folder / f"{name}.json").read_text())
+        for name in ("checks", "trace", "events", "world")
+    }
 
 
 def _shape(value):
@@ -93,8 +96,15 @@ def test_the_console_run_downloads_all_four_files_shaped_as_a_local_run(console,
 
     with WorldAgent("slack_answer") as agent_server:
         local_code = cli.main(
-            ["scene", "run", str(tmp_path / "scene.yaml"), "--agent", agent_server.url,
-             "--out", str(tmp_path / "local")]
+            [
+                "scene",
+                "run",
+                str(tmp_path / "scene.yaml"),
+                "--agent",
+                agent_server.url,
+                "--out",
+                str(tmp_path / "local"),
+            ]
         )
     assert local_code == 0
     local = _files(tmp_path / "local" / "console-question" / "trial-1")
@@ -157,3 +167,56 @@ def test_the_wait_reads_the_run_more_often_as_its_end_nears():
     assert pace([last], 15.0) == 0.1  # overdue: every 0.1 s
     assert pace([{"done_samples": 10, "total_samples": 10}], 15.1) == 0.1  # all done, the run not yet closed
     assert pace([{}], 2.0) == pytest.approx(2.0 / 6)
+
+
+def test_finished_samples_worlds_are_read_while_the_run_goes_on():
+    """The wait starts reading a finished sample's world files at once (a sample's world no longer
+    changes once it finished), reads each once, and reads again a sample run again in a new world."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from evalconsole.scene_console import _WorldReads
+
+    samples = [
+        {"id": 1, "sample_index": 0, "world": "w1", "finished_at": "2026-12-02T10:00:01Z"},
+        {"id": 2, "sample_index": 1, "world": "w2", "finished_at": None},
+    ]
+    asked: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path == "/api/v1/runs/7/samples/":
+            return httpx.Response(200, json={"results": samples, "next": None})
+        return httpx.Response(
+            200, json={"trace": [], "events": [], "final_state": {"world": request.url.path}}
+        )
+
+    client = cli.Client.create("http://console.test", "t", transport=httpx.MockTransport(server))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reads = _WorldReads(client, 7, pool)
+        reads.pause([{"status": "running", "done_samples": 1, "total_samples": 2}], 1.0)
+        assert reads.read(samples[0]).result()["final_state"] == {"world": "/api/v1/runs/7/samples/1/world/"}
+        reads.pause([{"status": "running", "done_samples": 1, "total_samples": 2}], 1.5)  # nothing new
+        assert asked == ["/api/v1/runs/7/samples/", "/api/v1/runs/7/samples/1/world/"]
+        again = {**samples[0], "world": "w1-again"}  # its lease lapsed and it ran again, in a new world
+        reads.read(again).result()
+        assert reads.read({**samples[1], "world": None}) is None
+    assert asked.count("/api/v1/runs/7/samples/1/world/") == 2
+
+
+def test_a_failed_early_read_of_the_samples_does_not_end_the_wait():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from evalconsole.scene_console import _WorldReads
+
+    client = cli.Client.create(
+        "http://console.test", "t", transport=httpx.MockTransport(lambda request: httpx.Response(500))
+    )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pause = _WorldReads(client, 7, pool).pause(
+            [{"status": "running", "done_samples": 1, "total_samples": 2}], 1.0
+        )
+    assert 0.1 <= pause <= 1.0
