@@ -180,12 +180,15 @@ def wait(
     runs: list[dict],
     *,
     timeout: float,
-    poll: float,
+    poll: float | Callable[[list[dict], float], float],
     progress: Callable[[str], None],
     clock: Callable[[], float] = time.monotonic,
 ) -> list[dict]:
-    """Poll every run until it completes or is cancelled; CliError after `timeout` seconds."""
-    deadline = clock() + timeout
+    """Poll every run until it completes or is cancelled; CliError after `timeout` seconds. `poll` is
+    the seconds between polls, or a function of (the runs as last read, seconds since the first poll)
+    that gives them."""
+    began = clock()
+    deadline = began + timeout
     current = {run["id"]: run for run in runs}
     last_line: dict[int, str] = {}
     while True:
@@ -210,7 +213,8 @@ def wait(
                 for r in pending
             )
             raise CliError(f"timed out after {timeout:g} s waiting for {names}")
-        client.sleep(max(0.0, min(poll, deadline - clock())))
+        pause = poll(list(current.values()), clock() - began) if callable(poll) else poll
+        client.sleep(max(0.0, min(pause, deadline - clock())))
 
 
 def fetch_samples(client: Client, run_id: int) -> list[dict]:

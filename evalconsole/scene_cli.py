@@ -24,20 +24,20 @@ import sys
 import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from agents.protocols import USER_AGENT, WIRE_PROTOCOL
-from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run
-from worlds.engine.evaluate import Judge, evaluate, kind_judge
-from worlds.engine.http import Response
 from worlds.engine.problems import SceneInvalid
 from worlds.engine.scene import Scene, load_scene
-from worlds.engine.serve import WorldServer
-from worlds.engine.timeline import timeline
-from worlds.engine.voice import Voice, voice_from_client
-from worlds.engine.world import World
+
+# What only some subcommands use is imported where it is used (PLC0415 below): `scene run --url` needs
+# the scene loader and the console client, not the world server, the evaluator or the agent protocol
+# (their imports were a third of the command's start-up).
+if TYPE_CHECKING:
+    from worlds.engine.evaluate import Judge
+    from worlds.engine.http import Response
+    from worlds.engine.serve import WorldServer
+    from worlds.engine.voice import Voice
+    from worlds.engine.world import World
 
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OWN = 0, 1, 2, 3
 MAX_TRIALS = 10
@@ -97,6 +97,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def agent_request(scene: Scene, world: World, root: str, *, trial: int) -> dict[str, Any]:
     """The exact evalconsole/1 request of one trial."""
+    from agents.protocols import WIRE_PROTOCOL  # noqa: PLC0415 - see the imports
+
     return {
         "protocol": WIRE_PROTOCOL,
         "run": f"scene-{scene.name}",
@@ -115,6 +117,10 @@ def agent_request(scene: Scene, world: World, root: str, *, trial: int) -> dict[
 def call_agent(url: str, body: dict[str, Any], timeout: float) -> tuple[str | None, str]:
     """(output, "") or (None, why the trial errored). An unreachable agent is the command's error
     (SceneCliError); a timeout is :class:`AgentTimeout`."""
+    import httpx  # noqa: PLC0415 - see the imports
+
+    from agents.protocols import USER_AGENT  # noqa: PLC0415
+
     try:
         response = httpx.post(
             url, json=body, timeout=timeout, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -147,6 +153,9 @@ def play_trial(
     voice: Voice | None = None,
 ) -> tuple[World, dict]:
     """One trial: a fresh world, one agent call, the world frozen and evaluated."""
+    from worlds.engine.evaluate import evaluate  # noqa: PLC0415 - see the imports
+    from worlds.engine.world import World  # noqa: PLC0415
+
     world = server.add(World.build(scene))
     world.voice = voice
     try:
@@ -216,6 +225,8 @@ def env_judge(scene: Scene) -> Judge | None:
     if found is None:
         return None
     client, model = found
+    from worlds.engine.evaluate import kind_judge  # noqa: PLC0415 - see the imports
+
     return kind_judge(client, model=scene.judge_model, task=scene.task, settings={"judge_model": model})
 
 
@@ -228,6 +239,8 @@ def env_voice(scene: Scene) -> Voice | None:
     if found is None:
         return None
     client, model = found
+    from worlds.engine.voice import voice_from_client  # noqa: PLC0415 - see the imports
+
     return voice_from_client(client, scene.judge_model or model)
 
 
@@ -247,6 +260,8 @@ def write_trial(out: Path, world: World, result: dict[str, Any]) -> Path:
 
 def run_result(scene: Scene, results: list[dict[str, Any]]) -> str:
     """DESIGN.md "Outcomes" over the trials, with the scene's pass_rate and min_valid."""
+    from runs.outcomes import SampleRecord, ScenarioSpec, summarise_run  # noqa: PLC0415 - see the imports
+
     spec = ScenarioSpec(min_valid=scene.min_valid, required_pass_rate=scene.pass_rate)
     summary = summarise_run([SampleRecord(0, r["outcome"]) for r in results], [spec])
     return str(summary.result)
@@ -304,6 +319,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     voice = env_voice(scene)
     results = []
+    from worlds.engine.serve import WorldServer  # noqa: PLC0415 - see the imports
+
     with WorldServer() as server:
         for trial in range(1, trials + 1):
             world, result = play_trial(
@@ -355,6 +372,8 @@ class LiveScene:
     """`scene up`'s one world: a stable id and credentials across resets, and the state endpoint."""
 
     def __init__(self, scene: Scene, server: WorldServer, token: str) -> None:
+        from worlds.engine.world import World  # noqa: PLC0415 - see the imports
+
         self.scene, self.server, self.token = scene, server, token
         self.voice = env_voice(scene)
         first = World.build(scene)
@@ -363,12 +382,16 @@ class LiveScene:
         self.world = server.add(first)
 
     def reset(self) -> None:
+        from worlds.engine.world import World  # noqa: PLC0415 - see the imports
+
         with self.server.lock(self.world_id):
             self.world = World.build(self.scene, self.world_id, self.credentials)
             self.world.voice = self.voice
             self.server.worlds[self.world_id] = self.world
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response | None:
+        from worlds.engine.http import Response  # noqa: PLC0415 - see the imports
+
         if path not in (STATE_PATH, RESET_PATH):
             return None
         given = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
@@ -394,6 +417,8 @@ class LiveScene:
 
 
 def _up(args: argparse.Namespace) -> int:
+    from worlds.engine.serve import WorldServer  # noqa: PLC0415 - see the imports
+
     scene = _load(args.file)
     try:
         server = WorldServer(args.host, args.port)
@@ -429,6 +454,11 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    import httpx  # noqa: PLC0415 - see the imports
+
+    from worlds.engine.evaluate import evaluate  # noqa: PLC0415
+    from worlds.engine.world import World  # noqa: PLC0415
+
     scene = _load(args.file)
     url = args.world.rstrip("/") + STATE_PATH
     token = args.token or os.environ.get("EVALCONSOLE_SCENE_TOKEN", "")
@@ -462,6 +492,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    from worlds.engine.timeline import timeline  # noqa: PLC0415 - see the imports
+
     root = Path(args.dir)
     files = sorted(root.rglob("checks.json"), key=lambda p: (p.parent.parent.name, _trial_no(p.parent.name)))
     if not files:

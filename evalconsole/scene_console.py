@@ -6,7 +6,8 @@ agent's library (a new version only when the file changed), a test named after t
 set ``evalconsole scene run`` plays it with one sample per trial, a run is launched and waited for,
 and each sample's files are written to ``OUT/<scene>/trial-<n>/``: ``checks.json`` (the scene's checks),
 ``trace.json``, ``events.json`` and ``world.json`` (the final state), read from the sample's world
-(``GET /api/v1/runs/{id}/samples/{sample}/world/``), the same shapes ``scene run`` writes on this machine. The exit code is the run's result, as for a run on this machine.
+(``GET /api/v1/runs/{id}/samples/{sample}/world/``), the same shapes ``scene run`` writes on this machine.
+The exit code is the run's result, as for a run on this machine.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,31 @@ from evalconsole import cli
 from worlds.engine.scene import Scene
 
 TEST_SET = "evalconsole scene run"
-POLL_S = 1.0
+POLL_S = 1.0  # the longest pause between two reads of the run
+MIN_POLL_S = 0.1  # the shortest
+DOWNLOADS = 4  # samples' world files read at once
+
+
+class Pace:
+    """The pause before the next read of the run (``cli.wait``'s ``poll``): about half the time its
+    samples still need, judged by how fast they finished so far and how long ago one last finished
+    (before the first finishes, a sixth of the time waited), within MIN_POLL_S..POLL_S. A run's end is
+    seen within ~0.1 s without reading a long run every 0.1 s."""
+
+    def __init__(self) -> None:
+        self.done, self.since = 0, 0.0  # samples done at the last read, and when that count was first seen
+
+    def __call__(self, runs: list[dict], elapsed: float) -> float:
+        run = runs[0] if runs else {}
+        done, total = int(run.get("done_samples") or 0), int(run.get("total_samples") or 0)
+        if done != self.done:
+            self.done, self.since = done, elapsed
+        if not done:
+            guess = elapsed / 6
+        else:
+            left = self.since / done * max(0, total - done) - (elapsed - self.since)
+            guess = left / 2
+        return min(POLL_S, max(MIN_POLL_S, guess))
 
 
 def _one(client: cli.Client, path: str, **match: Any) -> dict | None:
@@ -95,27 +121,79 @@ def _run(
         test = client.request("PATCH", f"/api/v1/tests/{test['id']}/", body=fields)
     runs = cli.launch(client, test=test["id"], test_set=None, additional=[])
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
-    (run,) = cli.wait(client, runs, timeout=args.timeout * trials + 60, poll=POLL_S, progress=progress)
-    samples = sorted(cli.fetch_samples(client, run["id"]), key=lambda s: s.get("sample_index", 0))
     out = Path(args.out) / scene.name
     results = []
-    for sample in samples:
-        trial = int(sample.get("sample_index", 0)) + 1
-        result = {
-            "scene": scene.name,
-            "trial": trial,
-            "outcome": sample.get("outcome") or "error",
-            "checks": sample.get("world_checks") or [],
-        }
-        files = _world_files(client, run["id"], sample)
-        folder = out / f"trial-{trial}"
+    with ThreadPoolExecutor(max_workers=DOWNLOADS) as pool:
+        reads = _WorldReads(client, runs[0]["id"], pool)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            _write(folder / "checks.json", result)
-            _write(folder / "trace.json", files.get("trace") or sample.get("trace") or [])
-            _write(folder / "events.json", files.get("events") or [])
-            _write(folder / "world.json", files.get("final_state") or {})
-        except OSError as exc:
-            raise cli.CliError(f"cannot write results under {out}: {exc.strerror or exc}") from exc
-        results.append(result)
+            (run,) = cli.wait(
+                client, runs, timeout=args.timeout * trials + 60, poll=reads.pause, progress=progress
+            )
+            samples = sorted(cli.fetch_samples(client, run["id"]), key=lambda s: s.get("sample_index", 0))
+            # Written in trial order; a failed read raises when its trial's turn comes, as before.
+            pending = [reads.read(sample) for sample in samples]
+            for sample, read in zip(samples, pending, strict=True):
+                results.append(_write_trial(out, scene, sample, read.result() if read else {}))
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
     return cli.run_outcome(run), results
+
+
+class _WorldReads:
+    """The samples' world files (``_world_files``), read a few at once and as soon as each sample has
+    finished (its world has ended and no longer changes) while the run goes on, so that little is left
+    to read once it ends. A read is keyed by the world's id: a sample run again has a new world."""
+
+    def __init__(self, client: cli.Client, run_id: int, pool: ThreadPoolExecutor) -> None:
+        self.client, self.run_id, self.pool = client, run_id, pool
+        self.pace = Pace()
+        self.done = 0
+        self.reads: dict[str, Future] = {}
+
+    def pause(self, runs: list[dict], elapsed: float) -> float:
+        """``cli.wait``'s ``poll``: start the reads of newly finished samples, then Pace's pause."""
+        run = runs[0] if runs else {}
+        done = int(run.get("done_samples") or 0)
+        if done > self.done and run.get("status") not in cli.FINISHED:
+            self.done = done
+            try:
+                finished = cli.fetch_samples(self.client, self.run_id)
+            except cli.CliError:
+                finished = []  # read again once the run ends, where a failure is the command's error
+            for sample in finished:
+                if sample.get("finished_at"):
+                    self.read(sample)
+        return self.pace(runs, elapsed)
+
+    def read(self, sample: dict) -> Future | None:
+        """The read of this sample's world files (started now unless it is under way or done); None for
+        a sample without a world."""
+        world = sample.get("world")
+        if not world:
+            return None
+        read = self.reads.get(world)
+        if read is None or (read.done() and read.exception() is not None):
+            read = self.reads[world] = self.pool.submit(_world_files, self.client, self.run_id, sample)
+        return read
+
+
+def _write_trial(out: Path, scene: Scene, sample: dict, files: dict) -> dict:
+    """Write one trial's four files; its checks.json."""
+    trial = int(sample.get("sample_index", 0)) + 1
+    result = {
+        "scene": scene.name,
+        "trial": trial,
+        "outcome": sample.get("outcome") or "error",
+        "checks": sample.get("world_checks") or [],
+    }
+    folder = out / f"trial-{trial}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _write(folder / "checks.json", result)
+        _write(folder / "trace.json", files.get("trace") or sample.get("trace") or [])
+        _write(folder / "events.json", files.get("events") or [])
+        _write(folder / "world.json", files.get("final_state") or {})
+    except OSError as exc:
+        raise cli.CliError(f"cannot write results under {out}: {exc.strerror or exc}") from exc
+    return result

@@ -21,12 +21,16 @@
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
   console the same 10 trials IN THE CONSOLE: a throwaway SQLite database (EVALCONSOLE_VAR_DIR in a
-          temp dir), ``manage.py runserver --noreload`` on a free port (EVALCONSOLE_WORLDS_URL points
-          at it) and one ``manage.py qcluster`` worker, a team/admin/token and an agent at the same
+          temp dir; --database-url for PostgreSQL), gunicorn as `make up` serves it (one process,
+          gthread, 16 threads; --server runserver for ``manage.py runserver``) on a free port
+          (EVALCONSOLE_WORLDS_URL points at it) and one ``manage.py qcluster`` worker, a team/admin/token
+          and an agent at the same
           scripted agent (max_concurrency --max-concurrency, default 10 as a new agent), then
           ``evalconsole scene run FILE --url --token --agent ID --trials 10`` (a subprocess: scene,
           test set, test with samples_per_scenario=10, launch, wait): its wall time, and the run's
           created_at -> finished_at, against the agent's own time.
+          run and console take --code DIR (measure another checkout's CLI, server and worker with this
+          script: before/after in one sitting) and run it from bytecode (--no-bytecode: from source).
 
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py build
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
@@ -35,6 +39,7 @@
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console --code /tmp/base [--database-url "$PG"]
 
 Timings are wall clock (time.perf_counter); the machine is shared, so compare figures taken in one
 sitting. See bench/README.md "Worlds" for recorded figures.
@@ -755,10 +760,12 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
     statuses: list[int] = []
     _twenty_calls_plan(args, spent, statuses)
     own = args.calls * args.gap  # the agent's own time per trial (its sleeps)
+    code = _code(args)
     with tempfile.TemporaryDirectory(prefix="bench-worlds-run-") as tmp:
         path = Path(tmp) / "bench-200.json"
         path.write_text(scene_text(trials=args.trials))
         walls = []
+        env = _bytecode(args, code, {**os.environ, "PYTHONPATH": str(code)})
         with WorldAgent("bench_twenty_calls") as agent:
             for rep in range(args.repeat):
                 spent.clear()
@@ -774,9 +781,8 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
                     "--out",
                     str(Path(tmp) / f"results-{rep}"),
                 ]
-                env = {**os.environ, "PYTHONPATH": str(ROOT)}
                 t = time.perf_counter()
-                proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+                proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
                 wall = time.perf_counter() - t
                 if proc.returncode not in (0, 1) or len(spent) != args.trials:
                     log(proc.stdout[-2000:], proc.stderr[-2000:])
@@ -806,14 +812,14 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
                         str(Path(tmp) / f"empty-{rep}"),
                     ]
                     t = time.perf_counter()
-                    subprocess.run(
-                        cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True
-                    )
+                    subprocess.run(cmd, cwd=code, env=env, capture_output=True)
                     fixed.append(time.perf_counter() - t)
     bad = sum(s >= 400 for s in statuses)
     best = min(walls)
     wall, handler, trials = best
     out = {
+        "code": str(code),
+        "bytecode": not args.no_bytecode,
         "trials": trials,
         "calls_per_trial": args.calls,
         "gap_ms": args.gap * 1000,
@@ -845,6 +851,59 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------- scene run in the console
 
 
+def _code(args: argparse.Namespace) -> Path:
+    """The tree whose CLI, web server and worker are measured (--code; default this one), so a
+    before/after pair can alternate in one sitting with one benchmark script."""
+    code = Path(getattr(args, "code", None) or ROOT).resolve()
+    if not (code / "evalconsole" / "cli.py").is_file():
+        raise SystemExit(f"--code {code}: not a checkout of this repository")
+    return code
+
+
+def _bytecode(args: argparse.Namespace, code: Path, env: dict[str, str]) -> dict[str, str]:
+    """The environment of the measured processes. By default the tree's packages are compiled first and
+    PYTHONDONTWRITEBYTECODE is dropped: an installed console and CLI run from bytecode (pip compiles at
+    install), while a shell with PYTHONDONTWRITEBYTECODE=1 and no __pycache__ compiles every module of
+    the project at each start (1-2 s of this CLI's start-up on this machine). --no-bytecode measures
+    that instead (the figures recorded before 2026-12-02 "what changed" were taken so)."""
+    if args.no_bytecode:
+        return {**env, "PYTHONDONTWRITEBYTECODE": "1"}
+    packages = [str(d) for d in sorted(code.iterdir()) if (d / "__init__.py").is_file()]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], cwd=code, check=True)
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _web(args: argparse.Namespace, code: Path, port: int, env: dict[str, str], log_path: Path):
+    """The console's web server: gunicorn as `make up` serves it (scripts/up.sh: one process, gthread,
+    16 threads), or ``manage.py runserver`` (--server runserver, the earlier figures' server)."""
+    from bench.common import Proc
+
+    if args.server == "runserver":
+        argv = [sys.executable, str(code / "manage.py"), "runserver", "--noreload", "--skip-checks"]
+        return Proc([*argv, f"127.0.0.1:{port}"], env, log_path, "Quit the server with")
+    argv = [
+        sys.executable, "-m", "gunicorn", "evalconsole.wsgi:application", "--chdir", str(code),
+        "--bind", f"127.0.0.1:{port}", "--workers", "1", "--worker-class", "gthread", "--threads", "16",
+        "--graceful-timeout", "5", "--timeout", "120", "--log-level", "info",
+    ]  # fmt: skip
+    return Proc(argv, env, log_path, "Booting worker")
+
+
+def _warm(url: str) -> None:
+    """Until the web process answers (gunicorn loads the application on its first request)."""
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(url + "/api/v1/", timeout=30)
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def bench_console(args: argparse.Namespace) -> dict[str, Any]:
     from bench.common import Proc, free_port
     from tests.support.world_agent import WorldAgent
@@ -853,13 +912,14 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
     statuses: list[int] = []
     _twenty_calls_plan(args, spent, statuses)
     own = args.calls * args.gap
+    code = _code(args)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="bench-worlds-console-") as tmp:
         work = Path(tmp)
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": str(code),
             "PYTHONUNBUFFERED": "1",
             "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
             "EVALCONSOLE_VAR_DIR": str(work / "var"),  # the database: var/evalconsole.sqlite3
@@ -870,8 +930,14 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
         }
         for name in ("DATABASE_URL", "EVALCONSOLE_TEST_Q_SYNC"):
             env.pop(name, None)
+        if args.database_url:
+            env["DATABASE_URL"] = args.database_url
+        env = _bytecode(args, code, env)
         subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True
+            [sys.executable, str(code / "manage.py"), "migrate", "--no-input", "-v", "0"],
+            cwd=code,
+            env=env,
+            check=True,
         )
         os.environ.clear()
         os.environ.update(env)
@@ -889,8 +955,8 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
         walls: list[dict[str, Any]] = []
         with WorldAgent("bench_twenty_calls") as scripted:
             user, agent = admin_and_agent(
-                team="worlds-console-bench",
-                username="wcb",
+                team=f"worlds-console-bench-{port}",
+                username=f"wcb{port}",
                 agent="scripted",
                 max_concurrency=args.max_concurrency,
             )
@@ -898,26 +964,15 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
             agent.save(update_fields=["endpoint_url"])
             token = issue_token(user=user, name="bench").secret
             connection.close()
-            web = Proc(
-                [
-                    sys.executable,
-                    "manage.py",
-                    "runserver",
-                    "--noreload",
-                    "--skip-checks",
-                    f"127.0.0.1:{port}",
-                ],
-                env,
-                work / "runserver.log",
-                "Quit the server with",
-            )
+            web = _web(args, code, port, env, work / "web.log")
             try:
                 worker = Proc(
-                    [sys.executable, "manage.py", "qcluster", "--skip-checks"],
+                    [sys.executable, str(code / "manage.py"), "qcluster", "--skip-checks"],
                     env,
                     work / "qcluster.log",
                     "running.",
                 )
+                _warm(url)
             except BaseException:
                 web.stop()  # not left behind when the worker does not come up
                 raise
@@ -929,9 +984,11 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
                         "--url", url, "--token", token, "--agent", str(agent.pk),
                         "--trials", str(args.trials), "--out", str(work / f"results-{rep}"),
                     ]  # fmt: skip
+                    began = time.time()
                     t = time.perf_counter()
-                    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+                    proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
                     wall = time.perf_counter() - t
+                    ended = time.time()
                     run = Run.objects.order_by("-pk").first()
                     connection.close()
                     if proc.returncode not in (0, 1) or run is None or run.status != "completed":
@@ -948,6 +1005,9 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
                     figure = {
                         "wall_s": wall,
                         "run_s": (run.finished_at - run.created_at).total_seconds(),
+                        # the CLI's own parts: start-up to the launch, and the run's end to its exit
+                        "before_launch_s": run.created_at.timestamp() - began,
+                        "after_finish_s": ended - run.finished_at.timestamp(),
                         "queue_s": (run.started_at - run.created_at).total_seconds()
                         if run.started_at
                         else None,
@@ -959,9 +1019,10 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
                     }
                     walls.append(figure)
                     log(
-                        f"repeat {rep + 1}: wall {wall:.2f} s (CLI, incl. scene upload and 1 s polls), run "
-                        f"created->finished {figure['run_s']:.2f} s, agent handler {sum(spent):.2f} s over "
-                        f"{len(spent)} trials, peak samples in flight {peak}, result {run.result}"
+                        f"repeat {rep + 1}: wall {wall:.2f} s (CLI), of it start-up to launch "
+                        f"{figure['before_launch_s']:.2f} s, run created->finished {figure['run_s']:.2f} s, "
+                        f"finished->exit {figure['after_finish_s']:.2f} s; agent handler {sum(spent):.2f} s "
+                        f"over {len(spent)} trials, peak samples in flight {peak}, result {run.result}"
                     )
             finally:
                 worker.stop()
@@ -970,7 +1031,10 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
     trials = best["trials"]
     agent_own = own * trials
     out = {
-        "database": "sqlite",
+        "database": "postgresql" if args.database_url else "sqlite",
+        "server": args.server,
+        "code": str(code),
+        "bytecode": not args.no_bytecode,
         "max_concurrency": args.max_concurrency,
         "trials": trials,
         "calls_per_trial": args.calls,
@@ -984,7 +1048,7 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
         "errors": sum(s >= 400 for s in statuses),
     }
     print(
-        f"console scene run (SQLite, runserver + 1 qcluster worker, agent max_concurrency "
+        f"console scene run ({out['database']}, {args.server} + 1 qcluster worker, agent max_concurrency "
         f"{args.max_concurrency}), {trials} trials x {args.calls} calls {args.gap * 1000:.0f} ms apart; "
         f"best of {len(walls)}: CLI walls {', '.join(f'{f["wall_s"]:.2f}' for f in walls)} s"
     )
@@ -1033,12 +1097,24 @@ def main() -> int:
     r.add_argument("--calls", type=int, default=20)
     r.add_argument("--gap", type=float, default=0.05, help="seconds the agent waits before each call")
     r.add_argument("--repeat", type=int, default=3)
-    k = sub.add_parser("console", help="the 10-trial scene run in a real console (runserver + qcluster)")
+    k = sub.add_parser("console", help="the 10-trial scene run in a real console (gunicorn + qcluster)")
     k.add_argument("--trials", type=int, default=10)
     k.add_argument("--calls", type=int, default=20)
     k.add_argument("--gap", type=float, default=0.05)
     k.add_argument("--repeat", type=int, default=3)
     k.add_argument("--max-concurrency", type=int, default=10, help="the agent's (10: a new agent's default)")
+    k.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temp dir")
+    k.add_argument(
+        "--server",
+        choices=("gunicorn", "runserver"),
+        default="gunicorn",
+        help="gunicorn serves as `make up` does",
+    )
+    for p in (r, k):
+        p.add_argument(
+            "--no-bytecode", action="store_true", help="run from source, without bytecode (as before)"
+        )
+        p.add_argument("--code", default=None, metavar="DIR", help="the checkout measured")
     for p in (b, c, d, r, k):
         p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()

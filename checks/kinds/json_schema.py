@@ -12,10 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError, best_match
-from jsonschema.validators import validator_for
-
 from ._common import describe_output, failed, indeterminate, json_type, passed
 from .base import Context, Evidence, FieldSpec, Verdict, object_schema
 from .registry import Kind, register
@@ -49,6 +45,10 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
             '("#/..." or an $id it declares) can be used, nothing is fetched'
         )
         return
+    import jsonschema  # noqa: PLC0415 - 0.1 s of imports, only when a JSON Schema check is met
+    from jsonschema.exceptions import SchemaError  # noqa: PLC0415
+    from jsonschema.validators import validator_for  # noqa: PLC0415
+
     try:
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
@@ -94,6 +94,9 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     key = json.dumps(schema, sort_keys=True)
     validator = _validators.get(key)
     if validator is None:
+        import jsonschema  # noqa: PLC0415 - see _clean
+        from jsonschema.validators import validator_for  # noqa: PLC0415
+
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
         if len(_validators) >= _MAX_CACHED:
@@ -143,6 +146,8 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
     errors = list(itertools.islice(_validator(schema).iter_errors(value), MAX_ERRORS))
     if not errors:
         return passed(expected, "it was")
+    from jsonschema.exceptions import best_match  # noqa: PLC0415 - see _clean
+
     error = best_match(errors)
     where = "/" + "/".join(str(p) for p in error.absolute_path)
     more = ""

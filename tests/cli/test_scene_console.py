@@ -74,7 +74,10 @@ def test_a_scene_run_on_the_console_passes_and_writes_the_results(console, tmp_p
 
 
 def _files(folder) -> dict:
-    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("checks", "trace", "events", "world")}
+    return {
+        name: json.loads((folder / f"{name}.json").read_text())
+        for name in ("checks", "trace", "events", "world")
+    }
 
 
 def _shape(value):
@@ -93,8 +96,15 @@ def test_the_console_run_downloads_all_four_files_shaped_as_a_local_run(console,
 
     with WorldAgent("slack_answer") as agent_server:
         local_code = cli.main(
-            ["scene", "run", str(tmp_path / "scene.yaml"), "--agent", agent_server.url,
-             "--out", str(tmp_path / "local")]
+            [
+                "scene",
+                "run",
+                str(tmp_path / "scene.yaml"),
+                "--agent",
+                agent_server.url,
+                "--out",
+                str(tmp_path / "local"),
+            ]
         )
     assert local_code == 0
     local = _files(tmp_path / "local" / "console-question" / "trial-1")
@@ -133,3 +143,80 @@ def test_a_wrong_agent_or_token_is_the_commands_own_error(console, live_server, 
     )
     assert code == 3
     assert "the agent's id in the console" in capsys.readouterr().err
+
+
+def test_results_that_cannot_be_written_are_the_commands_own_error(console, tmp_path, capsys):
+    (tmp_path / "out").write_text("a file where the results folder would go")
+    code, _ = console("slack_answer", "--trials", "2")
+    assert code == 3
+    assert "cannot write results under" in capsys.readouterr().err
+
+
+def test_the_wait_reads_the_run_more_often_as_its_end_nears():
+    from evalconsole.scene_console import Pace
+
+    pace = Pace()
+    run = {"done_samples": 0, "total_samples": 10}
+    assert pace([run], 0.0) == 0.1  # just launched: read again soon
+    assert pace([run], 3.0) == pytest.approx(0.5)  # none finished yet: a sixth of the wait
+    assert pace([run], 60.0) == 1.0  # never more than a second apart
+    assert pace([{"done_samples": 2, "total_samples": 10}], 3.0) == 1.0  # 1.5 s a sample, 8 to go
+    last = {"done_samples": 9, "total_samples": 10}
+    assert pace([last], 13.5) == pytest.approx(0.75)  # the last one: half the 1.5 s it needs
+    assert pace([last], 14.25) == pytest.approx(0.375)  # 0.75 s later: half of what is left
+    assert pace([last], 15.0) == 0.1  # overdue: every 0.1 s
+    assert pace([{"done_samples": 10, "total_samples": 10}], 15.1) == 0.1  # all done, the run not yet closed
+    assert pace([{}], 2.0) == pytest.approx(2.0 / 6)
+
+
+def test_finished_samples_worlds_are_read_while_the_run_goes_on():
+    """The wait starts reading a finished sample's world files at once (a sample's world no longer
+    changes once it finished), reads each once, and reads again a sample run again in a new world."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from evalconsole.scene_console import _WorldReads
+
+    samples = [
+        {"id": 1, "sample_index": 0, "world": "w1", "finished_at": "2026-12-02T10:00:01Z"},
+        {"id": 2, "sample_index": 1, "world": "w2", "finished_at": None},
+    ]
+    asked: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path == "/api/v1/runs/7/samples/":
+            return httpx.Response(200, json={"results": samples, "next": None})
+        return httpx.Response(
+            200, json={"trace": [], "events": [], "final_state": {"world": request.url.path}}
+        )
+
+    client = cli.Client.create("http://console.test", "t", transport=httpx.MockTransport(server))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reads = _WorldReads(client, 7, pool)
+        reads.pause([{"status": "running", "done_samples": 1, "total_samples": 2}], 1.0)
+        assert reads.read(samples[0]).result()["final_state"] == {"world": "/api/v1/runs/7/samples/1/world/"}
+        reads.pause([{"status": "running", "done_samples": 1, "total_samples": 2}], 1.5)  # nothing new
+        assert asked == ["/api/v1/runs/7/samples/", "/api/v1/runs/7/samples/1/world/"]
+        again = {**samples[0], "world": "w1-again"}  # its lease lapsed and it ran again, in a new world
+        reads.read(again).result()
+        assert reads.read({**samples[1], "world": None}) is None
+    assert asked.count("/api/v1/runs/7/samples/1/world/") == 2
+
+
+def test_a_failed_early_read_of_the_samples_does_not_end_the_wait():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from evalconsole.scene_console import _WorldReads
+
+    client = cli.Client.create(
+        "http://console.test", "t", transport=httpx.MockTransport(lambda request: httpx.Response(500))
+    )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pause = _WorldReads(client, 7, pool).pause(
+            [{"status": "running", "done_samples": 1, "total_samples": 2}], 1.0
+        )
+    assert 0.1 <= pause <= 1.0
