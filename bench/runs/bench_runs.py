@@ -3,10 +3,11 @@
 
 What it measures (see bench/README.md "Run execution" for recorded figures):
 
-  burst   R runs x S samples launched back to back (each launch is its own transaction, as from
-          the API): wall time from the first launch to the last run's completion (the run's
-          finished_at, written by the worker), samples/s, per-run launch->completion (median,
-          p95), and the overhead over the physical limit ceil(R*S / agent cap) x latency.
+  burst   R runs x S samples launched as one batch (one transaction and one enqueue, as
+          POST api/v1/runs/batch/; --separate-launches: one launch_run each): wall time from the
+          first launch to the last run's completion (the run's finished_at, written by the worker),
+          samples/s, per-run launch->completion (median, p95), and the overhead over the physical
+          limit ceil(R*S / agent cap) x latency.
   single  one S-sample run launched while the worker is idle (its drain has returned): launch ->
           completion; "warm" is the same while a drain is still lingering for new work.
   memory  every burst records the largest resident set of any process of the worker (sampled every
@@ -156,6 +157,11 @@ def main() -> None:
     ap.add_argument("--max-concurrency", type=int, default=100, help="the agent's max_concurrency")
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_runs"))
     ap.add_argument("--out", default="", help="write the raw figures as JSON here")
+    ap.add_argument(
+        "--separate-launches",
+        action="store_true",
+        help="launch a burst's runs one by one (each its own transaction and enqueue), not as one batch",
+    )
     a = ap.parse_args()
 
     work = Path(a.work_dir)
@@ -166,6 +172,7 @@ def main() -> None:
         "DATABASE_URL": db_url,
         "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
         "EVALCONSOLE_WORKERS": str(a.workers),
+        "EVALCONSOLE_MAX_BATCH_RUNS": str(max(200, a.runs)),
         "Q_LOG_LEVEL": "INFO",
         "PYTHONUNBUFFERED": "1",
     }
@@ -173,7 +180,9 @@ def main() -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True
     )
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")})
+    os.environ.update(
+        {k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "EVALCONSOLE_MAX_BATCH_RUNS")}
+    )
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -232,6 +241,7 @@ def main() -> None:
         "runs": a.runs,
         "samples": a.samples,
         "max_concurrency": a.max_concurrency,
+        "launch": "separate" if a.separate_launches else "batch",
         "burst": [],
         "single": [],
     }
@@ -266,7 +276,10 @@ def main() -> None:
                     http_json(f"http://127.0.0.1:{port}/stats/reset", "POST")
                     t0 = time.time()
                     with RssSampler(worker.p.pid) as rss:
-                        ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
+                        if a.separate_launches:  # each its own transaction and enqueue (before issue 19)
+                            ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
+                        else:  # one batch: one transaction, one enqueue (POST api/v1/runs/batch/)
+                            ids = [r.pk for r in services.launch_batch(tests=[test] * a.runs, by=user)]
                         launched = time.time() - t0
                         runs = wait_done(ids)
                     stats = http_json(f"http://127.0.0.1:{port}/stats")
