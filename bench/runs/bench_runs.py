@@ -311,13 +311,16 @@ def main() -> None:
                         time.sleep(idle_s + 0.5 if mode == "cold" else 0.2)
                         t0 = time.time()
                         run = services.launch_run(test=test, by=user)
+                        launched = time.time()
                         run = wait_done([run.pk])[0]
                         row = {
                             "latency_ms": latency,
                             "rep": rep,
                             "mode": mode,
                             "launch_to_done_ms": round((run.finished_at.timestamp() - t0) * 1000, 1),
-                            "first_call_ms": round((run.started_at.timestamp() - t0) * 1000, 1),
+                            "run_id": run.pk,
+                            "t0": t0,
+                            **critical_path(run, t0, launched),
                         }
                         results["single"].append(row)
                         log(f"[{engine} {a.workers}w] single @{latency:g} ms: {row}")
@@ -328,6 +331,12 @@ def main() -> None:
 
         drains = Task.objects.filter(func="runs.tasks.drain_samples", success=True).order_by("started")
         results["drains"] = [{"started": d.started.isoformat(), **(d.result or {})} for d in drains]
+        starts = sorted(d.started.timestamp() for d in drains)
+        for row in results["single"]:  # the drain that ran it: the last one started before its first claim
+            claimed = row["t0"] + row["first_claim_ms"] / 1000
+            before = [t for t in starts if t <= claimed]
+            if before and before[-1] >= row["t0"]:
+                row["drain_started_ms"] = round((before[-1] - row["t0"]) * 1000, 1)
         for d in results["drains"]:
             if d.get("claimed"):
                 log(f"  drain {d}")
@@ -337,6 +346,30 @@ def main() -> None:
     print(report(results))
     if a.out:
         Path(a.out).write_text(json.dumps(results, indent=2))
+
+
+def critical_path(run, t0: float, launched: float) -> dict:
+    """A single run's milestones in ms after the launch call began (read back from its rows):
+    the launch's transaction returned, the first claim (run started), the slowest agent call, the
+    last sample written, the run finalised."""
+    from django.db.models import Max, Min
+
+    from runs.models import Sample
+
+    agg = Sample.objects.filter(run=run).aggregate(
+        first=Min("started_at"), last=Max("finished_at"), slowest=Max("latency_ms")
+    )
+
+    def ms(moment) -> float:
+        return round((moment.timestamp() - t0) * 1000, 1)
+
+    return {
+        "launch_returned_ms": round((launched - t0) * 1000, 1),
+        "first_claim_ms": ms(run.started_at),
+        "slowest_call_ms": round(agg["slowest"] or 0, 1),
+        "last_written_ms": ms(agg["last"]),
+        "finalised_ms": ms(run.finished_at),
+    }
 
 
 def _med(values: list[float]) -> str:
@@ -377,6 +410,16 @@ def report(r: dict) -> str:
                     if x["latency_ms"] == latency and x["mode"] == mode
                 ]
                 lines.append(f"| 1 × {r['samples']} ({mode} worker) | {latency:g} | {_med(rows)} |")
+        keys = ["launch_returned_ms", "drain_started_ms", "first_claim_ms", "slowest_call_ms"]
+        keys += ["last_written_ms", "finalised_ms"]
+        lines += ["", "| single run, median ms after launch | mode | " + " | ".join(keys) + " |"]
+        lines.append("|---|---|" + "---|" * len(keys))
+        for latency in sorted({row["latency_ms"] for row in r["single"]}, reverse=True):
+            for mode in ("cold", "warm"):
+                rows = [x for x in r["single"] if x["latency_ms"] == latency and x["mode"] == mode]
+                values = [[x[k] for x in rows if k in x] for k in keys]
+                cells = [f"{statistics.median(v):g}" if v else "-" for v in values]
+                lines.append(f"| {latency:g} ms agent | {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
