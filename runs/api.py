@@ -180,12 +180,8 @@ class RunViewSet(TeamScopedReadViewSet):
         from runs import services
 
         data = self._body(LaunchBatchSerializer)
-        runs = services.launch_batch(
-            tests=data["tests"],
-            by=request.user,
-            additional_checks=data.get("additional_checks", []),
-            token=_token(request),
-        )
+        tests, extra = data["tests"], data.get("additional_checks", [])
+        runs = services.launch_batch(tests=tests, by=request.user, additional_checks=extra, token=_token(request))
         return _launched(self, request, runs, batch=True)
 
     @extend_schema(
