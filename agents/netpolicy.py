@@ -22,6 +22,7 @@ Django.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.cookiejar
 import inspect
 import ipaddress
@@ -696,6 +697,17 @@ def _limits(max_connections: int) -> httpx.Limits:
     )
 
 
+@functools.cache
+def _default_ssl_context() -> ssl.SSLContext:
+    # What httpx builds for verify=True without trust_env (certifi's CA bundle). Building one costs
+    # ~10 ms of CPU (loading the bundle) and every drain makes a client: build it once per process.
+    return httpx.create_ssl_context(verify=True, trust_env=False)
+
+
+def _verify(verify: ssl.SSLContext | bool) -> ssl.SSLContext | bool:
+    return _default_ssl_context() if verify is True else verify
+
+
 def make_policy_async_client(
     *,
     allow_private: bool = True,
@@ -709,7 +721,9 @@ def make_policy_async_client(
     No proxies from the environment (a proxy would connect on our behalf, past the check), no
     redirects followed, no .netrc.
     """
-    transport = httpx.AsyncHTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
+    transport = httpx.AsyncHTTPTransport(
+        verify=_verify(verify), limits=_limits(max_connections), trust_env=False
+    )
     ssl_context = transport._pool._ssl_context  # httpx built it from ``verify`` (certifi, SSL_CERT_FILE)
     pool = AsyncConnectionPool(
         ssl_context=ssl_context,
@@ -735,7 +749,7 @@ def make_policy_client(
     timeout: float = 30.0,
 ) -> httpx.Client:
     """Blocking twin of make_policy_async_client."""
-    transport = httpx.HTTPTransport(verify=verify, limits=_limits(max_connections), trust_env=False)
+    transport = httpx.HTTPTransport(verify=_verify(verify), limits=_limits(max_connections), trust_env=False)
     _install_backend(transport, PolicyBackend(allow_private=allow_private, resolver=resolver))
     client = httpx.Client(
         transport=transport, trust_env=False, follow_redirects=False, timeout=timeout, cookies=_NoCookies()

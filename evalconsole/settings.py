@@ -326,6 +326,8 @@ EVALCONSOLE_MAX_ADDITIONAL_CHECKS = env_int("EVALCONSOLE_MAX_ADDITIONAL_CHECKS",
 EVALCONSOLE_MAX_SAMPLES_PER_RUN = env_int("EVALCONSOLE_MAX_SAMPLES_PER_RUN", 10, minimum=1)
 # Launch option "trials": up to this many runs of one test in one batch (each run within the limit above).
 EVALCONSOLE_MAX_TRIALS = env_int("EVALCONSOLE_MAX_TRIALS", 10, minimum=1)
+# `POST api/v1/runs/batch/` (runs.services.launch_batch): up to this many runs in one launch.
+EVALCONSOLE_MAX_BATCH_RUNS = env_int("EVALCONSOLE_MAX_BATCH_RUNS", 200, minimum=1)
 EVALCONSOLE_MAX_TASK_BATCH = env_int("EVALCONSOLE_MAX_TASK_BATCH", 1000, minimum=1)
 
 # --- Outbound calls to agents ---

@@ -22,6 +22,7 @@ from runs.compare import batch_groups
 from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     BatchSerializer,
+    LaunchBatchSerializer,
     LaunchedRunsSerializer,
     LaunchedTrialsSerializer,
     LaunchRunSerializer,
@@ -155,11 +156,33 @@ class RunViewSet(TeamScopedReadViewSet):
             additional_checks=data.get("additional_checks", []),
             token=_token(request),
         )
-        fresh = {run.pk: run for run in run_queryset(request.user).filter(pk__in=[r.pk for r in runs])}
-        body = LaunchedTrialsSerializer(
-            {"batch": runs[0].batch, "runs": [fresh[r.pk] for r in runs]}, context=self.get_serializer_context()
-        ).data
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        return _launched(self, request, runs, batch=True)
+
+    @extend_schema(
+        summary="Launch several runs as one batch",
+        description="One run per entry of `tests` (a test may repeat), each with the `additional_checks`, "
+        "under one batch id: all or none, in one transaction, handed to the workers at once. 202 with the batch "
+        "id and the runs (in the order of `tests`); `GET runs/batches/{batch}/` gives their pooled consistency. "
+        "At most `EVALCONSOLE_MAX_BATCH_RUNS` (200) runs; a test you cannot see is a 400 naming its place in "
+        "`tests`.",
+        request=LaunchBatchSerializer,
+        responses={202: LaunchedTrialsSerializer},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="batch",
+        url_name="launch-batch",
+        filterset_class=None,
+        pagination_class=None,
+    )
+    def launch_batch(self, request):
+        from runs import services
+
+        data = self._body(LaunchBatchSerializer)
+        tests, extra = data["tests"], data.get("additional_checks", [])
+        runs = services.launch_batch(tests=tests, by=request.user, additional_checks=extra, token=_token(request))
+        return _launched(self, request, runs, batch=True)
 
     @extend_schema(
         summary="A batch's consistency (trials, or a test set's launch)",
@@ -304,11 +327,19 @@ def launch_test_set_response(view, request, test_set: TestSet) -> Response:
         additional_checks=data.get("additional_checks", []),
         token=_token(request),
     )
+    return _launched(view, request, runs, batch=False)
+
+
+def _launched(view, request, runs: list[Run], *, batch: bool) -> Response:
+    """202 with the launched runs re-read in one go (related rows loaded), in launch order."""
     fresh = {run.pk: run for run in run_queryset(request.user).filter(pk__in=[r.pk for r in runs])}
-    body = LaunchedRunsSerializer(
-        {"runs": [fresh[r.pk] for r in runs]}, context=view.get_serializer_context()
-    ).data
-    return Response(body, status=status.HTTP_202_ACCEPTED)
+    data = {"runs": [fresh[r.pk] for r in runs]}
+    if batch:
+        data["batch"] = runs[0].batch
+        body = LaunchedTrialsSerializer(data, context=view.get_serializer_context())
+    else:
+        body = LaunchedRunsSerializer(data, context=view.get_serializer_context())
+    return Response(body.data, status=status.HTTP_202_ACCEPTED)
 
 
 # Test sets, plus launching one: `POST test-sets/{id}/runs/` (creating runs is this app's part).

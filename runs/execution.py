@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import random
 import threading
 import time
@@ -364,7 +365,6 @@ class _Drain:
             max_connections=max(10, self.capacity),
         )
         try:
-            await self.db(queue.recover_runs)
             await self._loop(start)
         finally:
             for task in list(self.inflight):
@@ -378,7 +378,10 @@ class _Drain:
         return self.report
 
     async def _loop(self, start: float) -> None:
-        last_work = last_heartbeat = last_recover = time.monotonic()
+        last_work = last_heartbeat = time.monotonic()
+        # Recovery (dead workers' samples, stuck runs) runs on the first turn too, but after the first
+        # claim: a launch's first agent calls do not wait for it (the launch → first call path).
+        last_recover = -math.inf
         last_claim = 0.0
         claimed_last = True
         queued_left = True
@@ -426,8 +429,10 @@ class _Drain:
                 await self._step("renew leases", self._heartbeat)
                 last_heartbeat = now
             if now - last_recover >= self.recover_every_s:
-                await self._step("recover runs", self.db, queue.recover_runs)
+                recovered = await self._step("recover runs", self.db, queue.recover_runs)
                 last_recover = now
+                if getattr(recovered, "claimable", False):  # e.g. a dead worker's samples, queued again
+                    queued_left = claimed_last = True
             if not self.inflight and not self.finished:
                 if not claiming:
                     self.report.work_left = queued_left

@@ -11,9 +11,10 @@ from rest_framework import serializers
 
 from checks.kinds import Outcome
 from checks.models import Check, Test
-from core.api import VisibleRelatedField
+from core.api import MAX_ID, VisibleRelatedField
 from runs.consistency import Figures, summary_figures
 from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
+from runs.services import max_batch_runs
 
 OUTCOMES = [o.value for o in Outcome]
 
@@ -56,6 +57,29 @@ class LaunchTrialsSerializer(LaunchRunSerializer):
 
 class LaunchTestSetSerializer(serializers.Serializer):
     additional_checks = _additional_checks("Ids of library checks added to every run.")
+
+
+class LaunchBatchSerializer(serializers.Serializer):
+    tests = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        help_text="One run per entry, in this order; a test may repeat (3 entries of one test: 3 runs). "
+        "At most EVALCONSOLE_MAX_BATCH_RUNS entries (200 by default).",
+    )
+    additional_checks = _additional_checks("Ids of library checks added to every run (of the tests' agent).")
+
+    def validate_tests(self, ids: list[int]) -> list[Test]:
+        """The tests, read in one query: an id you cannot see is a 400 naming its place in the list."""
+        limit = max_batch_runs()
+        if not ids:
+            raise serializers.ValidationError("Name at least one test to launch.")
+        if len(ids) > limit:
+            raise serializers.ValidationError(f"{len(ids)} runs is over the limit of {limit} runs per batch.")
+        user = getattr(self.context.get("request"), "user", None)
+        found = Test.objects.visible_to(user).in_bulk(set(ids))
+        missing = {str(i): [f"Test {pk} does not exist."] for i, pk in enumerate(ids) if pk not in found}
+        if missing:
+            raise serializers.ValidationError(missing)
+        return [found[pk] for pk in ids]
 
 
 # ----------------------------------------------------------------------------- runs

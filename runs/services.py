@@ -27,6 +27,7 @@ from worlds.models import TestScene
 __all__ = [
     "cancel_run",
     "enqueue_drain",
+    "launch_batch",
     "launch_run",
     "launch_test_set",
     "launch_trials",
@@ -42,9 +43,7 @@ def _launcher(by, token):
     return by
 
 
-def _resolve_additional(
-    *, agent: Agent, additional_checks, attached_ids: set[int]
-) -> list[tuple[Check, bool]]:
+def _resolve_additional(*, agent: Agent, additional_checks) -> list[tuple[Check, bool]]:
     limit = int(settings.EVALCONSOLE_MAX_ADDITIONAL_CHECKS)
     items = list(additional_checks or ())
     if len(items) > limit:
@@ -53,14 +52,7 @@ def _resolve_additional(
             "(counted separately from the test's own checks)",
             field="additional_checks",
         )
-    picked = resolve_checks(agent=agent, checks=items, limit=limit, field="additional_checks")
-    for index, (check, _required) in enumerate(picked):
-        if check.pk in attached_ids:
-            raise ValidationFailed(
-                f"check {check.name!r} is already attached to the test",
-                field=f"additional_checks.{index}.check",
-            )
-    return picked
+    return resolve_checks(agent=agent, checks=items, limit=limit, field="additional_checks")
 
 
 def _initial_summary(version: TestVersion) -> dict:
@@ -78,19 +70,17 @@ def archived_test_set_problem(test_set: TestSet) -> str:
     return f"test set {test_set.name!r} is archived; restore it to launch its tests"
 
 
-def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
-    """The writes of one launch (the caller holds the transaction)."""
-    test = Test.objects.select_related("test_set__agent__team", "current_version").get(pk=test.pk)
+def _launchable(test: Test, field: str) -> TestVersion:
+    """The version a launch of `test` freezes, or ValidationFailed naming `field` (rules of one test)."""
     agent = test.test_set.agent
-    access.require(_launcher(by, token), access.CREATE, Run, team=agent.team)
     if test.archived_at is not None:
-        raise ValidationFailed(f"test {test.name!r} is archived; restore it to launch it", field="test")
+        raise ValidationFailed(f"test {test.name!r} is archived; restore it to launch it", field=field)
     if test.test_set.archived_at is not None:
-        raise ValidationFailed(archived_test_set_problem(test.test_set), field="test")
+        raise ValidationFailed(archived_test_set_problem(test.test_set), field=field)
     if agent.archived_at is not None:
-        raise ValidationFailed(f"agent {agent.name!r} is archived", field="test")
+        raise ValidationFailed(f"agent {agent.name!r} is archived", field=field)
     if test.current_version_id is None:
-        raise ValidationFailed(f"test {test.name!r} has no saved version", field="test")
+        raise ValidationFailed(f"test {test.name!r} has no saved version", field=field)
     version = test.current_version
     total = len(version.scenarios) * version.samples_per_scenario
     limit = int(settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN)
@@ -98,70 +88,139 @@ def _create_run(*, test: Test, by, token, additional_checks, batch: str) -> Run:
         raise ValidationFailed(
             f"{len(version.scenarios)} scenarios × {version.samples_per_scenario} samples = {total} is over "
             f"the limit of {limit} samples per run",
-            field="test",
+            field=field,
         )
-    attached = list(
-        TestCheck.objects.filter(test_version=version)
-        .select_related("library_check")
-        .order_by("position", "pk")
-    )
-    scenes = list(TestScene.objects.filter(test_version=version).select_related("scene").order_by("position"))
-    archived = [ts.scene.name for ts in scenes if ts.scene.archived_at is not None]
-    if archived:
-        raise ValidationFailed(f"scene {archived[0]!r} is archived; restore it to launch this test", field="test")
-    attached_ids = {tc.library_check_id for tc in attached}
-    additional = _resolve_additional(
-        agent=agent, additional_checks=additional_checks, attached_ids=attached_ids
-    )
-    # Freeze the CURRENT version of every check now; later edits make new versions this run never sees.
-    current = {tc.library_check_id: tc.library_check.current_version_id for tc in attached}
-    current.update({check.pk: check.current_version_id for check, _ in additional})
+    return version
+
+
+def _by_version(rows, versions: set[int]) -> dict[int, list]:
+    out: dict[int, list] = {pk: [] for pk in versions}
+    for row in rows:
+        out[row.test_version_id].append(row)
+    return out
+
+
+def _create_runs(
+    *, tests: list[Test], by, token, additional_checks, batch: str, field=lambda i: "test"
+) -> list[Run]:
+    """The writes of launching one run per entry of ``tests`` (a test may repeat), in that order.
+
+    The caller holds the transaction. The number of queries does not grow with the number of runs:
+    the tests, their attached checks and scenes, each team's membership and each agent's additional
+    checks are read once, and runs, run checks, scenes and samples are each one bulk insert.
+    ``field(i)`` names the input of the i-th test in a ValidationFailed.
+    """
     launcher = _launcher(by, token)
-    run = Run.objects.create(
-        agent=agent,
-        test=test,
-        test_version=version,
-        status=Run.Status.QUEUED,
-        launched_by=launcher if getattr(launcher, "pk", None) else None,
-        launched_by_token=token,
-        batch=batch or "",
-        total_samples=total,
-        done_samples=0,
-        summary=_initial_summary(version),
+    loaded = Test.objects.select_related("test_set__agent__team", "current_version").in_bulk(
+        {test.pk for test in tests}
     )
-    run_checks = [
-        RunCheck(
-            run=run,
-            check_version_id=current[tc.library_check_id],
-            required=tc.required,
-            additional=False,
-            position=position,
-        )
-        for position, tc in enumerate(attached)
-    ]
-    run_checks += [
-        RunCheck(
-            run=run,
-            check_version_id=current[check.pk],
-            required=required,
-            additional=True,
-            position=len(attached) + position,
-        )
-        for position, (check, required) in enumerate(additional)
-    ]
-    RunCheck.objects.bulk_create(run_checks)
-    # Freeze each scene's CURRENT version too: every sample of the run plays exactly that file.
-    RunScene.objects.bulk_create(
-        [RunScene(run=run, scenario_index=ts.position, scene_version_id=ts.scene.current_version_id) for ts in scenes]
+    versions: dict[int, TestVersion] = {}
+    allowed: set[int] = set()
+    for index, test in enumerate(tests):
+        if test.pk in versions:
+            continue
+        found = loaded.get(test.pk)
+        if found is None:
+            raise ValidationFailed(f"test {test.pk} does not exist", field=field(index))
+        team = found.test_set.agent.team
+        if team.pk not in allowed:
+            access.require(launcher, access.CREATE, Run, team=team)
+            allowed.add(team.pk)
+        versions[test.pk] = _launchable(found, field(index))
+    version_ids = {version.pk for version in versions.values()}
+    attached = _by_version(
+        TestCheck.objects.filter(test_version_id__in=version_ids)
+        .select_related("library_check")
+        .order_by("position", "pk"),
+        version_ids,
     )
-    Sample.objects.bulk_create(
+    scenes = _by_version(
+        TestScene.objects.filter(test_version_id__in=version_ids)
+        .select_related("scene")
+        .order_by("position"),
+        version_ids,
+    )
+    additional: dict[int, list[tuple[Check, bool]]] = {}  # agent id → resolved additional checks
+    summaries: dict[int, dict] = {}
+    for index, test in enumerate(tests):
+        found, version = loaded[test.pk], versions[test.pk]
+        if version.pk in summaries:
+            continue
+        archived = [ts.scene.name for ts in scenes[version.pk] if ts.scene.archived_at is not None]
+        if archived:
+            raise ValidationFailed(
+                f"scene {archived[0]!r} is archived; restore it to launch this test", field=field(index)
+            )
+        agent = found.test_set.agent
+        if agent.pk not in additional:
+            additional[agent.pk] = (
+                _resolve_additional(agent=agent, additional_checks=additional_checks) if additional_checks else []
+            )
+        attached_ids = {tc.library_check_id for tc in attached[version.pk]}
+        for position, (check, _required) in enumerate(additional[agent.pk]):
+            if check.pk in attached_ids:
+                raise ValidationFailed(
+                    f"check {check.name!r} is already attached to the test",
+                    field=f"additional_checks.{position}.check",
+                )
+        summaries[version.pk] = _initial_summary(version)
+    launched_by = launcher if getattr(launcher, "pk", None) else None
+    runs = Run.objects.bulk_create(
         [
+            Run(
+                agent=loaded[test.pk].test_set.agent,
+                test=loaded[test.pk],
+                test_version=versions[test.pk],
+                status=Run.Status.QUEUED,
+                launched_by=launched_by,
+                launched_by_token=token,
+                batch=batch or "",
+                total_samples=len(versions[test.pk].scenarios) * versions[test.pk].samples_per_scenario,
+                done_samples=0,
+                summary=summaries[versions[test.pk].pk],
+            )
+            for test in tests
+        ]
+    )
+    run_checks, run_scenes, samples = [], [], []
+    for run in runs:
+        version, extra = run.test_version, additional[run.agent_id]
+        own = attached[version.pk]
+        # Freeze the CURRENT version of every check now; later edits make new versions this run never sees.
+        run_checks += [
+            RunCheck(
+                run=run,
+                check_version_id=tc.library_check.current_version_id,
+                required=tc.required,
+                additional=False,
+                position=position,
+            )
+            for position, tc in enumerate(own)
+        ]
+        run_checks += [
+            RunCheck(
+                run=run,
+                check_version_id=check.current_version_id,
+                required=required,
+                additional=True,
+                position=len(own) + position,
+            )
+            for position, (check, required) in enumerate(extra)
+        ]
+        # Freeze each scene's CURRENT version too: every sample of the run plays exactly that file.
+        run_scenes += [
+            RunScene(run=run, scenario_index=ts.position, scene_version_id=ts.scene.current_version_id)
+            for ts in scenes[version.pk]
+        ]
+        samples += [
             Sample(run=run, scenario_index=s, sample_index=k)
             for s in range(len(version.scenarios))
             for k in range(version.samples_per_scenario)
         ]
-    )
-    return run
+    RunCheck.objects.bulk_create(run_checks)
+    RunScene.objects.bulk_create(run_scenes)
+    Sample.objects.bulk_create(samples)
+    return runs
 
 
 def launch_run(*, test: Test, by, additional_checks: Iterable = (), token=None, batch: str = "") -> Run:
@@ -174,13 +233,35 @@ def launch_run(*, test: Test, by, additional_checks: Iterable = (), token=None, 
     another team's test) and ValidationFailed naming the field.
     """
     with transaction.atomic():
-        run = _create_run(test=test, by=by, token=token, additional_checks=additional_checks, batch=batch)
+        [run] = _create_runs(
+            tests=[test], by=by, token=token, additional_checks=additional_checks, batch=batch
+        )
         transaction.on_commit(enqueue_drain)
     return run
 
 
 def max_trials() -> int:
     return int(getattr(settings, "EVALCONSOLE_MAX_TRIALS", 10))
+
+
+def max_batch_runs() -> int:
+    return int(getattr(settings, "EVALCONSOLE_MAX_BATCH_RUNS", 200))
+
+
+def _launch_batch(*, tests: list[Test], by, additional_checks, token, field=lambda i: "test") -> list[Run]:
+    """One transaction and one enqueued drain for every run, under one new batch id (all or none)."""
+    batch = uuid.uuid4().hex[:16]
+    with transaction.atomic():
+        runs = _create_runs(
+            tests=tests,
+            by=by,
+            token=token,
+            additional_checks=list(additional_checks or ()),
+            batch=batch,
+            field=field,
+        )
+        transaction.on_commit(enqueue_drain)
+    return runs
 
 
 def launch_trials(
@@ -199,15 +280,29 @@ def launch_trials(
             f"trials must be a whole number from 1 to {limit} (runs per launch), not {str(trials)[:20]!r}",
             field="trials",
         )
-    batch = uuid.uuid4().hex[:16]
-    additional = list(additional_checks or ())
-    with transaction.atomic():
-        runs = [
-            _create_run(test=test, by=by, token=token, additional_checks=additional, batch=batch)
-            for _ in range(trials)
-        ]
-        transaction.on_commit(enqueue_drain)
-    return runs
+    return _launch_batch(tests=[test] * trials, by=by, additional_checks=additional_checks, token=token)
+
+
+def launch_batch(*, tests: Iterable[Test], by, additional_checks: Iterable = (), token=None) -> list[Run]:
+    """Launch one run per entry of ``tests`` (a test may repeat: N entries, N runs) as one batch.
+
+    All or none: one transaction, one enqueued drain for all the runs, and a number of queries that
+    does not grow with the number of runs. Every run gets ``additional_checks`` (of each test's agent).
+    At most settings.EVALCONSOLE_MAX_BATCH_RUNS runs. Raises PermissionDenied (a role below member in
+    a test's team) and ValidationFailed naming ``tests.<i>`` for the first bad entry (what launch_run
+    refuses: archived, no saved version, over the sample limit), ``tests`` for an empty or too long list.
+    """
+    tests = list(tests)
+    limit = max_batch_runs()
+    if not tests:
+        raise ValidationFailed("name at least one test to launch", field="tests")
+    if len(tests) > limit:
+        raise ValidationFailed(
+            f"{len(tests)} runs is over the limit of {limit} runs per batch", field="tests"
+        )
+    return _launch_batch(
+        tests=tests, by=by, additional_checks=additional_checks, token=token, field=lambda i: f"tests.{i}"
+    )
 
 
 def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), token=None) -> list[Run]:
@@ -220,15 +315,7 @@ def launch_test_set(*, test_set: TestSet, by, additional_checks: Iterable = (), 
         )
     if not tests:
         raise ValidationFailed(f"test set {test_set.name!r} has no tests to launch", field="test_set")
-    batch = uuid.uuid4().hex[:16]
-    additional = list(additional_checks or ())
-    with transaction.atomic():
-        runs = [
-            _create_run(test=test, by=by, token=token, additional_checks=additional, batch=batch)
-            for test in tests
-        ]
-        transaction.on_commit(enqueue_drain)
-    return runs
+    return _launch_batch(tests=tests, by=by, additional_checks=additional_checks, token=token)
 
 
 def cancel_run(*, run: Run, by) -> Run:

@@ -3,10 +3,11 @@
 
 What it measures (see bench/README.md "Run execution" for recorded figures):
 
-  burst   R runs x S samples launched back to back (each launch is its own transaction, as from
-          the API): wall time from the first launch to the last run's completion (the run's
-          finished_at, written by the worker), samples/s, per-run launch->completion (median,
-          p95), and the overhead over the physical limit ceil(R*S / agent cap) x latency.
+  burst   R runs x S samples launched as one batch (one transaction and one enqueue, as
+          POST api/v1/runs/batch/; --separate-launches: one launch_run each): wall time from the
+          first launch to the last run's completion (the run's finished_at, written by the worker),
+          samples/s, per-run launch->completion (median, p95), and the overhead over the physical
+          limit ceil(R*S / agent cap) x latency.
   single  one S-sample run launched while the worker is idle (its drain has returned): launch ->
           completion; "warm" is the same while a drain is still lingering for new work.
   memory  every burst records the largest resident set of any process of the worker (sampled every
@@ -156,6 +157,11 @@ def main() -> None:
     ap.add_argument("--max-concurrency", type=int, default=100, help="the agent's max_concurrency")
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_runs"))
     ap.add_argument("--out", default="", help="write the raw figures as JSON here")
+    ap.add_argument(
+        "--separate-launches",
+        action="store_true",
+        help="launch a burst's runs one by one (each its own transaction and enqueue), not as one batch",
+    )
     a = ap.parse_args()
 
     work = Path(a.work_dir)
@@ -166,6 +172,7 @@ def main() -> None:
         "DATABASE_URL": db_url,
         "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
         "EVALCONSOLE_WORKERS": str(a.workers),
+        "EVALCONSOLE_MAX_BATCH_RUNS": str(max(200, a.runs)),
         "Q_LOG_LEVEL": "INFO",
         "PYTHONUNBUFFERED": "1",
     }
@@ -173,7 +180,9 @@ def main() -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True
     )
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")})
+    os.environ.update(
+        {k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "EVALCONSOLE_MAX_BATCH_RUNS")}
+    )
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -232,6 +241,7 @@ def main() -> None:
         "runs": a.runs,
         "samples": a.samples,
         "max_concurrency": a.max_concurrency,
+        "launch": "separate" if a.separate_launches else "batch",
         "burst": [],
         "single": [],
     }
@@ -266,7 +276,10 @@ def main() -> None:
                     http_json(f"http://127.0.0.1:{port}/stats/reset", "POST")
                     t0 = time.time()
                     with RssSampler(worker.p.pid) as rss:
-                        ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
+                        if a.separate_launches:  # each its own transaction and enqueue (before issue 19)
+                            ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
+                        else:  # one batch: one transaction, one enqueue (POST api/v1/runs/batch/)
+                            ids = [r.pk for r in services.launch_batch(tests=[test] * a.runs, by=user)]
                         launched = time.time() - t0
                         runs = wait_done(ids)
                     stats = http_json(f"http://127.0.0.1:{port}/stats")
@@ -298,13 +311,16 @@ def main() -> None:
                         time.sleep(idle_s + 0.5 if mode == "cold" else 0.2)
                         t0 = time.time()
                         run = services.launch_run(test=test, by=user)
+                        launched = time.time()
                         run = wait_done([run.pk])[0]
                         row = {
                             "latency_ms": latency,
                             "rep": rep,
                             "mode": mode,
                             "launch_to_done_ms": round((run.finished_at.timestamp() - t0) * 1000, 1),
-                            "first_call_ms": round((run.started_at.timestamp() - t0) * 1000, 1),
+                            "run_id": run.pk,
+                            "t0": t0,
+                            **critical_path(run, t0, launched),
                         }
                         results["single"].append(row)
                         log(f"[{engine} {a.workers}w] single @{latency:g} ms: {row}")
@@ -315,6 +331,12 @@ def main() -> None:
 
         drains = Task.objects.filter(func="runs.tasks.drain_samples", success=True).order_by("started")
         results["drains"] = [{"started": d.started.isoformat(), **(d.result or {})} for d in drains]
+        starts = sorted(d.started.timestamp() for d in drains)
+        for row in results["single"]:  # the drain that ran it: the last one started before its first claim
+            claimed = row["t0"] + row["first_claim_ms"] / 1000
+            before = [t for t in starts if t <= claimed]
+            if before and before[-1] >= row["t0"]:
+                row["drain_started_ms"] = round((before[-1] - row["t0"]) * 1000, 1)
         for d in results["drains"]:
             if d.get("claimed"):
                 log(f"  drain {d}")
@@ -324,6 +346,30 @@ def main() -> None:
     print(report(results))
     if a.out:
         Path(a.out).write_text(json.dumps(results, indent=2))
+
+
+def critical_path(run, t0: float, launched: float) -> dict:
+    """A single run's milestones in ms after the launch call began (read back from its rows):
+    the launch's transaction returned, the first claim (run started), the slowest agent call, the
+    last sample written, the run finalised."""
+    from django.db.models import Max, Min
+
+    from runs.models import Sample
+
+    agg = Sample.objects.filter(run=run).aggregate(
+        first=Min("started_at"), last=Max("finished_at"), slowest=Max("latency_ms")
+    )
+
+    def ms(moment) -> float:
+        return round((moment.timestamp() - t0) * 1000, 1)
+
+    return {
+        "launch_returned_ms": round((launched - t0) * 1000, 1),
+        "first_claim_ms": ms(run.started_at),
+        "slowest_call_ms": round(agg["slowest"] or 0, 1),
+        "last_written_ms": ms(agg["last"]),
+        "finalised_ms": ms(run.finished_at),
+    }
 
 
 def _med(values: list[float]) -> str:
@@ -364,6 +410,16 @@ def report(r: dict) -> str:
                     if x["latency_ms"] == latency and x["mode"] == mode
                 ]
                 lines.append(f"| 1 × {r['samples']} ({mode} worker) | {latency:g} | {_med(rows)} |")
+        keys = ["launch_returned_ms", "drain_started_ms", "first_claim_ms", "slowest_call_ms"]
+        keys += ["last_written_ms", "finalised_ms"]
+        lines += ["", "| single run, median ms after launch | mode | " + " | ".join(keys) + " |"]
+        lines.append("|---|---|" + "---|" * len(keys))
+        for latency in sorted({row["latency_ms"] for row in r["single"]}, reverse=True):
+            for mode in ("cold", "warm"):
+                rows = [x for x in r["single"] if x["latency_ms"] == latency and x["mode"] == mode]
+                values = [[x[k] for x in rows if k in x] for k in keys]
+                cells = [f"{statistics.median(v):g}" if v else "-" for v in values]
+                lines.append(f"| {latency:g} ms agent | {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -80,6 +80,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "GET /api/v1/runs/{id}/export/": read(outsider=404),
     "POST /api/v1/runs/{id}/cancel/": write(member=200, admin=200, outsider=404),
     "POST /api/v1/runs/trials/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
+    "POST /api/v1/runs/batch/": write(member=202, admin=202, outsider=400),  # "Test 1 does not exist"
     "GET /api/v1/runs/batches/{batch}/": read(outsider=404),  # the batch of Acme's run
     # tokens: everyone manages their own; {id} is the admin's token, nobody else's.
     "GET /api/v1/tokens/": read(),
@@ -248,6 +249,7 @@ def bodies(world, team) -> dict[str, object]:
         "POST /api/v1/runs/": {"test": test.pk},
         "POST /api/v1/runs/{id}/cancel/": {},
         "POST /api/v1/runs/trials/": {"test": test.pk, "trials": 2},
+        "POST /api/v1/runs/batch/": {"tests": [test.pk, test.pk]},
         "POST /api/v1/tokens/": {"name": "ci", "can_write": False},
         "POST /api/v1/agents/{agent_id}/tasks/": {
             "external_id": f"conv-{stamp}",

@@ -209,6 +209,28 @@ def test_launch_test_set_launches_every_active_test_in_one_batch(
         services.launch_test_set(test_set=empty, by=member)
 
 
+def test_a_batch_across_teams_needs_the_launch_role_in_each_and_is_all_or_none(
+    make_test, member, other_team, django_capture_on_commit_callbacks
+):
+    from teams.services import add_member
+    from tests import factories
+
+    ours = make_test()
+    theirs = factories.test(factories.agent(other_team, name="Their bot"), scenarios=["hi"])
+    add_member(team=other_team, user=member, role="viewer")  # sees their test, may not launch it
+    with pytest.raises(PermissionDenied):
+        services.launch_batch(tests=[ours, theirs], by=member)
+    assert not Run.objects.exists()
+    add_member(team=other_team, user=member, role="member")
+    with django_capture_on_commit_callbacks() as callbacks:
+        runs = services.launch_batch(tests=[ours, theirs, ours], by=member)
+    assert len(callbacks) == 1  # one enqueue for the whole batch
+    assert [r.test_id for r in runs] == [ours.pk, theirs.pk, ours.pk]
+    agents = [ours.test_set.agent_id, theirs.test_set.agent_id, ours.test_set.agent_id]
+    assert [r.agent_id for r in runs] == agents
+    assert Sample.objects.filter(run__in=runs).count() == 3 and len({r.batch for r in runs}) == 1
+
+
 def test_launch_of_an_archived_test_set_is_refused(make_test, member, live_agent, admin_user):
     from checks.services import archive_test_set
 
