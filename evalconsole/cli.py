@@ -3,6 +3,7 @@
     evalconsole run --test 12 --wait --junit report.xml
     evalconsole run --test-set 3 --wait --json
     evalconsole run --test 12 --trials 5 --wait     (5 runs in one batch; pass^k over all their samples)
+    evalconsole run --test 12 --test 14 --wait      (two tests' runs launched as one batch)
     evalconsole scene run scene.yaml --agent http://127.0.0.1:8787/   (evalconsole/scene_cli.py)
 
 The server and token come from EVALCONSOLE_URL and EVALCONSOLE_TOKEN (or --url / --token).
@@ -163,15 +164,19 @@ def describe_error(data: Any) -> str:
 
 
 def launch(
-    client: Client, *, test: int | None, test_set: int | None, additional: list[int], trials: int = 1
+    client: Client, *, tests: list[int], test_set: int | None, additional: list[int], trials: int = 1
 ) -> list[dict]:
+    """Launch the runs: one test (N trials as one batch), several tests as one batch, or a test set."""
     body: dict[str, Any] = {"additional_checks": additional} if additional else {}
-    if test is not None and trials > 1:
-        answer = client.request("POST", "/api/v1/runs/trials/", body={"test": test, "trials": trials, **body})
-        return list(answer.get("runs", [])) if isinstance(answer, dict) else []
-    if test is not None:
-        return [client.request("POST", "/api/v1/runs/", body={"test": test, **body})]
-    answer = client.request("POST", f"/api/v1/test-sets/{test_set}/runs/", body=body)
+    if len(tests) == 1 and trials > 1:
+        body = {"test": tests[0], "trials": trials, **body}
+        answer = client.request("POST", "/api/v1/runs/trials/", body=body)
+    elif len(tests) == 1:
+        return [client.request("POST", "/api/v1/runs/", body={"test": tests[0], **body})]
+    elif tests:
+        answer = client.request("POST", "/api/v1/runs/batch/", body={"tests": tests, **body})
+    else:
+        answer = client.request("POST", f"/api/v1/test-sets/{test_set}/runs/", body=body)
     return list(answer.get("runs", [])) if isinstance(answer, dict) else []
 
 
@@ -496,7 +501,13 @@ def build_parser() -> argparse.ArgumentParser:
         "0 pass, 1 fail, 2 indeterminate/error/cancelled, 3 client error.",
     )
     target = run.add_mutually_exclusive_group(required=True)
-    target.add_argument("--test", type=int, metavar="ID", help="launch this test")
+    target.add_argument(
+        "--test",
+        type=int,
+        action="append",
+        metavar="ID",
+        help="launch this test (repeat it to launch several tests as one batch)",
+    )
     target.add_argument("--test-set", type=int, metavar="ID", help="launch every test of this test set")
     run.add_argument(
         "--trials",
@@ -557,21 +568,22 @@ def _run(args: argparse.Namespace, *, transport: httpx.BaseTransport | None) -> 
         raise CliError("no server URL: set EVALCONSOLE_URL or pass --url")
     if not token:
         raise CliError("no API token: set EVALCONSOLE_TOKEN or pass --token")
-    if (args.test is not None and args.test < 1) or (args.test_set is not None and args.test_set < 1):
+    tests = args.test or []
+    if any(test < 1 for test in tests) or (args.test_set is not None and args.test_set < 1):
         raise CliError("--test / --test-set takes a positive id")
     if args.timeout <= 0 or args.poll <= 0:
         raise CliError("--timeout and --poll take a positive number of seconds")
     if args.trials < 1:
         raise CliError("--trials takes a positive number of runs")
-    if args.trials > 1 and args.test is None:
-        raise CliError("--trials needs --test (it runs one test several times)")
+    if args.trials > 1 and len(tests) != 1:
+        raise CliError("--trials needs exactly one --test (it runs one test several times)")
     if args.junit and not args.wait:
         raise CliError("--junit needs --wait (the report is written when the runs finish)")
 
     client = Client.create(url, token, transport=transport)
     try:
         runs = launch(
-            client, test=args.test, test_set=args.test_set, additional=args.additional_check, trials=args.trials
+            client, tests=tests, test_set=args.test_set, additional=args.additional_check, trials=args.trials
         )
         if not runs:
             raise CliError("the server launched no runs")

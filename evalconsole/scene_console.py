@@ -119,7 +119,7 @@ def _run(
         )
     else:
         test = client.request("PATCH", f"/api/v1/tests/{test['id']}/", body=fields)
-    runs = cli.launch(client, test=test["id"], test_set=None, additional=[])
+    runs = cli.launch(client, tests=[test["id"]], test_set=None, additional=[])
     progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     out = Path(args.out) / scene.name
     results = []

@@ -72,6 +72,11 @@ class _Server:
         (["--test", "1", "--url", "http://127.0.0.1:9"], "no API token"),
         (["--test", "1", "--url", "ftp://host", "--token", "t"], "must start with http"),
         (["--test", "0", "--url", "http://127.0.0.1:9", "--token", "t"], "positive id"),
+        (["--test", "2", "--test", "-1", "--url", "http://127.0.0.1:9", "--token", "t"], "positive id"),
+        (
+            ["--test", "1", "--test", "2", "--trials", "3", "--url", "http://127.0.0.1:9", "--token", "t"],
+            "--trials needs exactly one --test",
+        ),
         (
             ["--test", "1", "--url", "http://127.0.0.1:9", "--token", "t", "--junit", "r.xml"],
             "--junit needs --wait",

@@ -160,9 +160,20 @@ def test_gate_ci_on_runs_with_the_cli(console, demo_agent, qcluster, tmp_path): 
         ("Refund promise", "fail"),
     ]
 
+    # Two tests named on the command line are launched as one batch: one launch, one wake-up.
+    both = ("--test", str(passing["id"]), "--test", str(failing["id"]))
+    result = cli(console, *both, "--wait", "--json", "--poll", "0.2")
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert [(run["name"], run["result"]) for run in document["runs"]] == [
+        ("Order status", "pass"),
+        ("Refund promise", "fail"),
+    ]
+    assert len({run["batch"] for run in document["runs"]}) == 1 and document["runs"][0]["batch"]
+
     # The runs the CLI launched are in the API, with their exact check versions.
     runs = console.get("/runs/", params={"test": passing["id"], "status": "completed"}).json()
-    assert runs["count"] == 2 and all(run["result"] == "pass" for run in runs["results"])
+    assert runs["count"] == 3 and all(run["result"] == "pass" for run in runs["results"])
     samples = console.get(f"/runs/{runs['results'][0]['id']}/samples/").json()
     assert samples["count"] == 4 and all(s["outcome"] == "pass" for s in samples["results"])
     assert all(len(s["results"]) == 2 for s in samples["results"])
@@ -175,3 +186,6 @@ def test_the_cli_reports_a_bad_token_and_an_unknown_test(console, live_server):
     assert bad.returncode == 3 and "refused the token (HTTP 401)" in bad.stderr
     missing = cli(console, "--test", "999999")
     assert missing.returncode == 3 and "Test 999999 does not exist" in missing.stderr
+    batch = cli(console, "--test", "999999", "--test", "999998")
+    assert batch.returncode == 3, batch.stderr
+    assert "tests" in batch.stderr and "does not exist" in batch.stderr
