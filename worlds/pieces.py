@@ -135,9 +135,10 @@ def diff(value: Any, node: Node | None, path: Path, puts: list[Row], gone: list[
     return _fresh(value, path, puts, mark)
 
 
-def assemble(rows: Iterable[tuple[str, str, Any]]) -> tuple[Any, Node]:
-    """A tool's state from its stored rows (path text, shape, data), and the node of what is stored."""
-    by_path = {tuple(json.loads(p)): (shape, data) for p, shape, data in rows}
+def assemble(rows: Iterable[tuple[str | list, str, Any]]) -> tuple[Any, Node]:
+    """A tool's state from its stored rows (path, as text or parsed; shape; data), and the node of what
+    is stored."""
+    by_path = {tuple(json.loads(p) if type(p) is str else p): (shape, data) for p, shape, data in rows}
     if not by_path:
         raise ValueError("a tool state has no rows")
 

@@ -236,13 +236,9 @@ _print = pieces.fingerprint  # a cheap fingerprint of a tool's state or the ids
 
 def _stored_states(world_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each tool's state as stored in pieces, and the pieces' trees (worlds.pieces)."""
-    rows: dict[str, list[tuple[str, str, Any]]] = {}
-    stored = WorldToolState.objects.filter(world_id=world_id).values_list("tool", "path", "shape", "data")
-    for tool, path, shape, data in stored:
-        rows.setdefault(tool, []).append((path, shape, data))
     states: dict[str, Any] = {}
     trees: dict[str, Any] = {}
-    for tool, tool_rows in rows.items():
+    for tool, tool_rows in callstore.states(world_id).items():
         states[tool], trees[tool] = pieces.assemble(tool_rows)
     return states, trees
 
