@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Iterable
+from marshal import dumps as _dumps
 from typing import Any
 
 __all__ = [
@@ -117,7 +118,10 @@ def diff(value: Any, node: Node | None, path: Path, puts: list[Row], gone: list[
                 for key in node.keys:
                     if key not in value:
                         _drop(old[key], (*path, key), gone)
-            return Split(keys, {k: diff(v, old.get(k), (*path, k), puts, gone) for k, v in value.items()})
+            children: dict[str, Node] = {}
+            for key, item in value.items():
+                children[key] = _child(item, old.get(key), path, key, puts, gone)
+            return Split(keys, children)
         if node.keys is None and type(value) is list:
             old = node.children
             if len(value) != len(old):
@@ -125,7 +129,7 @@ def diff(value: Any, node: Node | None, path: Path, puts: list[Row], gone: list[
                 for i in range(len(value), len(old)):
                     _drop(old[i], (*path, i), gone)
             n = len(old)
-            items = [diff(v, old[i] if i < n else None, (*path, i), puts, gone) for i, v in enumerate(value)]
+            items = [_child(v, old[i] if i < n else None, path, i, puts, gone) for i, v in enumerate(value)]
             return Split(None, items)
         _drop(node, path, gone, itself=False)  # another kind of value: the row at ``path`` is rewritten
         return _fresh(value, path, puts)
@@ -133,6 +137,20 @@ def diff(value: Any, node: Node | None, path: Path, puts: list[Row], gone: list[
     if mark == node:
         return node
     return _fresh(value, path, puts, mark)
+
+
+def _child(value: Any, node: Node | None, parent: Path, key: str | int, puts: list[Row], gone: list) -> Node:
+    """diff() of a container's item, its path made only when something is written (most items of a
+    collection are unchanged leaves: one marshal and a comparison)."""
+    if type(node) is bytes:
+        try:
+            mark = _dumps(value, 0)
+        except ValueError:
+            mark = fingerprint(value)
+        if mark == node:
+            return node
+        return _fresh(value, (*parent, key), puts, mark)
+    return diff(value, node, (*parent, key), puts, gone)
 
 
 def assemble(rows: Iterable[tuple[str | list, str, Any]]) -> tuple[Any, Node]:
