@@ -33,7 +33,7 @@
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --database-url "$PG"
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --mix incident [--database-url "$PG"]
-  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown [--mix incident] [--database-url URL]
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown [--mix incident] [--database-url U]
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
 
