@@ -173,7 +173,8 @@ def worlds_root() -> str:
 
 
 # A world is stored in parts (worlds.models.World): a call appends its trace entries and events,
-# rewrites the tools whose state it changed and the small head, and nothing else. Each process keeps
+# writes the pieces of tool state it changed (worlds.pieces: the records, not the whole state) and the
+# small head, and nothing else. Each process keeps
 # the engine worlds it served last (``_LIVE``), each with the ``calls`` counter it reflects: under the
 # row lock a call reads only the row's small columns and reuses the kept world when the counters
 # match (no other process advanced it since), else restores it from the database. The database stays
