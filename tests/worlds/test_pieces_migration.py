@@ -6,24 +6,14 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.support.scenes import support_question
 from tests.support.world_calls import slack_history, slack_post, stored_world
 from worlds import pieces, services
 from worlds.models import World
 
-SCENE = """\
-scene: migrated
-task: Answer in #support.
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot } }
-"""
+SCENE = support_question(
+    "Where is my export?", scene="migrated", task="Answer in #support.", in_thread=False, read_first=False
+)
 
 BEFORE = [("worlds", "0004_payload_json")]
 
