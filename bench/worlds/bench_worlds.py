@@ -526,6 +526,7 @@ def _wsgi_caller(version):
 def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> dict[str, Any]:
     """``worlds`` fresh worlds, ``calls`` calls each; every call timed, grouped by trace length."""
     times: list[float] = []
+    cpu: list[float] = []  # this process's CPU time per call: what the load of the machine adds is not in it
     by_bucket: dict[int, list[float]] = {}
     by_kind: dict[int, list[float]] = {}
     bad = 0
@@ -535,9 +536,11 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
     for _ in range(worlds):
         call = new_world()
         for i in range(calls):
+            c = time.process_time()
             t = time.perf_counter()
             status = call(i)
             dt = time.perf_counter() - t
+            cpu.append(time.process_time() - c)
             if status >= 400:
                 bad += 1
             times.append(dt)
@@ -546,6 +549,7 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
     out = {
         "p50": statistics.median(times) * 1000,
         "p95": pct(times, 95) * 1000,
+        "cpu_p50": statistics.median(cpu) * 1000,
         "n": len(times),
         "errors": bad,
         "by_trace": {
@@ -564,7 +568,8 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
 def print_calls(results: dict[str, dict[str, Any]]) -> None:
     for name, r in results.items():
         print(
-            f"{name:>8}: p50 {r['p50']:.2f} ms  p95 {r['p95']:.2f} ms  ({r['n']} calls, {r['errors']} errors)"
+            f"{name:>8}: p50 {r['p50']:.2f} ms  p95 {r['p95']:.2f} ms  (this process's CPU p50 "
+            f"{r['cpu_p50']:.2f} ms; {r['n']} calls, {r['errors']} errors)"
         )
         print(
             "          by trace length (p50/p95 ms): "
