@@ -180,7 +180,7 @@ def worlds_root() -> str:
 # match (no other process advanced it since), else restores it from the database. The database stays
 # the truth: a kept world is taken out while a call uses it and put back only once the call committed.
 
-_IDS = ""  # the ids' fingerprint in _Live.prints (no tool has an empty name)
+_IDS = ""  # the ids' fingerprint in _Live.prints
 
 
 @dataclass
@@ -189,8 +189,10 @@ class _Live:
     calls: int  # World.calls the engine world reflects
     trace_len: int  # how many of the trace entries and events the world holds are stored
     events_len: int
-    prints: dict[str, bytes]  # tool -> fingerprint of the state as stored
-    trees: dict[str, Any] = field(default_factory=dict)  # tool -> its pieces as stored (worlds.pieces)
+    prints: dict[str, bytes]  # _IDS -> the fingerprint of the ids as stored
+    # tool -> its state's pieces as stored (worlds.pieces: each leaf's fingerprint), what a call's
+    # state is compared with
+    trees: dict[str, Any] = field(default_factory=dict)
 
 
 _LIVE: OrderedDict[str, _Live] = OrderedDict()
@@ -224,8 +226,8 @@ def forget_live_worlds() -> None:
 
 
 def _prints(world: EngineWorld) -> dict[str, bytes]:
-    """The fingerprints of a world's parts as stored: each tool's state, and its ids."""
-    return {**{t: _print(v) for t, v in world.states.items()}, _IDS: _print(world.ids)}
+    """The fingerprint of a world's ids as stored."""
+    return {_IDS: _print(world.ids)}
 
 
 def _copy_states(states: dict[str, Any]) -> dict[str, Any]:
@@ -246,10 +248,10 @@ def _stored_states(world_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _changed_pieces(
     world: EngineWorld, live: _Live, tools
-) -> tuple[dict[str, bytes], dict[str, Any], list[tuple[str, str, str, Any]], list[tuple[str, str]]]:
-    """For the tools among ``tools`` whose fingerprint moved since ``live`` was stored: their new
-    fingerprints and trees, the pieces to write (tool, path, shape, data) and the paths to delete."""
-    marks: dict[str, bytes] = {}
+) -> tuple[dict[str, Any], list[tuple[str, str, str, Any]], list[tuple[str, str]]]:
+    """For the tools among ``tools`` whose state differs from what ``live`` stored (compared piece by
+    piece: one fingerprint per stored leaf, no whole-state fingerprint first): their new trees, the
+    pieces to write (tool, path, shape, data) and the paths to delete."""
     trees: dict[str, Any] = {}
     puts: list[tuple[str, str, str, Any]] = []
     gone: list[tuple[str, str]] = []
@@ -257,16 +259,14 @@ def _changed_pieces(
         state = world.states.get(tool)
         if state is None:  # a declared other tool: no state
             continue
-        mark = _print(state)
-        if mark == live.prints.get(tool):
-            continue
         tool_puts: list = []
         tool_gone: list = []
-        trees[tool] = pieces.diff(state, live.trees.get(tool), (), tool_puts, tool_gone)
-        marks[tool] = mark
-        puts += [(tool, pieces.path_text(path), shape, data) for path, shape, data in tool_puts]
-        gone += [(tool, pieces.path_text(path)) for path in tool_gone]
-    return marks, trees, puts, gone
+        tree = pieces.diff(state, live.trees.get(tool), (), tool_puts, tool_gone)
+        if tool_puts or tool_gone:
+            trees[tool] = tree
+            puts += [(tool, pieces.path_text(path), shape, data) for path, shape, data in tool_puts]
+            gone += [(tool, pieces.path_text(path)) for path in tool_gone]
+    return trees, puts, gone
 
 
 def _entries(world_id: str, live: _Live) -> list[WorldEntry]:
@@ -301,11 +301,11 @@ def _changes(world: EngineWorld, live: _Live | None = None, *, ended_at_was=None
 
 
 def _save_parts(world_id: str, live: _Live) -> None:
-    """Append the new trace entries and events, rewrite the tools whose state changed."""
+    """Append the new trace entries and events, write the pieces of tool state that changed."""
     world = live.world
     WorldEntry.objects.bulk_create(_entries(world_id, live))
     live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
-    marks, trees, puts, gone = _changed_pieces(world, live, list(world.states))
+    trees, puts, gone = _changed_pieces(world, live, list(world.states))
     for tool in {t for t, _ in gone}:
         paths = [p for t, p in gone if t == tool]
         WorldToolState.objects.filter(world_id=world_id, tool=tool, path__in=paths).delete()
@@ -315,7 +315,6 @@ def _save_parts(world_id: str, live: _Live) -> None:
         unique_fields=["world", "tool", "path"],
         update_fields=["shape", "data"],
     )
-    live.prints.update(marks)
     live.trees.update(trees)
     world.touched.clear()
 
@@ -439,8 +438,8 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
     _voiced(kept, row.team_id)
     kept.trace.continue_from(len(world.trace))
     kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
-    prints = _prints(kept)  # each tool is stored whole (one piece at its root) until a call changes it
-    _keep_live(world.id, _Live(kept, 0, 0, 0, prints, {t: prints[t] for t in kept.states}))
+    roots = {t: _print(state) for t, state in kept.states.items()}  # each tool stored whole, at its root
+    _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept), roots))
     return row, world
 
 
@@ -525,8 +524,8 @@ def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.Call
     handed a simulator out for whose fingerprint moved, the ids if they did, the head and the new
     entries; and the fingerprints and trees to keep once it is stored."""
     world = live.world
-    marks, trees, puts, gone = _changed_pieces(world, live, world.touched)
-    marks[_IDS] = _print(world.ids)
+    trees, puts, gone = _changed_pieces(world, live, world.touched)
+    marks = {_IDS: _print(world.ids)}
     write = callstore.CallWrite(
         world_id=world_id,
         before=before,
