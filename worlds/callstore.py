@@ -1,19 +1,20 @@
-"""Store one agent call on a kept world in as few database round trips as the database allows.
+"""Store one agent call on a kept world in one database round trip.
 
 ``worlds.services`` answers a call on the engine world its process keeps, then stores what the call
 changed: the world's small head (counters, end reason) under the condition that the row is still at
 the calls counter the kept world started from and not ended, the call's trace entry and events, and
-the tools whose state changed. Either all of it is stored or none (``store`` answers False when the
-condition failed: another process advanced the world, or it ended).
+the pieces of tool state it changed (worlds.pieces: rows to write, paths to delete). Either all of it
+is stored or none (``store`` answers False when the condition failed: another process advanced the
+world, or it ended).
 
-- PostgreSQL: one pipeline, one network round trip. The head UPDATE and the entries' INSERT are one
-  statement (a data-modifying CTE: the INSERT selects from the UPDATE's RETURNING, so a lost race
-  inserts nothing), atomic by itself under autocommit: a read is that statement alone. A write adds,
-  in the same round trip, BEGIN before it, an UPDATE of each changed tool state conditional on the
-  ``stamp`` the head UPDATE just wrote, and COMMIT. Server-side parameters, prepared once per
-  connection (settings.EVALCONSOLE_WORLDS_PREPARE; off behind a pooler that cannot keep them).
+- PostgreSQL: one statement, atomic by itself under autocommit, read or write alike. The head UPDATE
+  is a data-modifying CTE the others select from (``WITH head AS (UPDATE … RETURNING id)``): the
+  pieces' upsert and delete and the entries' INSERT each join ``head``, so a lost race writes
+  nothing. Server-side parameters, prepared once per connection (settings.EVALCONSOLE_WORLDS_PREPARE;
+  off behind a pooler that cannot keep them). One statement needs no BEGIN/COMMIT and no pipeline:
+  the client sends it and waits once.
 - SQLite: one ``BEGIN IMMEDIATE`` transaction on the raw connection (the sqlite3 module keeps the
-  statements prepared): the head UPDATE, then the entries and states only when it matched.
+  statements prepared): the head UPDATE, then the entries and pieces only when it matched.
 
 Inside an atomic block of the caller (tests; a caller's own transaction) the statements run in a
 savepoint instead. The statements go into Django's query log when it is on (DEBUG, or a test's
@@ -28,17 +29,17 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 
 from worlds.models import World, WorldEntry, WorldToolState
 
-__all__ = ["CallWrite", "store", "stored"]
+__all__ = ["CallWrite", "states", "store", "stored"]
 
 
 @dataclass
@@ -51,7 +52,8 @@ class CallWrite:
     stamp: int
     head: dict
     entries: list[tuple[str, int, dict]]  # (kind, seq, data)
-    states: dict[str, dict] = field(default_factory=dict)  # tool -> its whole state, changed ones only
+    pieces: list[tuple[str, str, str, Any]] = field(default_factory=list)  # (tool, path, shape, data)
+    gone: list[tuple[str, str]] = field(default_factory=list)  # (tool, path) to delete
     ids: dict | None = None  # refs -> ids, when the call changed them
     ended_at: datetime | None = None  # the call ended the trial (the call budget)
     end_reason: str = ""
@@ -87,6 +89,8 @@ def _names() -> dict[str, str]:
         "e_data": col(e, "data"),
         "t_world": col(t, "world"),
         "t_tool": col(t, "tool"),
+        "t_path": col(t, "path"),
+        "t_shape": col(t, "shape"),
         "t_data": col(t, "data"),
     }
 
@@ -115,74 +119,84 @@ def _head_params(w: CallWrite, dt) -> list:
 # ----------------------------------------------------------------------------- PostgreSQL
 
 
-@cache
-def _pg_head_sql(ids: bool, ended: bool, entries: int) -> str:
-    # The entries as VALUES rather than unnest() of arrays: psycopg escapes each string of a text array
+@lru_cache(maxsize=256)
+def _pg_sql(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> str:
+    # The rows as VALUES rather than unnest() of arrays: psycopg escapes each string of a text array
     # with a regex, ~2 ms for a 10 KB body here; plain parameters go as they are.
     n = _names()
-    values = ", ".join(["(%s, %s::integer, %s::json)"] * entries)
     head = _head_set(n, ids=ids, ended=ended, mark="%s", jsonb="::jsonb")
-    return (
-        f"WITH head AS ({head} RETURNING {n['id']}) "
-        f"INSERT INTO {n['entry']} ({n['e_world']}, {n['e_kind']}, {n['e_seq']}, {n['e_data']}) "
+    parts = [f"WITH head AS ({head} RETURNING {n['id']})"]
+    if puts:
+        values = ", ".join(["(%s, %s, %s, %s::json)"] * puts)
+        parts.append(
+            f", put AS (INSERT INTO {n['tool_state']} ({n['t_world']}, {n['t_tool']}, {n['t_path']}, "
+            f"{n['t_shape']}, {n['t_data']}) SELECT head.{n['id']}, p.tool, p.path, p.shape, p.data "
+            f"FROM head, (VALUES {values}) AS p(tool, path, shape, data) "
+            f"ON CONFLICT ({n['t_world']}, {n['t_tool']}, {n['t_path']}) "
+            f"DO UPDATE SET {n['t_shape']} = EXCLUDED.{n['t_shape']}, {n['t_data']} = EXCLUDED.{n['t_data']})"
+        )
+    if gone:
+        values = ", ".join(["(%s, %s)"] * gone)
+        parts.append(
+            f", gone AS (DELETE FROM {n['tool_state']} AS t USING head, (VALUES {values}) AS g(tool, path) "
+            f"WHERE t.{n['t_world']} = head.{n['id']} AND t.{n['t_tool']} = g.tool "
+            f"AND t.{n['t_path']} = g.path)"
+        )
+    values = ", ".join(["(%s, %s::integer, %s::json)"] * entries)
+    parts.append(
+        f" INSERT INTO {n['entry']} ({n['e_world']}, {n['e_kind']}, {n['e_seq']}, {n['e_data']}) "
         f"SELECT head.{n['id']}, e.kind, e.seq, e.data FROM head, (VALUES {values}) AS e(kind, seq, data)"
     )
-
-
-@cache
-def _pg_state_sql() -> str:
-    n = _names()
-    return (
-        f"UPDATE {n['tool_state']} SET {n['t_data']} = %s::json "
-        f"WHERE {n['t_world']} = %s AND {n['t_tool']} = %s AND EXISTS "
-        f"(SELECT 1 FROM {n['world']} AS w WHERE w.{n['id']} = %s AND w.{n['stamp']} = %s)"
-    )
+    return "".join(parts)
 
 
 def _store_pg(w: CallWrite) -> bool:
     import psycopg
 
     raw = connection.connection
-    head_sql = _pg_head_sql(w.ids is not None, w.ended_at is not None, len(w.entries))
-    head_params = _head_params(w, lambda v: v)
+    sql = _pg_sql(w.ids is not None, w.ended_at is not None, len(w.entries), len(w.pieces), len(w.gone))
+    params = _head_params(w, lambda v: v)
+    for tool, path, shape, data in w.pieces:
+        params += [tool, path, shape, _json(data)]
+    for tool, path in w.gone:
+        params += [tool, path]
     for kind, seq, data in w.entries:
-        head_params += [kind, seq, _json(data)]
-    state_sql = _pg_state_sql()
+        params += [kind, seq, _json(data)]
+    prepare = None  # the connection's own rule
+    if settings.EVALCONSOLE_WORLDS_PREPARE:
+        prepare = True
+        if raw.prepare_threshold is None:
+            # Django turns preparing off on the connection (None), and psycopg then ignores prepare=True.
+            # Its own cursors bind on the client and never prepare, so this enables it for ours only.
+            raw.prepare_threshold = 1 << 30
     started = time.monotonic()
-    states = [[_json(state), w.world_id, tool, w.world_id, w.stamp] for tool, state in w.states.items()]
-    # One statement is atomic by itself. With more, an explicit transaction (BEGIN and COMMIT go in
-    # the same round trip): should one fail on the client side before it is sent, the pipeline's
-    # Sync would otherwise commit the statements before it.
-    own = bool(states) and not connection.in_atomic_block
-    prepare = True if settings.EVALCONSOLE_WORLDS_PREPARE else None  # None: the connection's own rule
-    with raw.pipeline(), raw.transaction() if own else nullcontext(), psycopg.Cursor(raw) as head:
-        head.execute(head_sql, head_params, prepare=prepare)
-        for params in states:
-            with psycopg.Cursor(raw) as cur:
-                cur.execute(state_sql, params, prepare=prepare)
-    _log(head_sql, started)
-    for _ in w.states:
-        _log(state_sql, started)
-    return head.rowcount > 0  # a call always appends its trace entry and its call event
+    with psycopg.Cursor(raw) as cur:
+        cur.execute(sql, params, prepare=prepare)
+        won = cur.rowcount > 0  # a call always appends its trace entry and its call event
+    _log(sql, started)
+    return won
 
 
 # ----------------------------------------------------------------------------- SQLite
 
 
 @cache
-def _sqlite_sql(ids: bool, ended: bool) -> tuple[str, str, str]:
+def _sqlite_sql(ids: bool, ended: bool) -> tuple[str, str, str, str]:
     n = _names()
     return (
         _head_set(n, ids=ids, ended=ended, mark="?", jsonb=""),
         f"INSERT INTO {n['entry']} ({n['e_world']}, {n['e_kind']}, {n['e_seq']}, {n['e_data']}) "
         "VALUES (?, ?, ?, ?)",
-        f"UPDATE {n['tool_state']} SET {n['t_data']} = ? WHERE {n['t_world']} = ? AND {n['t_tool']} = ?",
+        f"INSERT INTO {n['tool_state']} ({n['t_world']}, {n['t_tool']}, {n['t_path']}, {n['t_shape']}, "
+        f"{n['t_data']}) VALUES (?, ?, ?, ?, ?) ON CONFLICT ({n['t_world']}, {n['t_tool']}, {n['t_path']}) "
+        f"DO UPDATE SET {n['t_shape']} = excluded.{n['t_shape']}, {n['t_data']} = excluded.{n['t_data']}",
+        f"DELETE FROM {n['tool_state']} WHERE {n['t_world']} = ? AND {n['t_tool']} = ? AND {n['t_path']} = ?",
     )
 
 
 def _store_sqlite(w: CallWrite) -> bool:
     raw = connection.connection
-    head_sql, entry_sql, state_sql = _sqlite_sql(w.ids is not None, w.ended_at is not None)
+    head_sql, entry_sql, put_sql, gone_sql = _sqlite_sql(w.ids is not None, w.ended_at is not None)
     own = not connection.in_atomic_block
     started = time.monotonic()
     if own:
@@ -193,9 +207,12 @@ def _store_sqlite(w: CallWrite) -> bool:
         if won:
             raw.executemany(entry_sql, [(w.world_id, k, s, _json(d)) for k, s, d in w.entries])
             _log(entry_sql, started)
-            if w.states:
-                raw.executemany(state_sql, [(_json(d), w.world_id, t) for t, d in w.states.items()])
-                _log(state_sql, started)
+            if w.pieces:
+                raw.executemany(put_sql, [(w.world_id, t, p, sh, _json(d)) for t, p, sh, d in w.pieces])
+                _log(put_sql, started)
+            if w.gone:
+                raw.executemany(gone_sql, [(w.world_id, t, p) for t, p in w.gone])
+                _log(gone_sql, started)
         if own:
             raw.execute("COMMIT" if won else "ROLLBACK")
     except BaseException:
@@ -236,3 +253,24 @@ def store(w: CallWrite) -> bool:
 def stored(world_id: str, stamp: int) -> bool:
     """Whether the call written with ``stamp`` is stored (asked after its connection broke)."""
     return World.objects.filter(pk=world_id, stamp=stamp).exists()
+
+
+def states(world_id: str) -> dict[str, list[tuple[list, str, Any]]]:
+    """A world's stored pieces of tool state by tool: (path, shape, data) for worlds.pieces.assemble,
+    in the tools' order. The rows' JSON texts are joined into one document and parsed at once (per
+    row through the ORM, the decoding and converters cost several times the parse)."""
+    n = _names()
+    data = f"{n['t_data']}::text" if connection.vendor == "postgresql" else n["t_data"]
+    sql = (
+        f"SELECT {n['t_tool']}, {n['t_path']}, {n['t_shape']}, {data} FROM {n['tool_state']} "
+        f"WHERE {n['t_world']} = %s ORDER BY {n['t_tool']}, {n['t_path']}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [world_id])
+        rows = cursor.fetchall()
+    dumps = json.dumps
+    text = ",".join(f"[{dumps(tool)},{path},{dumps(shape)},{value}]" for tool, path, shape, value in rows)
+    out: dict[str, list[tuple[list, str, Any]]] = {}
+    for tool, path, shape, value in json.loads(f"[{text}]"):
+        out.setdefault(tool, []).append((path, shape, value))
+    return out

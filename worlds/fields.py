@@ -5,7 +5,7 @@ For write-once, read-whole payloads — a world's trace entries and events, its 
 nothing queries into: ``json`` has no containment/key operators with indexes, no equality (so no
 ``=``, DISTINCT, GROUP BY or UNION on the column), but writing it costs the server a validation pass
 instead of building jsonb. Read back, the ORM hands out the same Python values. SQLite: unchanged
-(Django's JSONField is text there already)."""
+(Django's JSONField is text there already). Either way Python None is stored as JSON null."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ class TextJSONField(models.JSONField):
         if connection.vendor == "postgresql":
             return "json"
         return super().db_type(connection)
+
+    def get_db_prep_save(self, value, connection):
+        # The columns are NOT NULL and hold JSON values, null among them (a piece of a tool's state may
+        # be a null): Python None is written as JSON null, never as SQL NULL (JSONField's default).
+        if value is None:
+            value = models.Value(None, output_field=self)
+        return super().get_db_prep_save(value, connection)
 
     def get_db_prep_value(self, value, connection, prepared=False):
         value = super().get_db_prep_value(value, connection, prepared)

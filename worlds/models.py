@@ -4,6 +4,8 @@ serves ``/worlds/<id>/...`` and any worker runs the trial."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -12,6 +14,7 @@ from checks.models import TestVersion
 from core.immutable import ImmutableModel, ImmutableQuerySet
 from core.urls import pk_url
 from teams.models import Team, TeamScopedQuerySet
+from worlds import pieces
 from worlds.fields import TextJSONField
 
 
@@ -105,7 +108,8 @@ class World(models.Model):
     - ``state``: the engine's small head (counters, the end reason; no credentials), every call;
     - ``ids``: refs → the ids the tools gave the records, rewritten only when a call changed them;
     - ``seed``: each tool's state before the first call, written once when the world starts;
-    - ``tool_states``: one row per simulated tool, rewritten only when a call changed that tool;
+    - ``tool_states``: each simulated tool's state in pieces (worlds.pieces: a row per record of a
+      large collection, keyed by its path), a call writing only the pieces it changed;
     - ``entries``: the trace and the events, one row each, appended (never rewritten).
 
     ``secrets`` holds the credentials, encrypted. The URL answers while ``ended_at`` is empty, 410 after."""
@@ -151,19 +155,28 @@ class World(models.Model):
         return self.stored_entries(WorldEntry.EVENT)
 
     def stored_states(self) -> dict[str, dict]:
-        return {s.tool: s.data for s in self.tool_states.all()}
+        rows: dict[str, list[tuple[str, str, Any]]] = {}
+        for s in self.tool_states.all():
+            rows.setdefault(s.tool, []).append((s.path, s.shape, s.data))
+        return {tool: pieces.assemble(tool_rows)[0] for tool, tool_rows in rows.items()}
 
 
 class WorldToolState(models.Model):
-    """One simulated tool's state in a world as of the world's latest call."""
+    """A piece of one simulated tool's state in a world as of the world's latest call (worlds.pieces):
+    the value at ``path`` whole (``shape`` empty; ``[]`` is the whole state), or the skeleton of a
+    container stored split (``d``: a dict's keys in order, ``l``: a list's length)."""
 
     world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="tool_states")
     tool = models.CharField(max_length=40)
+    path = models.TextField(default=pieces.ROOT)
+    shape = models.CharField(max_length=1, blank=True, default=pieces.LEAF)
     data = TextJSONField(default=dict)  # PostgreSQL json: written whole, read whole
 
     class Meta:
-        ordering = ["world", "tool"]
-        constraints = [models.UniqueConstraint(fields=["world", "tool"], name="worldtoolstate_unique_tool")]
+        ordering = ["world", "tool", "path"]
+        constraints = [
+            models.UniqueConstraint(fields=["world", "tool", "path"], name="worldtoolstate_unique_path")
+        ]
 
 
 class WorldEntry(models.Model):

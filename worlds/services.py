@@ -11,7 +11,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -28,7 +28,7 @@ from core.crypto import decrypt_json, encrypt_json
 from core.errors import ValidationFailed
 from teams import access
 from teams.models import Team
-from worlds import callstore
+from worlds import callstore, pieces
 from worlds.engine import SceneInvalid, load_scene
 from worlds.engine import scene as engine_scene
 from worlds.engine.evaluate import evaluate, kind_judge
@@ -173,13 +173,14 @@ def worlds_root() -> str:
 
 
 # A world is stored in parts (worlds.models.World): a call appends its trace entries and events,
-# rewrites the tools whose state it changed and the small head, and nothing else. Each process keeps
+# writes the pieces of tool state it changed (worlds.pieces: the records, not the whole state) and the
+# small head, and nothing else. Each process keeps
 # the engine worlds it served last (``_LIVE``), each with the ``calls`` counter it reflects: under the
 # row lock a call reads only the row's small columns and reuses the kept world when the counters
 # match (no other process advanced it since), else restores it from the database. The database stays
 # the truth: a kept world is taken out while a call uses it and put back only once the call committed.
 
-_IDS = ""  # the ids' fingerprint in _Live.prints (no tool has an empty name)
+_IDS = ""  # the ids' fingerprint in _Live.prints
 
 
 @dataclass
@@ -188,7 +189,10 @@ class _Live:
     calls: int  # World.calls the engine world reflects
     trace_len: int  # how many of the trace entries and events the world holds are stored
     events_len: int
-    prints: dict[str, bytes]  # tool -> fingerprint of the state as stored
+    prints: dict[str, bytes]  # _IDS -> the fingerprint of the ids as stored
+    # tool -> its state's pieces as stored (worlds.pieces: each leaf's fingerprint), what a call's
+    # state is compared with
+    trees: dict[str, Any] = field(default_factory=dict)
 
 
 _LIVE: OrderedDict[str, _Live] = OrderedDict()
@@ -222,22 +226,47 @@ def forget_live_worlds() -> None:
 
 
 def _prints(world: EngineWorld) -> dict[str, bytes]:
-    """The fingerprints of a world's parts as stored: each tool's state, and its ids."""
-    return {**{t: _print(v) for t, v in world.states.items()}, _IDS: _print(world.ids)}
+    """The fingerprint of a world's ids as stored."""
+    return {_IDS: _print(world.ids)}
 
 
 def _copy_states(states: dict[str, Any]) -> dict[str, Any]:
     return marshal.loads(marshal.dumps(states))
 
 
-def _print(state: Any) -> bytes:
-    """A cheap fingerprint of a tool's state: equal bytes mean an equal state (marshal is exact about
-    types; a different dict order only makes a needless write). Version 0 writes no back-references
-    or interning marks, which depend on reference counts rather than on the value, and is the fastest."""
-    try:
-        return marshal.dumps(state, 0)
-    except ValueError:
-        return json.dumps(state, sort_keys=False, default=str).encode()
+_print = pieces.fingerprint  # a cheap fingerprint of a tool's state or the ids
+
+
+def _stored_states(world_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each tool's state as stored in pieces, and the pieces' trees (worlds.pieces)."""
+    states: dict[str, Any] = {}
+    trees: dict[str, Any] = {}
+    for tool, tool_rows in callstore.states(world_id).items():
+        states[tool], trees[tool] = pieces.assemble(tool_rows)
+    return states, trees
+
+
+def _changed_pieces(
+    world: EngineWorld, live: _Live, tools
+) -> tuple[dict[str, Any], list[tuple[str, str, str, Any]], list[tuple[str, str]]]:
+    """For the tools among ``tools`` whose state differs from what ``live`` stored (compared piece by
+    piece: one fingerprint per stored leaf, no whole-state fingerprint first): their new trees, the
+    pieces to write (tool, path, shape, data) and the paths to delete."""
+    trees: dict[str, Any] = {}
+    puts: list[tuple[str, str, str, Any]] = []
+    gone: list[tuple[str, str]] = []
+    for tool in tools:
+        state = world.states.get(tool)
+        if state is None:  # a declared other tool: no state
+            continue
+        tool_puts: list = []
+        tool_gone: list = []
+        tree = pieces.diff(state, live.trees.get(tool), (), tool_puts, tool_gone)
+        if tool_puts or tool_gone:
+            trees[tool] = tree
+            puts += [(tool, pieces.path_text(path), shape, data) for path, shape, data in tool_puts]
+            gone += [(tool, pieces.path_text(path)) for path in tool_gone]
+    return trees, puts, gone
 
 
 def _entries(world_id: str, live: _Live) -> list[WorldEntry]:
@@ -272,19 +301,21 @@ def _changes(world: EngineWorld, live: _Live | None = None, *, ended_at_was=None
 
 
 def _save_parts(world_id: str, live: _Live) -> None:
-    """Append the new trace entries and events, rewrite the tools whose state changed."""
+    """Append the new trace entries and events, write the pieces of tool state that changed."""
     world = live.world
     WorldEntry.objects.bulk_create(_entries(world_id, live))
     live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
-    for tool, state in world.states.items():
-        if tool == _IDS:
-            continue
-        mark = _print(state)
-        if mark == live.prints.get(tool):
-            continue
-        if not WorldToolState.objects.filter(world_id=world_id, tool=tool).update(data=state):
-            WorldToolState.objects.create(world_id=world_id, tool=tool, data=state)
-        live.prints[tool] = mark
+    trees, puts, gone = _changed_pieces(world, live, list(world.states))
+    for tool in {t for t, _ in gone}:
+        paths = [p for t, p in gone if t == tool]
+        WorldToolState.objects.filter(world_id=world_id, tool=tool, path__in=paths).delete()
+    WorldToolState.objects.bulk_create(
+        [WorldToolState(world_id=world_id, tool=t, path=p, shape=sh, data=d) for t, p, sh, d in puts],
+        update_conflicts=True,
+        unique_fields=["world", "tool", "path"],
+        update_fields=["shape", "data"],
+    )
+    live.trees.update(trees)
     world.touched.clear()
 
 
@@ -310,7 +341,7 @@ def _restore(row: World, *, seed: bool = True) -> _Live:
         )
         trace = [d for k, d in entries if k == WorldEntry.TRACE]
         events = [d for k, d in entries if k == WorldEntry.EVENT]
-        states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
+        states, trees = _stored_states(row.pk)
         seed = row.seed if seed else {}
     snapshot = {
         **head,
@@ -324,7 +355,7 @@ def _restore(row: World, *, seed: bool = True) -> _Live:
     world = _voiced(EngineWorld.restore(engine_scene_of(row.scene_version), snapshot), row.team_id)
     if whole:  # nothing of it is stored in parts yet: the next save writes every part
         return _Live(world, row.calls, 0, 0, {})
-    return _Live(world, row.calls, len(trace), len(events), _prints(world))
+    return _Live(world, row.calls, len(trace), len(events), _prints(world), trees)
 
 
 def _restore_to_answer(row: World) -> _Live:
@@ -345,7 +376,7 @@ def _restore_to_answer(row: World) -> _Live:
         .values_list("seq", "data")
         .first()
     )
-    states = dict(WorldToolState.objects.filter(world_id=row.pk).values_list("tool", "data"))
+    states, trees = _stored_states(row.pk)
     snapshot = {
         **row.state,
         "ids": row.ids,
@@ -360,7 +391,7 @@ def _restore_to_answer(row: World) -> _Live:
     world.trace.continue_from(last_seq or 0)
     if last_event is not None:
         world.events.continue_from(last_event[0], Event.from_dict(last_event[1]).at)
-    return _Live(world, row.calls, 0, 0, _prints(world))
+    return _Live(world, row.calls, 0, 0, _prints(world), trees)
 
 
 def _voiced(world: EngineWorld, team_id: int | None) -> EngineWorld:
@@ -407,7 +438,8 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
     _voiced(kept, row.team_id)
     kept.trace.continue_from(len(world.trace))
     kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
-    _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept)))
+    roots = {t: _print(state) for t, state in kept.states.items()}  # each tool stored whole, at its root
+    _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept), roots))
     return row, world
 
 
@@ -465,7 +497,7 @@ def _call_kept(world_id: str, tool: str, request: Request, live: _Live) -> Respo
 
 
 def _parts_stored(live: _Live) -> bool:
-    return all(tool in live.prints for tool in live.world.states)
+    return all(tool in live.trees for tool in live.world.states)
 
 
 def _store_call(world_id: str, live: _Live, before: int) -> bool:
@@ -487,21 +519,13 @@ def _store_call(world_id: str, live: _Live, before: int) -> bool:
     return won
 
 
-def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.CallWrite, dict[str, bytes]]:
-    """What the calls since ``live`` was stored changed: the tools among those the world handed a
-    simulator out for whose fingerprint moved, the ids if they did, the head and the new entries;
-    and the fingerprints to keep once it is stored."""
+def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.CallWrite, tuple[dict, dict]]:
+    """What the calls since ``live`` was stored changed: the pieces of the tools among those the world
+    handed a simulator out for whose fingerprint moved, the ids if they did, the head and the new
+    entries; and the fingerprints and trees to keep once it is stored."""
     world = live.world
-    changed: dict[str, Any] = {}
-    marks: dict[str, bytes] = {}
-    for tool in world.touched:
-        state = world.states.get(tool)
-        if state is None:  # a declared other tool: no state
-            continue
-        mark = _print(state)
-        if mark != live.prints.get(tool):
-            changed[tool], marks[tool] = state, mark
-    marks[_IDS] = _print(world.ids)
+    trees, puts, gone = _changed_pieces(world, live, world.touched)
+    marks = {_IDS: _print(world.ids)}
     write = callstore.CallWrite(
         world_id=world_id,
         before=before,
@@ -509,17 +533,19 @@ def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.Call
         stamp=secrets.randbits(63) or 1,
         head=_head(world),
         entries=_entry_data(live),
-        states=changed,
+        pieces=puts,
+        gone=gone,
         ids=world.ids if marks[_IDS] != live.prints.get(_IDS) else None,
         ended_at=timezone.now() if world.ended else None,
         end_reason=world.ended or "",
     )
-    return write, marks
+    return write, (marks, trees)
 
 
-def _mark_stored(live: _Live, marks: dict[str, bytes]) -> None:
+def _mark_stored(live: _Live, marks: tuple[dict, dict]) -> None:
     world = live.world
-    live.prints.update(marks)
+    live.prints.update(marks[0])
+    live.trees.update(marks[1])
     live.trace_len, live.events_len = len(world.trace.entries), len(world.events.events)
     world.touched.clear()
 

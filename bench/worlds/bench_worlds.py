@@ -15,8 +15,9 @@
                      (middleware, URL routing, the /worlds/ view, call_world)
           service and wsgi run on the database of --database-url (default: a fresh SQLite file).
   breakdown  one call_world on a kept world split into its steps (the engine call; the fingerprints
-          of the tools it touched and the CallWrite; worlds.callstore.store: encoding and the one
-          round trip) at trace length 1 and 100, for a read and a write;
+          of the tools it touched, the pieces of state that changed and the CallWrite;
+          worlds.callstore.store: encoding and the one round trip) at trace length 1 and 100, for
+          each kind of call of the mix (``--mix``: reads and writes);
           and a call to a world this process does not keep (restored from the database).
   run     ``evalconsole scene run`` (a subprocess) of a 10-trial scene against a scripted agent that
           makes 20 calls 50 ms apart per trial (1 s of its own time a trial): wall time / agent time.
@@ -36,7 +37,7 @@
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --database-url "$PG"
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py calls --mix incident [--database-url "$PG"]
-  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown [--mix incident] [--database-url U]
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console --code /tmp/base [--database-url "$PG"]
@@ -530,6 +531,7 @@ def _wsgi_caller(version):
 def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> dict[str, Any]:
     """``worlds`` fresh worlds, ``calls`` calls each; every call timed, grouped by trace length."""
     times: list[float] = []
+    cpu: list[float] = []  # this process's CPU time per call: what the load of the machine adds is not in it
     by_bucket: dict[int, list[float]] = {}
     by_kind: dict[int, list[float]] = {}
     bad = 0
@@ -539,9 +541,11 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
     for _ in range(worlds):
         call = new_world()
         for i in range(calls):
+            c = time.process_time()
             t = time.perf_counter()
             status = call(i)
             dt = time.perf_counter() - t
+            cpu.append(time.process_time() - c)
             if status >= 400:
                 bad += 1
             times.append(dt)
@@ -550,6 +554,7 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
     out = {
         "p50": statistics.median(times) * 1000,
         "p95": pct(times, 95) * 1000,
+        "cpu_p50": statistics.median(cpu) * 1000,
         "n": len(times),
         "errors": bad,
         "by_trace": {
@@ -568,7 +573,8 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
 def print_calls(results: dict[str, dict[str, Any]]) -> None:
     for name, r in results.items():
         print(
-            f"{name:>8}: p50 {r['p50']:.2f} ms  p95 {r['p95']:.2f} ms  ({r['n']} calls, {r['errors']} errors)"
+            f"{name:>8}: p50 {r['p50']:.2f} ms  p95 {r['p95']:.2f} ms  (this process's CPU p50 "
+            f"{r['cpu_p50']:.2f} ms; {r['n']} calls, {r['errors']} errors)"
         )
         print(
             "          by trace length (p50/p95 ms): "
@@ -645,12 +651,14 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 services.call_world(
                     row.id, tool, Request.make(method, split.path, split.query, headers, body)
                 )
-            names = ("call", "fingerprint touched + encode", "store (worlds.callstore)", "total")
-            for label, which in (("read", 1), ("write", 0)):  # conversations.history, chat.postMessage
+            names = ("call", "fingerprint + diff touched", "store (worlds.callstore)", "total")
+            kinds = MIXES[MIX][0]
+            for which, label in enumerate(kinds):
                 parts: dict[str, list[float]] = {k: [] for k in names}
-                tool, method, target, headers, body = mixed_call(tools, which, ids)
-                split = urlsplit(target)
-                for _ in range(args.repeat):
+                for r in range(args.repeat):
+                    # the same kind of call, as the mix makes it the r-th time round (e.g. suspend, unsuspend)
+                    tool, method, target, headers, body = mixed_call(tools, which + r * len(kinds), ids)
+                    split = urlsplit(target)
                     request = Request.make(method, split.path, split.query, headers, body)
                     live = services._take_live(row.id)
                     assert live is not None
@@ -672,7 +680,7 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                         parts[k].append(v)
                 out[f"trace_{n}_{label}"] = {k: statistics.median(v) * 1000 for k, v in parts.items()}
                 print(
-                    f"trace ~{n} calls, a {label} ({method} {split.path}), p50 ms: "
+                    f"trace ~{n} calls, {label} ({method} {split.path}), p50 ms: "
                     + ", ".join(f"{k} {statistics.median(v) * 1000:.2f}" for k, v in parts.items())
                 )
             missed = []
@@ -1092,6 +1100,7 @@ def main() -> int:
     d.add_argument("--database-url", default=None)
     d.add_argument("--calls", type=int, default=100)
     d.add_argument("--repeat", type=int, default=15)
+    d.add_argument("--mix", choices=sorted(MIXES), default="slack-github")
     r = sub.add_parser("run")
     r.add_argument("--trials", type=int, default=10)
     r.add_argument("--calls", type=int, default=20)

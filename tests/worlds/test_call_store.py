@@ -12,11 +12,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tests.support.world_calls import slack_history, slack_post, stored_world
-from worlds import callstore, services
+from worlds import callstore, pieces, services
 from worlds.engine import load_scene
 from worlds.engine.http import Request
 from worlds.engine.world import World as EngineWorld
-from worlds.models import World, WorldEntry, WorldToolState
+from worlds.models import World, WorldEntry
 
 SCENE = """\
 scene: store
@@ -37,7 +37,8 @@ checks:
 
 
 @pytest.fixture
-def world():
+def world(monkeypatch):
+    monkeypatch.setattr(pieces, "LEAF_BYTES", 64)  # this scene's small state is stored split too
     yield stored_world(SCENE)
     services.forget_live_worlds()
 
@@ -47,7 +48,7 @@ def _stored(world_id: str) -> tuple[int, list[tuple[str, int]], list[str]]:
     calls = World.objects.get(pk=world_id).calls
     rows = WorldEntry.objects.filter(world_id=world_id).order_by("kind", "seq")
     entries = list(rows.values_list("kind", "seq"))
-    messages = WorldToolState.objects.get(world_id=world_id, tool="slack").data["messages"]
+    messages = World.objects.get(pk=world_id).stored_states()["slack"]["messages"]
     listed = messages.values() if isinstance(messages, dict) else messages
     texts = sorted(v for m in listed for v in m["versions"])
     return calls, entries, texts
@@ -62,14 +63,19 @@ def test_a_statement_that_fails_mid_call_stores_none_of_the_call(world, monkeypa
     row, engine = world
     services.call_world(row.id, "slack", slack_post(engine, "saved"))
     before = _stored(row.id)
-    broken = 'UPDATE "no_such_table" SET "data" = %s WHERE "a" = %s AND "b" = %s AND "c" = %s AND "d" = %s'
-    if connection.vendor == "postgresql":  # the second statement of the call's pipeline fails
-        monkeypatch.setattr(callstore, "_pg_state_sql", lambda: broken)
-    else:  # the tool state's UPDATE fails after the head and the entries were written
+    if connection.vendor == "postgresql":
+        # The statement fails while it runs, on the pieces' rows, after its head UPDATE matched.
+        real_pg = callstore._pg_sql.__wrapped__
+        failing = "p.data::text::integer::text::json FROM head"
+        broken = lambda *a: real_pg(*a).replace("p.data FROM head", failing)  # noqa: E731
+        monkeypatch.setattr(callstore, "_pg_sql", broken)
+        expected = "invalid input syntax for type integer"
+    else:  # the pieces' upsert fails after the head and the entries were written
         real = callstore._sqlite_sql
-        broken = broken.split(" WHERE")[0] + ' WHERE "a" = ? AND "b" = ?'
-        monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], broken.replace("%s", "?")))
-    with pytest.raises(Exception, match="no_such_table"):
+        broken_sql = 'INSERT INTO "no_such_table" VALUES (?, ?, ?, ?, ?)'
+        monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], broken_sql, real(*a)[3]))
+        expected = "no_such_table"
+    with pytest.raises(Exception, match=expected):
         services.call_world(row.id, "slack", slack_post(engine, "lost"))
     monkeypatch.undo()
     assert row.id not in services._LIVE
@@ -85,13 +91,14 @@ def test_a_call_that_fails_before_its_last_statement_is_sent_stores_none_of_it(w
     row, engine = world
     services.call_world(row.id, "slack", slack_post(engine, "saved"))
     before = _stored(row.id)
-    if connection.vendor == "postgresql":
-        wrong = 'UPDATE "worlds_worldtoolstate" SET "data" = %s'
-        monkeypatch.setattr(callstore, "_pg_state_sql", lambda: wrong)
+    if connection.vendor == "postgresql":  # one placeholder fewer than the call's parameters
+        real_pg = callstore._pg_sql.__wrapped__
+        wrong = lambda *a: real_pg(*a).replace("(%s, %s, %s, %s::json)", "(%s, %s, %s, '{}'::json)", 1)  # noqa: E731
+        monkeypatch.setattr(callstore, "_pg_sql", wrong)
     else:
         real = callstore._sqlite_sql
-        wrong = 'UPDATE "worlds_worldtoolstate" SET "data" = ?'
-        monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], wrong))
+        wrong = 'INSERT INTO "worlds_worldtoolstate" ("world_id", "tool", "path") VALUES (?, ?, ?)'
+        monkeypatch.setattr(callstore, "_sqlite_sql", lambda *a: (*real(*a)[:2], wrong, real(*a)[3]))
     with pytest.raises(Exception, match="(?i)placeholders|bindings|parameters"):
         services.call_world(row.id, "slack", slack_post(engine, "lost"))
     monkeypatch.undo()
