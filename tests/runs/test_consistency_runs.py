@@ -345,7 +345,7 @@ def test_consistency_reads_do_not_grow_with_samples_or_runs(login, member, scrip
     ("args", "message"),
     [
         (["--test", "1", "--trials", "0"], "--trials takes a positive number"),
-        (["--test-set", "1", "--trials", "2"], "--trials needs --test"),
+        (["--test-set", "1", "--trials", "2"], "--trials needs exactly one --test"),
     ],
 )
 def test_cli_trials_bad_arguments_exit_3_with_one_line(capsys, args, message):
