@@ -28,6 +28,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def process_tree(root: int) -> list[int]:
+    """``root`` and every live process below it (read from /proc), parents before their children."""
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                parent = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                continue
+            kids.setdefault(parent, []).append(int(name))
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack += kids.get(pid, [])
+    return out
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) the process has used so far; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError):
+        return None
+
+
 class Proc:
     """A process (runserver, qcluster, the fake agent) in a session of its own, run from the repository
     root, its output in a log file; ready once ``ready`` shows in the log. One that does not start in

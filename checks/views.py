@@ -274,13 +274,8 @@ def _edit_check_form(request: HttpRequest, *, agent: Agent, check: Check | None)
         except DomainError as exc:
             _spread_check_errors(form, config_form, exc)
         else:
-            if check is None:
-                messages.success(request, f"Check {saved.name} created (version 1).")
-            elif saved.version != check.version:
-                messages.success(request, f"Saved {saved.name} as version {saved.version}.")
-            else:
-                messages.info(request, "Nothing changed, so no new version was made.")
-            return redirect(saved)
+            return _said_saved(request, saved, check, created=f"Check {saved.name} created (version 1).",
+                               new_version=f"Saved {saved.name} as version {saved.version}.")
     elif config_form.has_errors:
         # Show every problem at once: the service reports the fields that did parse.
         try:
@@ -310,6 +305,18 @@ def _check_for(request: HttpRequest, pk: int) -> Check:
         Check.objects.visible_to(request.user).select_related("agent__team", "current_version", "created_by"),
         pk=pk,
     )
+
+
+def _said_saved(request: HttpRequest, saved, before, *, created: str, new_version: str) -> HttpResponse:
+    """After saving a versioned object (``before`` is None for a new one): the message that says whether it
+    was made, saved as a new version or left as it was, and a redirect to it."""
+    if before is None:
+        messages.success(request, created)
+    elif saved.version != before.version:
+        messages.success(request, new_version)
+    else:
+        messages.info(request, "Nothing changed, so no new version was made.")
+    return redirect(saved)
 
 
 @login_required
@@ -875,16 +882,11 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
             return forbidden(request, str(exc))
         if saved is not None:
             count = len(mode.scenes_of(saved.current_version))
-            plural = "s" if count != 1 else ""
-            if test is None:
-                messages.success(request, f"Test {saved.name} saved as version 1; it plays {count} scene{plural}.")
-            elif saved.version != test.version:
-                messages.success(
-                    request, f"Test {saved.name} saved as version {saved.version}; it plays {count} scene{plural}."
-                )
-            else:
-                messages.info(request, "Nothing changed, so no new version was made.")
-            return redirect(saved)
+            plays = f"it plays {count} scene{'s' if count != 1 else ''}"
+            return _said_saved(
+                request, saved, test, created=f"Test {saved.name} saved as version 1; {plays}.",
+                new_version=f"Test {saved.name} saved as version {saved.version}; {plays}.",
+            )
         return _builder_response(request, test_set=test_set, test=test, builder=builder)
     kwargs = builder.service_kwargs()
     if builder.has_errors:
@@ -904,13 +906,8 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
         except DomainError as exc:
             builder.add_errors(exc.errors)
         else:
-            if test is None:
-                messages.success(request, f"Test {saved.name} saved as version 1.")
-            elif saved.version != test.version:
-                messages.success(request, f"Test {saved.name} saved as version {saved.version}.")
-            else:
-                messages.info(request, "Nothing changed, so no new version was made.")
-            return redirect(saved)
+            return _said_saved(request, saved, test, created=f"Test {saved.name} saved as version 1.",
+                               new_version=f"Test {saved.name} saved as version {saved.version}.")
     return _builder_response(request, test_set=test_set, test=test, builder=builder)
 
 

@@ -30,10 +30,23 @@ LONG_FIRST = (
 )
 
 
+def _shares_a_module_fixture(item) -> bool:
+    fixtures = getattr(item, "_fixtureinfo", None)
+    return fixtures is not None and any(
+        defs and defs[-1].scope == "module" for defs in fixtures.name2fixturedefs.values()
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     def rank(item):
         return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
 
+    # A module whose tests share a module-scoped fixture (a browser, a server, rows made once) runs in one
+    # xdist process (pytest.ini: --dist loadgroup), so that the fixture starts once, not once per process.
+    for item in items:
+        if not item.get_closest_marker("xdist_group") and _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     items.sort(key=rank)  # stable: the rest keep their order
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,42 +21,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TICK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, str(ROOT))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                parent = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            kids.setdefault(parent, []).append(int(name))
-    return kids
-
-
-def tree(root: int) -> list[int]:
-    kids, out, stack = children(), [], [root]
-    while stack:
-        pid = stack.pop()
-        out.append(pid)
-        stack += kids.get(pid, [])
-    return out
-
-
-def cpu(pid: int) -> float | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
-    except (OSError, IndexError):
-        return None
+from bench.common import cpu_seconds as cpu  # noqa: E402
+from bench.common import free_port  # noqa: E402
+from bench.common import process_tree as tree  # noqa: E402
 
 
 def command(pid: int) -> str:

@@ -59,20 +59,9 @@ class RssSampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _tree(self) -> list[int]:
-        kids: dict[int, list[int]] = {}
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    parent = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError):
-                    continue
-                kids.setdefault(parent, []).append(int(name))
-        out, stack = [], [self.root]
-        while stack:
-            pid = stack.pop()
-            out.append(pid)
-            stack += kids.get(pid, [])
-        return out
+        from bench.common import process_tree
+
+        return process_tree(self.root)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -91,14 +80,9 @@ class RssSampler:
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system) used so far by the live processes of the tree."""
-        total = 0
-        for pid in self._tree():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += int(fields[11]) + int(fields[12])
-            except (OSError, IndexError):
-                pass
-        return total / os.sysconf("SC_CLK_TCK")
+        from bench.common import cpu_seconds
+
+        return sum(cpu_seconds(pid) or 0.0 for pid in self._tree())
 
     def __enter__(self) -> RssSampler:
         self.cpu_start = self.cpu_s()

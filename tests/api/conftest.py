@@ -53,8 +53,8 @@ def personas(admin_user, member, viewer, outsider):
     return {"admin": admin_user, "member": member, "viewer": viewer, "outsider": outsider}
 
 
-@pytest.fixture
-def api(personas):
+def persona_secrets(personas) -> dict[str, str]:
+    """A token per persona (none for anonymous), plus the admin's revoked and read-only ones."""
     from teams.services import issue_token, revoke_token
 
     secrets = {name: issue_token(user=user, name=f"{name} ci").secret for name, user in personas.items()}
@@ -62,11 +62,20 @@ def api(personas):
     revoke_token(token=revoked.token, by=personas["admin"])
     secrets["revoked"] = revoked.secret
     secrets["readonly"] = issue_token(user=personas["admin"], name="dashboards", can_write=False).secret
-    return Api(client=Client(), secrets=secrets)
+    return secrets
+
+
+@pytest.fixture
+def api(personas):
+    return Api(client=Client(), secrets=persona_secrets(personas))
 
 
 @pytest.fixture
 def library(agent, member, test_set):
+    return make_library(agent, member, test_set)
+
+
+def make_library(agent, member, test_set) -> dict:
     """One of everything of `team`: checks, a test, a run (queued: no worker in these tests)."""
     from checks import services as checks
     from runs import services as runs

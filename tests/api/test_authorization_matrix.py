@@ -15,8 +15,10 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from django.test import Client
 
-from tests.api.conftest import PERSONAS
+from tests.api.conftest import PERSONAS, Api, make_library, persona_secrets
+from tests.support.shared_rows import shared_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -147,8 +149,44 @@ def test_every_router_endpoint_has_a_row():
         assert set(row) == set(PERSONAS), f"{endpoint}: a status for each persona"
 
 
+@pytest.fixture(scope="module")
+def acme(django_db_setup, django_db_blocker):
+    """The personas, their tokens and the world, made once for the module's cases (tests/support/
+    shared_rows.py: each case runs in a savepoint rolled back after it, so each sees them exactly as made)."""
+    from tests import factories
+
+    def build():
+        team = factories.team("Acme")
+        personas = {"admin": factories.member_of(team, "admin", "ada"),
+                    "member": factories.member_of(team, "member", "alice"),
+                    "viewer": factories.member_of(team, "viewer", "victor"),
+                    "outsider": factories.member_of(factories.team("Globex"), "admin", "bob")}
+        secrets = persona_secrets(personas)
+        agent = factories.agent(team, personas["admin"], name="Support bot")
+        test_set = factories.test_set(agent, personas["member"], name="Orders")
+        library = make_library(agent, personas["member"], test_set)
+        return {"team": team, "secrets": secrets, "world": _world(library, personas, team)}
+
+    with shared_rows(django_db_blocker, build) as made:
+        yield made
+
+
 @pytest.fixture
-def world(library, personas, api, team):
+def team(acme, db):
+    return acme["team"]
+
+
+@pytest.fixture
+def world(acme, db):
+    return acme["world"]
+
+
+@pytest.fixture
+def api(acme, db):
+    return Api(client=Client(), secrets=acme["secrets"])
+
+
+def _world(library, personas, team):
     """Objects of every resource in team Acme (plus a task, a monitor and an evaluation)."""
     from teams.models import ApiToken
     from worlds.services import create_scene

@@ -114,11 +114,17 @@ def _wait_running(proc: subprocess.Popen, log: Path, timeout: float = 120.0) -> 
     pytest.fail(f"make up not running after {timeout} s:\n{log.read_text(errors='replace')[-4000:]}")
 
 
+@pytest.fixture(scope="module")
+def var(tmp_path_factory) -> Path:
+    """One var directory for every round of both ways: after the first, migrate, load_demo and collectstatic
+    have no work (what is tested, the stop, starts once all three servers run)."""
+    return tmp_path_factory.mktemp("var")
+
+
+@pytest.mark.xdist_group("make-up")  # both ways in one process (pytest.ini: --dist loadgroup), sharing `var`
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"], ids=["sigterm-to-group", "ctrl-c-to-group"])
-def test_make_up_stops_completely_within_15_s(how, tmp_path):
+def test_make_up_stops_completely_within_15_s(how, var):
     sig = getattr(signal, how)
-    var = tmp_path / "var"  # shared by the rounds: after the first, migrate and collectstatic have no work
-    var.mkdir()
     for round_number in range(1, ROUNDS + 1):
         marker = uuid.uuid4().hex
         proc, log = _start_make_up(var, marker)

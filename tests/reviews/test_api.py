@@ -13,26 +13,18 @@ from reviews import services
 from reviews.models import Label, ReviewItem
 from reviews.services import create_queue
 from tests import factories
+from tests.support.page_fixtures import login  # noqa: F401  (a fixture)
 from tests.support.queries import query_count
 
 QUEUES = "/api/v1/review-queues/"
-
-
-@pytest.fixture
-def as_user(client):
-    def log(user):
-        client.force_login(user)
-        return client
-
-    return log
 
 
 def post(client, url, body):
     return client.post(url, json.dumps(body), content_type="application/json")
 
 
-def test_a_member_creates_a_queue_sends_a_run_and_labels_it(as_user, member, make_run, judge_check):
-    api = as_user(member)
+def test_a_member_creates_a_queue_sends_a_run_and_labels_it(login, member, make_run, judge_check):
+    api = login(member)
     made = post(api, QUEUES, {"name": "Politeness", "description": "Weekly"})
     assert made.status_code == 201, made.json()
     queue = made.json()
@@ -70,8 +62,8 @@ def test_a_member_creates_a_queue_sends_a_run_and_labels_it(as_user, member, mak
     assert api.get(f"{QUEUES}{queue['id']}/").json()["labelled"] == 1
 
 
-def test_calibration_endpoint_shape_kappa_null_and_versions(as_user, member, queue, make_run, judge_check):
-    api = as_user(member)
+def test_calibration_endpoint_shape_kappa_null_and_versions(login, member, queue, make_run, judge_check):
+    api = login(member)
     url = f"/api/v1/checks/{judge_check.pk}/calibration/"
     empty = api.get(url).json()
     assert empty == {
@@ -102,11 +94,11 @@ def test_calibration_endpoint_shape_kappa_null_and_versions(as_user, member, que
 
 
 def test_permissions_viewer_reads_outsider_sees_nothing(
-    as_user, viewer, outsider, member, queue, make_run, judge_check
+    login, viewer, outsider, member, queue, make_run, judge_check
 ):
-    post(as_user(member), f"{QUEUES}{queue.pk}/items/", {"run": make_run(["pass"]).pk})
+    post(login(member), f"{QUEUES}{queue.pk}/items/", {"run": make_run(["pass"]).pk})
     item = ReviewItem.objects.get()
-    api = as_user(viewer)
+    api = login(viewer)
     assert api.get(f"{QUEUES}{queue.pk}/items/").status_code == 200
     refused = post(
         api,
@@ -115,7 +107,7 @@ def test_permissions_viewer_reads_outsider_sees_nothing(
     )
     assert refused.status_code == 403
     assert post(api, QUEUES, {"name": "Mine"}).status_code == 403
-    api = as_user(outsider)
+    api = login(outsider)
     assert api.get(QUEUES).json()["count"] == 0
     for url in (
         f"{QUEUES}{queue.pk}/",
@@ -134,22 +126,22 @@ def test_permissions_viewer_reads_outsider_sees_nothing(
         ({"tasks": [1], "outcome": "fail"}, "check", "narrow a run or a monitor only"),
     ],
 )
-def test_bad_sends_are_400_naming_the_field(as_user, member, queue, body, field, message):
-    answer = post(as_user(member), f"{QUEUES}{queue.pk}/items/", body)
+def test_bad_sends_are_400_naming_the_field(login, member, queue, body, field, message):
+    answer = post(login(member), f"{QUEUES}{queue.pk}/items/", body)
     assert answer.status_code == 400 and message in " ".join(answer.json()[field])
 
 
-def test_a_send_over_the_limit_is_a_400(as_user, member, queue, make_run, monkeypatch):
+def test_a_send_over_the_limit_is_a_400(login, member, queue, make_run, monkeypatch):
     from reviews import services
 
     monkeypatch.setattr(services, "MAX_ITEMS_PER_SEND", 2)
-    answer = post(as_user(member), f"{QUEUES}{queue.pk}/items/", {"run": make_run(["pass"] * 3).pk})
+    answer = post(login(member), f"{QUEUES}{queue.pk}/items/", {"run": make_run(["pass"] * 3).pk})
     assert answer.status_code == 400
     assert "more than 2 samples match; a send adds at most 2 items" in answer.json()["samples"][0]
 
 
-def test_labels_export_as_csv_and_json_lines(as_user, member, queue, make_run, judge_check):
-    api = as_user(member)
+def test_labels_export_as_csv_and_json_lines(login, member, queue, make_run, judge_check):
+    api = login(member)
     post(api, f"{QUEUES}{queue.pk}/items/", {"run": make_run(["pass"]).pk})
     item = ReviewItem.objects.get()
     post(
@@ -176,8 +168,8 @@ def test_labels_export_as_csv_and_json_lines(as_user, member, queue, make_run, j
     assert api.get(f"{QUEUES}{queue.pk}/export/?format=xml").status_code == 400
 
 
-def test_lists_and_calibration_do_not_grow_in_queries(as_user, member, team, queue, make_run, judge_check):
-    api = as_user(member)
+def test_lists_and_calibration_do_not_grow_in_queries(login, member, team, queue, make_run, judge_check):
+    api = login(member)
     bea = factories.member_of(team, "member", "bea")
     runs = iter([make_run(["pass", "fail"]), make_run(["fail"] * 5)])
 
@@ -206,8 +198,8 @@ def test_lists_and_calibration_do_not_grow_in_queries(as_user, member, team, que
     assert api.get(f"/api/v1/checks/{judge_check.pk}/calibration/").json()["inter_reviewer"]["items"] == 7
 
 
-def test_the_api_root_lists_checks_and_review_queues(as_user, member):
-    root = as_user(member).get("/api/v1/").json()
+def test_the_api_root_lists_checks_and_review_queues(login, member):
+    root = login(member).get("/api/v1/").json()
     assert root["checks"].endswith("/api/v1/checks/") and root["review-queues"].endswith(
         "/api/v1/review-queues/"
     )

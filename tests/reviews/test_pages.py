@@ -3,26 +3,17 @@ section of a judge check's page; permissions; query counts that do not grow with
 
 from __future__ import annotations
 
-import pytest
 from django.urls import reverse
 
 from reviews import services
 from reviews.models import Label, ReviewItem, ReviewQueue
 from tests import factories
+from tests.support.page_fixtures import login  # noqa: F401  (a fixture)
 from tests.support.queries import query_count
 
 
-@pytest.fixture
-def web(client):
-    def log(user):
-        client.force_login(user)
-        return client
-
-    return log
-
-
-def test_a_member_creates_a_queue_and_sends_a_runs_failures(web, member, make_run, judge_check):
-    page = web(member)
+def test_a_member_creates_a_queue_and_sends_a_runs_failures(login, member, make_run, judge_check):
+    page = login(member)
     created = page.post(reverse("reviews:queue-list"), {"name": "Weekly", "description": ""})
     queue = ReviewQueue.objects.get(name="Weekly")
     assert created.status_code == 302 and created["Location"] == queue.get_absolute_url()
@@ -41,20 +32,20 @@ def test_a_member_creates_a_queue_and_sends_a_runs_failures(web, member, make_ru
     assert "already has a review queue called" in again.content.decode()
 
 
-def test_tasks_are_sent_from_the_task_list_selection(web, member, agent, queue):
+def test_tasks_are_sent_from_the_task_list_selection(login, member, agent, queue):
     tasks = [factories.task(agent, external_id=f"T-{i}", output="hello") for i in range(2)]
-    page = web(member)
+    page = login(member)
     assert 'id="send-tasks-to-review"' in page.get(reverse("monitors:task-list")).content.decode()
     sent = page.post(reverse("reviews:send"), {"task": [t.pk for t in tasks], "queue": queue.pk}, follow=True)
     assert "2 items sent to Politeness review" in sent.content.decode()
 
 
 def test_the_review_page_shows_the_evidence_the_checks_and_the_keys(
-    web, member, queue, make_run, judge_check
+    login, member, queue, make_run, judge_check
 ):
     services.send_samples(queue=queue, run=make_run(["pass", "fail"]), by=member)
     first, second = ReviewItem.objects.order_by("position")
-    page = web(member).get(first.get_absolute_url())
+    page = login(member).get(first.get_absolute_url())
     html = page.content.decode()
     for text in (
         "question 0",
@@ -72,7 +63,7 @@ def test_the_review_page_shows_the_evidence_the_checks_and_the_keys(
     ):
         assert text in html, text
     assert f'data-next="{second.get_absolute_url()}"' in html
-    labelled = web(member).post(
+    labelled = login(member).post(
         reverse("reviews:item-label", args=[queue.pk, first.pk]),
         {"check_version": judge_check.current_version_id, "verdict": "fail", "note": "rude"},
         HTTP_HX_REQUEST="true",
@@ -80,14 +71,14 @@ def test_the_review_page_shows_the_evidence_the_checks_and_the_keys(
     assert labelled.status_code == 200 and labelled["HX-Trigger"] == "label-saved"
     assert 'data-mine="fail"' in labelled.content.decode() and "rude" in labelled.content.decode()
     assert Label.objects.get().verdict == "fail"
-    start = web(member).get(reverse("reviews:queue-start", args=[queue.pk]))
+    start = login(member).get(reverse("reviews:queue-start", args=[queue.pk]))
     assert start["Location"] == second.get_absolute_url()  # the first item not labelled yet
 
 
-def test_viewers_read_and_outsiders_get_404(web, viewer, outsider, member, queue, make_run, judge_check):
+def test_viewers_read_and_outsiders_get_404(login, viewer, outsider, member, queue, make_run, judge_check):
     services.send_samples(queue=queue, run=make_run(["pass"]), by=member)
     item = ReviewItem.objects.get()
-    page = web(viewer)
+    page = login(viewer)
     html = page.get(item.get_absolute_url()).content.decode()
     assert "The judge said" in html and 'data-key="p"' not in html
     refused = page.post(
@@ -95,7 +86,7 @@ def test_viewers_read_and_outsiders_get_404(web, viewer, outsider, member, queue
         {"check_version": judge_check.current_version_id, "verdict": "pass"},
     )
     assert refused.status_code == 403 and not Label.objects.exists()
-    page = web(outsider)
+    page = login(outsider)
     for url in (
         queue.get_absolute_url(),
         item.get_absolute_url(),
@@ -105,7 +96,7 @@ def test_viewers_read_and_outsiders_get_404(web, viewer, outsider, member, queue
 
 
 def test_the_check_page_loads_its_calibration_with_disagreements_linked(
-    web, member, queue, make_run, judge_check
+    login, member, queue, make_run, judge_check
 ):
     services.send_samples(queue=queue, run=make_run(["pass", "fail", "pass"]), by=member)
     for item, verdict in zip(ReviewItem.objects.order_by("position"), ["pass", "fail", "fail"], strict=True):
@@ -116,7 +107,7 @@ def test_the_check_page_loads_its_calibration_with_disagreements_linked(
             verdict=verdict,
             note="too curt" if item.position == 3 else "",
         )
-    page = web(member)
+    page = login(member)
     check_page = page.get(judge_check.get_absolute_url()).content.decode()
     url = reverse("reviews:check-calibration", args=[judge_check.pk])
     assert f'hx-get="{url}"' in check_page
@@ -143,9 +134,9 @@ def _count(client, url) -> int:
 
 
 def test_queue_review_and_calibration_pages_do_not_grow_in_queries(
-    web, member, team, queue, make_run, judge_check
+    login, member, team, queue, make_run, judge_check
 ):
-    page = web(member)
+    page = login(member)
     bea = factories.member_of(team, "member", "bea")
 
     def grow(outcomes):

@@ -45,6 +45,7 @@ from datadog_api_client.v2.model.logs_list_request_page import LogsListRequestPa
 from datadog_api_client.v2.model.logs_query_filter import LogsQueryFilter
 from datadog_api_client.v2.model.logs_sort import LogsSort
 
+from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.http import Request
 from worlds.engine.problems import SceneInvalid
@@ -151,9 +152,7 @@ class Office:
 
 @pytest.fixture
 def office():
-    world = World.build(scene())
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene()) as (server, world):
         office = Office(world, server)
         with office.api:
             yield office
@@ -570,9 +569,7 @@ def test_the_monitor_effect_sets_the_state_and_records_an_event(office):
 @pytest.mark.parametrize("muted", [True, False])
 def test_the_reference_examples_pass_and_fail(muted):
     example = scene()
-    world = World.build(example)
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(example) as (server, world):
         office = Office(world, server)
         with office.api:
             if muted:
@@ -618,9 +615,7 @@ def test_downtime_check_needs_an_active_uncanceled_downtime_on_exactly_that_moni
 
 
 def test_downtime_check_measures_remaining_at_trial_end_and_total_duration():
-    world = World.build(scene(SCENE.replace("per_call: 1s", "per_call: 30s")))
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene(SCENE.replace("per_call: 1s", "per_call: 30s"))) as (server, world):
         office = Office(world, server)
         with office.api:
             made = office.downtime("datadog_orders", minutes=2)  # at 09:00:30, ends 09:02:00

@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from tests.support.scenes import REFERENCE_GITHUB_CHECKS
+from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.http import Request
-from worlds.engine.serve import WorldServer
 from worlds.engine.world import World
 
 SCENE = (
@@ -76,9 +76,7 @@ def scene():
 
 @pytest.fixture
 def served(scene):
-    world = World.build(scene)
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene) as (server, world):
         yield server, world
 
 
@@ -375,9 +373,7 @@ world:
     issues:
 {issues}
 """
-    world = World.build(load_scene(text, "many.yaml"))
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(load_scene(text, "many.yaml")) as (server, world):
         repo = client(server, world).get_repo("acme/big")
         everything = list(repo.get_issues())
         odd = list(repo.get_issues(labels=["odd"]))
@@ -493,9 +489,7 @@ def test_the_same_calls_give_the_same_state_and_shas(scene):
 
 
 def test_a_snapshot_mid_trial_carries_on_through_pygithub(scene):
-    world = World.build(scene)
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene) as (server, world):
         repo = client(server, world).get_repo("acme/orders")
         repo.get_pull(12).merge()
         stored = json.loads(json.dumps(world.snapshot()))
@@ -512,9 +506,7 @@ def test_a_snapshot_mid_trial_carries_on_through_pygithub(scene):
 def test_the_example_scene_with_a_write_collaborator_bot():
     example = Path(__file__).parent / "scenes" / "example.yaml"
     scene = load_scene(example.read_text(), "example.yaml")
-    world = World.build(scene)
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene) as (server, world):
         repo = client(server, world).get_repo("acme/orders")
         assert repo.permissions.push and not repo.permissions.admin
         with pytest.raises(github.GithubException) as denied:
@@ -574,9 +566,7 @@ world:
     users: { gh_bot: { login: bot, bot: true } }
     repos: { gh_repo: { name: bot/new } }
 """
-    world = World.build(load_scene(text, "empty.yaml"))
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(load_scene(text, "empty.yaml")) as (server, world):
         repo = client(server, world).get_repo("bot/new")
         made = repo.create_file("README.md", "first", "hello\n")
         assert made["commit"].parents == []

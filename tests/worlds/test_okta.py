@@ -21,6 +21,7 @@ import pytest
 from okta.client import Client
 from okta.pagination import PaginationHelper, paginate_all, paginate_pages
 
+from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.http import Request
 from worlds.engine.serve import WorldServer
@@ -58,9 +59,7 @@ def _allow_http(monkeypatch):
 
 @pytest.fixture
 def org():
-    world = World.build(load_scene(SCENE, "okta.yaml"))
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(load_scene(SCENE, "okta.yaml")) as (server, world):
         yield Org(world, server)
 
 

@@ -20,6 +20,7 @@ import httpx2
 import pagerduty
 import pytest
 
+from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.evaluate import evaluate
 from worlds.engine.http import Request
@@ -71,9 +72,7 @@ def scene():
 
 @pytest.fixture
 def served(scene):
-    world = World.build(scene)
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene) as (server, world):
         yield server, world
 
 

@@ -6,10 +6,10 @@ import json
 import httpx
 import pytest
 
+from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.budget import CALL_BUDGET
 from worlds.engine.http import Request
-from worlds.engine.serve import WorldServer
 from worlds.engine.world import World, WorldEnded
 
 SCENE = """
@@ -31,9 +31,7 @@ checks:
 @pytest.fixture
 def served():
     scene = load_scene(SCENE, "crm.yaml")
-    world = World.build(scene)
-    with WorldServer() as server:
-        server.add(world)
+    with served_world(scene) as (server, world):
         yield server, world
 
 
