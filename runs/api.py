@@ -80,15 +80,29 @@ def _token(request) -> ApiToken | None:
     return request.auth if isinstance(request.auth, ApiToken) else None
 
 
+# What RunSerializer reads, and no more: the run's related rows hold JSON and text columns (an agent's
+# headers, a check's config) that a list of 50 runs would otherwise decode for nothing.
+RUN_COLUMNS = (
+    *(f.attname for f in Run._meta.concrete_fields if f.name != "launched_by_token"),
+    "test__test_set_id",
+    *(f"test_version__{name}" for name in ("number", "name", "scenarios", "samples_per_scenario")),
+    *(f"test_version__{name}" for name in ("min_valid_per_scenario", "required_pass_rate")),
+    "launched_by__username",
+)
+RUN_CHECK_COLUMNS = (
+    *("run_id", "required", "additional", "position", "check_version_id"),
+    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
+)
+
+
 def run_queryset(user) -> QuerySet[Run]:
+    run_checks = RunCheck.objects.select_related("check_version").only(*RUN_CHECK_COLUMNS)
+    run_checks = run_checks.order_by("position")
     return (
         Run.objects.visible_to(user)
-        .select_related("agent", "test", "test_version", "launched_by")
-        .prefetch_related(
-            Prefetch(
-                "run_checks", queryset=RunCheck.objects.select_related("check_version").order_by("position")
-            )
-        )
+        .select_related("test", "test_version", "launched_by")
+        .only(*RUN_COLUMNS)
+        .prefetch_related(Prefetch("run_checks", queryset=run_checks))
         .order_by("-created_at", "-id")
     )
 
