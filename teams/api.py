@@ -151,9 +151,9 @@ class ServiceWritesMixin:
 
 # A team-scoped model's list and detail; the viewset adds what else it does.
 # (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
+# ListModelMixin with the rows drawn by core.api.list_rows: the same JSON, less DRF per field.
+# (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
 class ListRowsMixin(mixins.ListModelMixin):
-    """ListModelMixin with the rows drawn by core.api.list_rows: the same JSON, less DRF per field."""
-
     def list(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
