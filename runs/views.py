@@ -198,14 +198,29 @@ def _active_filters(form: RunFilterForm, query) -> list[dict]:
     return rows
 
 
+RUN_ROW_COLUMNS = (
+    *("status", "result", "done_samples", "total_samples", "summary", "created_at", "batch"),
+    *("agent__name", "test__name", "test_version__number", "test_version__scenarios"),
+    "launched_by__username",
+)
+
+
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
     team = request.team
-    agents = Agent.objects.visible_to(request.user).filter(team=team).order_by("name", "pk")
+    # The pickers and the rows read only what the page shows (an agent's headers, a test's scenarios
+    # and the like are JSON and text a page of 25 runs would decode for nothing).
+    agents = (
+        Agent.objects.visible_to(request.user)
+        .filter(team=team)
+        .defer("description", "headers_encrypted", "header_names")
+        .order_by("name", "pk")
+    )
     tests = (
         Test.objects.visible_to(request.user)
         .filter(test_set__agent__team=team)
         .select_related("test_set__agent")
+        .only("name", "test_set__agent__name")
         .order_by("test_set__agent__name", "name", "pk")
     )
     form = RunFilterForm(request.GET or None, agents=agents, tests=tests)
@@ -216,6 +231,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         .filter(agent__team=team)
         .search(search)
         .select_related("agent", "test", "test_version", "launched_by")
+        .only(*RUN_ROW_COLUMNS)
         .order_by(*sort.order_by())
     )
     runs = form.filter(runs)
