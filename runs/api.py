@@ -17,6 +17,7 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
+from core.api import list_rows
 from runs import export as run_export
 from runs.compare import batch_groups
 from runs.models import CheckResult, Run, RunCheck, Sample
@@ -219,23 +220,20 @@ class RunViewSet(TeamScopedReadViewSet):
     @action(detail=True, methods=["get"], serializer_class=SampleSerializer, filterset_class=None)
     def samples(self, request, pk=None):
         run = self.get_object()
+        # Not shown: what the worker keeps (the request sent, attempts, lease) and the checks' config.
+        results = CheckResult.objects.select_related("check_version").defer("check_version__config")
         samples = (
             Sample.objects.filter(run=run)
-            .prefetch_related(
-                Prefetch(
-                    "results", queryset=CheckResult.objects.select_related("check_version").order_by("id")
-                )
-            )
+            .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
+            .prefetch_related(Prefetch("results", queryset=results.order_by("id")))
             .order_by("scenario_index", "sample_index", "id")
         )
         page = self.paginate_queryset(samples)
         names = {
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }
-        data = SampleSerializer(
-            page, many=True, context={**self.get_serializer_context(), "scenario_names": names}
-        )
-        return self.get_paginated_response(data.data)
+        context = {**self.get_serializer_context(), "scenario_names": names}
+        return self.get_paginated_response(list_rows(SampleSerializer, page, context))
 
     @extend_schema(
         summary="A scene sample's world: its trace, events and final state",

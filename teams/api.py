@@ -210,7 +210,7 @@ def versions_action(version_serializer, *, summary: str):
     def versions(self, request, pk=None):
         rows = version_model.objects.filter(parent=self.get_object())
         page = self.paginate_queryset(rows.select_related("created_by").order_by("-number"))
-        return self.get_paginated_response(version_serializer(page, many=True).data)
+        return self.get_paginated_response(list_rows(version_serializer, page, {}))
 
     return versions
 
