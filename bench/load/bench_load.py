@@ -289,6 +289,8 @@ def report(out: dict) -> str:
             f"  {key:7} n {s['n']:6}  p50 {s['p50_ms']} ms  p95 {s['p95_ms']} ms  p99 {s['p99_ms']} ms"
             f"  max {s['max_ms']} ms"
         )
+    slowest = sorted(out["per_target"].items(), key=lambda kv: -(kv[1]["p95_ms"] or 0))[:5]
+    lines.append("  slowest p95: " + ", ".join(f"{k} {v['p95_ms']} ms" for k, v in slowest))
     lines.append(f"  cpu: web server {out['cpu_s']['web']} s, worker {out['cpu_s']['worker']} s")
     lines.append(f"  runs: {json.dumps(out['runs'])}")
     return "\n".join(lines)
