@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import Proc, free_port  # noqa: E402
+from bench.common import Proc, free_port, tree_cpu_s  # noqa: E402
 
 
 def prepare_database(url: str, work: Path) -> str:
@@ -65,28 +65,6 @@ def prepare_database(url: str, work: Path) -> str:
         conn.execute("DROP DATABASE IF EXISTS evalconsole_load WITH (FORCE)")
         conn.execute("CREATE DATABASE evalconsole_load")
     return urlunparse(urlparse(url)._replace(path="/evalconsole_load"))
-
-
-def tree_cpu_s(root: int) -> float:
-    """CPU seconds (user + system) of a process and its live descendants."""
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                parent = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            kids.setdefault(parent, []).append(int(name))
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        stack += kids.get(pid, [])
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def build_load_data(users: int, samples: int, agent_url: str) -> dict:
