@@ -287,7 +287,7 @@ def main() -> None:
         "--web-processes", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_PROCESSES", "1"))
     )
     ap.add_argument("--web-threads", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_THREADS", "16")))
-    ap.add_argument("--drain-timeout", type=float, default=300)
+    ap.add_argument("--drain-timeout", type=float, default=900, help="seconds to wait for the launched runs")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_load"))
     ap.add_argument("--json", default="")
