@@ -23,6 +23,11 @@ class AgentQuerySet(TeamScopedQuerySet):
     team_path = "team"
 
 
+# An agent's columns that no list shows (its description, its headers): a list that joins the agent
+# defers them, and decodes no JSON nor text it would throw away.
+UNLISTED_FIELDS = ("description", "headers_encrypted", "header_names")
+
+
 class Agent(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="agents")
     name = models.CharField(max_length=100)

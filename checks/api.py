@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from agents.models import Agent
+from agents.models import UNLISTED_FIELDS, Agent
 from checks import services
 from checks.models import Check, CheckVersion, Test, TestSet
 from checks.serializers import (
@@ -100,6 +100,7 @@ class CheckViewSet(ServiceWritesViewSet):
         return (
             Check.objects.visible_to(self.request.user)
             .select_related("agent", "current_version")
+            .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
             .order_by("agent_id", "kind", "name", "id")
         )
 
@@ -168,6 +169,7 @@ class TestSetViewSet(ServiceWritesViewSet):
         return (
             TestSet.objects.visible_to(self.request.user)
             .select_related("agent")
+            .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
             .prefetch_related(Prefetch("tests", queryset=Test.objects.order_by("name", "id")))
             .order_by("name", "id")
         )
@@ -224,6 +226,7 @@ class TestViewSet(ServiceWritesViewSet):
         return (
             Test.objects.visible_to(self.request.user)
             .select_related("test_set__agent", "current_version")
+            .defer("test_set__description", *(f"test_set__agent__{name}" for name in UNLISTED_FIELDS))
             .prefetch_related("current_version__attached_checks")
             .order_by("name", "id")
         )

@@ -10,14 +10,19 @@ nesting, huge ids) is a 400, never a 500.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
+from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any
 
 import django_filters
 from django import forms
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
+from django.db.models.manager import BaseManager
 from rest_framework import exceptions, pagination, serializers, status
+from rest_framework.fields import SkipField
 from rest_framework.parsers import JSONParser
+from rest_framework.relations import PKOnlyObject
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -158,6 +163,97 @@ def validated_or_400(form: serializers.Serializer, rules: Callable[[dict], objec
                     if key.split(".")[0] not in errors:
                         errors[NON_FIELD_ERRORS if key == "__all__" else key] = _as_list(message)
     raise exceptions.ValidationError(errors)
+
+
+# ----------------------------------------------------------------------------- list rows
+
+
+def _simple(value) -> bool:
+    return isinstance(value, FunctionType | MethodType | BuiltinFunctionType | partial)
+
+
+def _getter(field) -> Callable[[Any], Any]:
+    """``field.get_attribute`` for a plain ``source`` path read from model instances (getattr along
+    the path; None at a missing related object); anything else (a dict, a callable, an error) takes
+    DRF's own path, so the value is always the one DRF would read."""
+    attrs = tuple(field.source_attrs)
+    slow = field.get_attribute
+
+    def get(instance):
+        value = instance
+        try:
+            for attr in attrs:
+                value = getattr(value, attr)
+        except ObjectDoesNotExist:
+            return None
+        except Exception:  # noqa: BLE001 - DRF decides: a default, null, SkipField or its own error
+            return slow(instance)
+        if _simple(value) or isinstance(instance, Mapping):
+            return slow(instance)
+        return value
+
+    return get
+
+
+def _as_bool(field) -> Callable[[Any], Any]:
+    slow = field.to_representation
+    return lambda value: value if value is True or value is False else slow(value)
+
+
+def _plain(field) -> Callable[[Any], Any]:
+    """``field.to_representation`` itself, or a shortcut that answers the same for the common
+    read-only field classes (their exact class: a subclass may represent differently)."""
+    kind = type(field)
+    if kind is serializers.ListSerializer:
+        child = row_function(field.child)
+        return lambda data: [child(item) for item in (data.all() if isinstance(data, BaseManager) else data)]
+    if isinstance(field, serializers.Serializer) and not _own(kind, "to_representation"):
+        return row_function(field)
+    if kind is serializers.SerializerMethodField:
+        return getattr(field.parent, field.method_name)
+    return {
+        serializers.IntegerField: int,
+        serializers.CharField: str,
+        serializers.FloatField: float,
+        serializers.BooleanField: _as_bool(field),
+    }.get(kind) or field.to_representation
+
+
+def _own(kind: type, name: str) -> bool:
+    """Whether a serializer class overrides DRF's ``name`` (then its own code is what runs)."""
+    return getattr(kind, name) is not getattr(serializers.Serializer, name)
+
+
+def row_function(serializer: serializers.Serializer) -> Callable[[Any], dict]:
+    """A function from an instance to exactly ``serializer.to_representation(instance)``, without DRF's
+    per-field dispatch: list endpoints of 50 rows spend most of their serializer time there (bench/README.md
+    "Serving"). Serializers with a ``to_representation`` of their own keep it; the fields' work is the
+    same (method fields call the serializer's methods, nested serializers recurse)."""
+    if _own(type(serializer), "to_representation"):
+        return serializer.to_representation
+    plan = []
+    for field in serializer._readable_fields:
+        fast = field.source != "*" and type(field).get_attribute is serializers.Field.get_attribute
+        plan.append((field.field_name, _getter(field) if fast else field.get_attribute, _plain(field)))
+
+    def row(instance) -> dict:
+        out = {}
+        for name, get, represent in plan:
+            try:
+                value = get(instance)
+            except SkipField:
+                continue
+            check = value.pk if isinstance(value, PKOnlyObject) else value
+            out[name] = None if check is None else represent(value)
+        return out
+
+    return row
+
+
+def list_rows(serializer_class, rows, context: dict) -> list[dict]:
+    """``serializer_class(rows, many=True, context=context).data`` as plain lists and dicts."""
+    row = row_function(serializer_class(context=context))
+    return [row(instance) for instance in rows]
 
 
 # ----------------------------------------------------------------------------- filters

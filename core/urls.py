@@ -37,18 +37,35 @@ def object_pages(
 _PK = 7_293_015_864_201  # stands for the pk in a reversed URL; no real row has it
 
 
-@functools.lru_cache(maxsize=256)
-def _pk_url_parts(name: str, prefix: str, urlconf: str | None) -> tuple[str, str] | None:
-    parts = reverse(name, args=[_PK], urlconf=urlconf).split(str(_PK))
-    return (parts[0], parts[1]) if len(parts) == 2 else None
+@functools.lru_cache(maxsize=1024)
+def _url_parts(name: str, prefix: str, urlconf: str | None, app: str | None) -> tuple[str, str] | None:
+    """The text around the one argument of ``name``'s URL, when every non-negative int reverses to
+    exactly that text around its digits (not so for a converter that rewrites ints: then None)."""
+    parts = reverse(name, args=[_PK], urlconf=urlconf, current_app=app).split(str(_PK))
+    seven = reverse(name, args=[7], urlconf=urlconf, current_app=app)
+    if len(parts) != 2 or seven != f"{parts[0]}7{parts[1]}":
+        return None
+    return parts[0], parts[1]
 
 
-def pk_url(name: str, pk) -> str:
-    """``reverse(name, args=[pk])`` for a URL whose one argument is an ``<int:pk>``, from a template
-    reversed once (per script prefix and URLconf): a list page asks it for every row of 50, and reverse()
-    costs ~50 µs. Anything but a non-negative int goes to reverse() itself (and its NoReverseMatch)."""
+@functools.lru_cache(maxsize=1024)
+def _url(name: str, prefix: str, urlconf: str | None, app: str | None) -> str:
+    return reverse(name, urlconf=urlconf, current_app=app)
+
+
+def pk_url(name: str, pk, current_app: str | None = None) -> str:
+    """``reverse(name, args=[pk], current_app=current_app)`` for a URL whose one argument is an int (an
+    ``<int:pk>``), from a template reversed once (per script prefix, URLconf and app): a list page asks it
+    for every row of 50, and reverse() costs ~50 µs. Anything but a non-negative int goes to reverse()
+    itself (and its NoReverseMatch)."""
     if type(pk) is int and pk >= 0:
-        parts = _pk_url_parts(name, get_script_prefix(), get_urlconf())
+        parts = _url_parts(name, get_script_prefix(), get_urlconf(), current_app)
         if parts is not None:
             return f"{parts[0]}{pk}{parts[1]}"
-    return reverse(name, args=[pk])
+    return reverse(name, args=[pk], current_app=current_app)
+
+
+def plain_url(name: str, current_app: str | None = None) -> str:
+    """``reverse(name, current_app=current_app)`` of a URL without arguments, reversed once (per script
+    prefix, URLconf and app): the layout of every page names a dozen of them."""
+    return _url(name, get_script_prefix(), get_urlconf(), current_app)

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from agents.models import Agent
 from checks.models import Check, CheckVersion
-from core.api import ApiPagination, SafeJSONParser
+from core.api import ApiPagination, SafeJSONParser, list_rows
 from core.errors import ValidationFailed
 from core.jsontext import json_text_problem
 from monitors import services as monitoring
@@ -336,4 +336,4 @@ class EvaluationViewSet(TeamScopedReadViewSet):
             .order_by("task_id", "check_version__parent_id")
         )
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response(EvaluationResultSerializer(page, many=True).data)
+        return self.get_paginated_response(list_rows(EvaluationResultSerializer, page, {}))

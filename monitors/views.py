@@ -16,12 +16,19 @@ from django.db.models import Count, Prefetch, QuerySet
 from django.db.models.functions import Left
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import date as date_filter
+from django.template.defaultfilters import floatformat, truncatechars
 from django.urls import reverse
+from django.utils.html import conditional_escape, escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_POST
 
-from agents.models import Agent
+from agents.models import UNLISTED_FIELDS, Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
+from core.templatetags.names import trunc
+from core.urls import pk_url
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
@@ -109,18 +116,45 @@ def task_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(tasks, TASKS_PER_PAGE).get_page(request.GET.get("page"))
     params = filters.as_params()
     sorted_params = params if sort == monitoring.DEFAULT_TASK_SORT else {**params, "sort": sort}
+    flags = page_flags(request.user, team)
+    rows = list(page.object_list)
+    for task in rows:
+        task.row = _task_row(task, flags.get("can_edit"))
     context = {
         "form": form,
         "page": page,
-        "tasks": page.object_list,
+        "tasks": rows,
         "filter_params": params,
         "sort_links": _sort_links(params, sort),
         "sort_label": SORT_LABELS[sort],
         "query": urlencode(sorted_params),
         "agents": agents,
-        **page_flags(request.user, team),
+        **flags,
     }
     return _page_or_fragment(request, "monitors/task_list.html", "task-results", context)
+
+
+def _task_row(t: Task, can_edit: bool) -> SafeString:
+    """One row of the tasks list, as the template would draw it (50 a page: Python, not the engine)."""
+    pick = ""
+    if can_edit:
+        pick = (
+            f'<td><input type="checkbox" name="task" value="{t.pk}" id="task-{t.pk}" '
+            f'aria-label="Select task {escape(t.external_id)}"></td>'
+        )
+    completed = date_filter(template_localtime(t.completed_at), "Y-m-d H:i:s")
+    mark = '<span class="badge fail">Failures</span>' if t.has_failures else ""
+    mark = mark or ('<span class="tag">sampled</span>' if t.sampled else "")
+    url = escape(pk_url("monitors:task-detail", t.pk))
+    return mark_safe(  # noqa: S308 - every value is escaped here
+        f"\n      <tr>\n        {pick}"
+        f'\n        <td><a href="{url}">{escape(t.external_id)}</a></td>'
+        f"\n        <td>{trunc(t.agent.name)}</td>"
+        f'\n        <td class="small">{escape(completed)}</td>'
+        f'\n        <td class="small">{escape(truncatechars(t.preview, 120))}</td>'
+        f"\n        <td>{mark}</td>"
+        "\n      </tr>\n      "
+    )
 
 
 def _sort_links(params: dict[str, str], sort: str) -> dict[str, dict[str, str]]:
@@ -318,6 +352,7 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
         Monitor.objects.visible_to(request.user)
         .filter(agent__team=team)
         .select_related("agent")
+        .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
         .prefetch_related(
             Prefetch("checks", queryset=Check.objects.only("id", "name", "version").order_by("name", "id"))
         )
@@ -329,15 +364,36 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     else:
         agent_id = ""
     page = Paginator(monitors, 50).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    for monitor in rows:
+        monitor.row = _monitor_row(monitor)
     context = {
         "page": page,
-        "monitors": page.object_list,
+        "monitors": rows,
         "agents": agents,
         "agent_id": agent_id,
         "query": urlencode({"agent": agent_id}) if agent_id else "",
         **page_flags(request.user, team),
     }
     return render(request, "monitors/monitor_list.html", context)
+
+
+def _monitor_row(m: Monitor) -> SafeString:
+    """One row of the monitors list, as the template would draw it (50 a page: Python, not the engine)."""
+    tag = '{} <span class="tag">v{}</span>'
+    checks = ", ".join(tag.format(trunc(c.name), escape(c.version)) for c in m.checks.all())
+    status = '<span class="badge idle">Paused</span>'
+    status = '<span class="badge running">Active</span>' if m.active else status
+    url, agent_url = escape(m.get_absolute_url()), escape(m.agent.get_absolute_url())
+    return mark_safe(  # noqa: S308 - every value is escaped here
+        f"\n  <tr>"
+        f'\n    <td><a href="{url}">{trunc(m.name)}</a></td>'
+        f'\n    <td><a href="{agent_url}">{trunc(m.agent.name)}</a></td>'
+        f'\n    <td class="num">{conditional_escape(floatformat(m.sample_rate, "-2"))} %</td>'
+        f'\n    <td class="small">{checks or '<span class="muted">none</span>'}</td>'
+        f"\n    <td>{status}</td>"
+        "\n  </tr>\n  "
+    )
 
 
 def _monitor_fields(form: MonitorForm) -> dict:

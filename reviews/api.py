@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
+from core.api import list_rows
 from reviews import calibration, services
 from reviews import export as label_export
 from reviews.models import Label, ReviewItem, ReviewQueue
@@ -145,7 +146,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
                 )
             return Response(SentSerializer(sent).data, status=status.HTTP_201_CREATED)
         page = self.paginate_queryset(self._items(queue))
-        return self.get_paginated_response(ReviewItemSerializer(page, many=True).data)
+        return self.get_paginated_response(list_rows(ReviewItemSerializer, page, {}))
 
     @extend_schema(
         methods=["GET"],
@@ -197,7 +198,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
             .order_by("item__position", "created_at", "id")
         )
         page = self.paginate_queryset(labels)
-        return self.get_paginated_response(LabelSerializer(page, many=True).data)
+        return self.get_paginated_response(list_rows(LabelSerializer, page, {}))
 
     @extend_schema(
         summary="Export a queue's labels (CSV or JSON Lines)",

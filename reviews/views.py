@@ -12,10 +12,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from agents.models import UNLISTED_FIELDS
 from checks.kinds import Outcome
 from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
+from core.urls import pk_url
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
@@ -122,7 +124,7 @@ def _subject(item: ReviewItem) -> dict:
             "outcome": sample.outcome,
             "title": f"Run #{sample.run_id} · {scenario.get('name') or f'Scenario {sample.scenario_index + 1}'}"
             f" · sample {sample.sample_index + 1}",
-            "url": f"{reverse('runs:run-detail', args=[sample.run_id])}#sample-{sample.pk}",
+            "url": f"{pk_url('runs:run-detail', sample.run_id)}#sample-{sample.pk}",
             "results": sorted(sample.results.all(), key=lambda r: r.pk),
         }
     task = item.task
@@ -134,7 +136,7 @@ def _subject(item: ReviewItem) -> dict:
         "kind": "task",
         "outcome": "fail" if task.has_failures else "",
         "title": f"Task {task.external_id} · {task.agent.name}",
-        "url": reverse("monitors:task-detail", args=[task.pk]),
+        "url": pk_url("monitors:task-detail", task.pk),
         "results": sorted(latest.values(), key=lambda r: r.pk),
     }
 
@@ -168,12 +170,16 @@ def _items(queue: ReviewQueue):
             "task__trace",
             "task__metadata",
             "sample__run__summary",
+            *(f"task__agent__{name}" for name in UNLISTED_FIELDS),
         )
         .prefetch_related(
             Prefetch("sample__results", queryset=results),
             Prefetch("task__results", queryset=results),
             Prefetch(
-                "labels", queryset=Label.objects.select_related("reviewer", "check_version").order_by("id")
+                "labels",
+                queryset=Label.objects.select_related("reviewer", "check_version")
+                .defer("check_version__config")
+                .order_by("id"),
             ),
         )
         .order_by("position")

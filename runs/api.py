@@ -17,6 +17,7 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
+from core.api import list_rows
 from runs import export as run_export
 from runs.compare import batch_groups
 from runs.models import CheckResult, Run, RunCheck, Sample
@@ -81,15 +82,29 @@ def _token(request) -> ApiToken | None:
     return request.auth if isinstance(request.auth, ApiToken) else None
 
 
+# What RunSerializer reads, and no more: the run's related rows hold JSON and text columns (an agent's
+# headers, a check's config) that a list of 50 runs would otherwise decode for nothing.
+RUN_COLUMNS = (
+    *(f.attname for f in Run._meta.concrete_fields if f.name != "launched_by_token"),
+    "test__test_set_id",
+    *(f"test_version__{name}" for name in ("number", "name", "scenarios", "samples_per_scenario")),
+    *(f"test_version__{name}" for name in ("min_valid_per_scenario", "required_pass_rate")),
+    "launched_by__username",
+)
+RUN_CHECK_COLUMNS = (
+    *("run_id", "required", "additional", "position", "check_version_id"),
+    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
+)
+
+
 def run_queryset(user) -> QuerySet[Run]:
+    run_checks = RunCheck.objects.select_related("check_version").only(*RUN_CHECK_COLUMNS)
+    run_checks = run_checks.order_by("position")
     return (
         Run.objects.visible_to(user)
-        .select_related("agent", "test", "test_version", "launched_by")
-        .prefetch_related(
-            Prefetch(
-                "run_checks", queryset=RunCheck.objects.select_related("check_version").order_by("position")
-            )
-        )
+        .select_related("test", "test_version", "launched_by")
+        .only(*RUN_COLUMNS)
+        .prefetch_related(Prefetch("run_checks", queryset=run_checks))
         .order_by("-created_at", "-id")
     )
 
@@ -228,23 +243,20 @@ class RunViewSet(TeamScopedReadViewSet):
     @action(detail=True, methods=["get"], serializer_class=SampleSerializer, filterset_class=None)
     def samples(self, request, pk=None):
         run = self.get_object()
+        # Not shown: what the worker keeps (the request sent, attempts, lease) and the checks' config.
+        results = CheckResult.objects.select_related("check_version").defer("check_version__config")
         samples = (
             Sample.objects.filter(run=run)
-            .prefetch_related(
-                Prefetch(
-                    "results", queryset=CheckResult.objects.select_related("check_version").order_by("id")
-                )
-            )
+            .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
+            .prefetch_related(Prefetch("results", queryset=results.order_by("id")))
             .order_by("scenario_index", "sample_index", "id")
         )
         page = self.paginate_queryset(samples)
         names = {
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }
-        data = SampleSerializer(
-            page, many=True, context={**self.get_serializer_context(), "scenario_names": names}
-        )
-        return self.get_paginated_response(data.data)
+        context = {**self.get_serializer_context(), "scenario_names": names}
+        return self.get_paginated_response(list_rows(SampleSerializer, page, context))
 
     @extend_schema(
         summary="A scene sample's world: its trace, events and final state",

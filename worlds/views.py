@@ -11,12 +11,17 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
+from django.utils.html import conditional_escape, escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
+from core.templatetags.names import trunc
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden
 from worlds import services
@@ -84,6 +89,7 @@ def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     rows = list(page.object_list)
     for scene in rows:
         scene.summary = summary_of(scene.current_version)
+        scene.row = _scene_row(scene)
     context = {
         "agent": agent,
         "tab": "scenes",
@@ -94,6 +100,25 @@ def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         **page_flags(request.user, agent.team),
     }
     return render(request, "worlds/scene_list.html", context)
+
+
+def _scene_row(s: Scene) -> SafeString:
+    """One row of an agent's scenes, as the template would draw it (50 a page: Python, not the engine)."""
+    summary = s.summary
+    about = summary.get("description")
+    about = f'<div class="muted small">{trunc(about)}</div>' if about else ""
+    tools = "".join(f'<span class="tag">{conditional_escape(t)}</span> ' for t in summary.get("tools") or ())
+    updated = date_filter(template_localtime(s.updated_at), "Y-m-d H:i")
+    url = escape(s.get_absolute_url())
+    return mark_safe(  # noqa: S308 - every value is escaped here
+        f'\n    <tr class="scene-row" data-scene="{escape(s.name)}">'
+        f'\n      <td><a href="{url}"><strong>{trunc(s.name)}</strong></a>{about}</td>'
+        f"\n      <td>v{escape(s.version)}</td>"
+        f'\n      <td class="small">{tools}</td>'
+        f'\n      <td class="small">{len(summary.get("checks") or "")}</td>'
+        f'\n      <td class="small muted">{escape(updated)}</td>'
+        "\n    </tr>\n  "
+    )
 
 
 def _form_page(request: HttpRequest, *, agent: Agent, scene: Scene | None) -> HttpResponse:

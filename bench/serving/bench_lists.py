@@ -30,6 +30,7 @@ import cProfile
 import json
 import os
 import pstats
+import re
 import statistics
 import sys
 import tempfile
@@ -43,9 +44,9 @@ if str(ROOT) not in sys.path:
 N = 55  # rows of each kind: every first page of 50 is full
 
 
-def setup_django(database_url: str | None, work: Path) -> str:
+def setup_django(database_url: str | None, work: Path, db_file: str | None = None) -> str:
     os.environ["DJANGO_SETTINGS_MODULE"] = "evalconsole.settings"
-    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{work / 'bench.sqlite3'}"
+    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{db_file or work / 'bench.sqlite3'}"
     os.environ["EVALCONSOLE_VAR_DIR"] = str(work)
     os.environ.setdefault("SECRET_KEY", "bench-serving-not-secret")
     os.environ["DEBUG"] = "0"
@@ -115,7 +116,10 @@ def build() -> dict:
             by=member,
             name=f"Test {i:02d}",
             scenarios=scenarios,
-            checks=[{"check": checks[i].pk, "required": True}, {"check": checks[(i + 1) % N].pk, "required": False}],
+            checks=[
+                {"check": checks[i].pk, "required": True},
+                {"check": checks[(i + 1) % N].pk, "required": False},
+            ],
             samples_per_scenario=1,
             min_valid_per_scenario=1,
             required_pass_rate=100,
@@ -139,7 +143,10 @@ def build() -> dict:
     now = timezone.now().isoformat()
     monitors = [
         create_monitor(
-            agent=agent, by=member, name=f"Monitor {i:02d}", checks=[checks[i].pk, checks[(i + 1) % N].pk],
+            agent=agent,
+            by=member,
+            name=f"Monitor {i:02d}",
+            checks=[checks[i].pk, checks[(i + 1) % N].pk],
             sample_rate=100 if i == 0 else 10,
         )
         for i in range(N)
@@ -160,8 +167,13 @@ def build() -> dict:
         ],
     )
     task_ids = list(Task.objects.filter(agent=agent).order_by("pk").values_list("pk", flat=True)[:50])
-    evaluation = launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk, checks[1].pk], task_ids=task_ids)
-    scenes = [create_scene(agent=agent, by=member, source=support_question(scene=f"scene-{i:02d}")) for i in range(N)]
+    evaluation = launch_evaluation(
+        agent=agent, by=member, check_ids=[checks[0].pk, checks[1].pk], task_ids=task_ids
+    )
+    scenes = [
+        create_scene(agent=agent, by=member, source=support_question(scene=f"scene-{i:02d}"))
+        for i in range(N)
+    ]
     queues = [create_queue(team=team, by=member, name=f"Queue {i:02d}") for i in range(N)]
     send_samples(queue=queues[0], run=big_run, by=member)
     fake.stop()
@@ -224,6 +236,22 @@ def rows_of(kind: str, response) -> str:
     return "-"
 
 
+CSRF = re.compile(rb'("x-csrftoken": "|name="csrfmiddlewaretoken" value=")[A-Za-z0-9]{32,64}"')
+
+
+def dump(targets_, ids, directory: Path) -> None:
+    """Each list's body in ``directory/<name>`` (CSRF tokens blanked): diff two code versions' bodies."""
+    from django.test import Client
+
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {ids['secret']}")
+    page = Client()
+    page.force_login(ids["member"])
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, kind, path in targets_:
+        body = (api if kind == "api" else page).get(path).content
+        (directory / name).write_bytes(CSRF.sub(rb'\1-"', body))
+
+
 def measure(targets_, ids, *, repeat: int, warmup: int, profile: str | None) -> list[dict]:
     from django.db import connection, reset_queries
     from django.test import Client
@@ -252,6 +280,12 @@ def measure(targets_, ids, *, repeat: int, warmup: int, profile: str | None) -> 
             picked = os.environ.get("BENCH_PROFILE_FILTER", r"/serving/(?!\.venv)")
             stats.sort_stats("cumulative").print_stats(picked, 30)
             stats.sort_stats("tottime").print_stats(20)
+        counted = cProfile.Profile()  # Python function calls a request makes: other load does not move it
+        counted.enable()
+        for _ in range(3):
+            client.get(path)
+        counted.disable()
+        calls = pstats.Stats(counted).total_calls // 3
         times, cpu = [], []
         for _ in range(repeat):
             t, c = time.perf_counter(), time.thread_time()
@@ -269,11 +303,14 @@ def measure(targets_, ids, *, repeat: int, warmup: int, profile: str | None) -> 
                 "p50_ms": round(statistics.median(times), 2),
                 "p95_ms": round(times[min(len(times) - 1, int(0.95 * len(times)))], 2),
                 "cpu_p50_ms": round(statistics.median(cpu), 2),
+                "min_ms": round(times[0], 2),  # the uncontended cost, on a machine others share
+                "calls": calls,
             }
         )
         print(
             f"{name:24} {out[-1]['rows']:>4} rows {queries:>3} q  p50 {out[-1]['p50_ms']:7.2f} ms"
-            f"  p95 {out[-1]['p95_ms']:7.2f} ms  cpu p50 {out[-1]['cpu_p50_ms']:7.2f} ms",
+            f"  p95 {out[-1]['p95_ms']:7.2f} ms  cpu p50 {out[-1]['cpu_p50_ms']:7.2f} ms"
+            f"  min {out[-1]['min_ms']:7.2f} ms  {calls:7d} calls",
             flush=True,
         )
     return out
@@ -287,19 +324,37 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated names")
     parser.add_argument("--profile", default=None, help="cProfile these (comma-separated names)")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--db-file", default=None, help="SQLite file kept between invocations: built once, then reused"
+    )
+    parser.add_argument("--dump", default=None, help="write each list's body into this directory")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-serving-") as tmp:
-        vendor = setup_django(args.database_url, Path(tmp))
+        reuse = bool(args.db_file) and Path(args.db_file).exists()
+        vendor = setup_django(args.database_url, Path(tmp), args.db_file)
         if args.database_url:
             from django.core.management import call_command
 
             call_command("flush", verbosity=0, interactive=False)
-        ids = build()
+        if reuse:
+            from django.contrib.auth import get_user_model
+
+            ids = json.loads(Path(f"{args.db_file}.json").read_text())
+            ids["member"] = get_user_model().objects.get(username="bench-member")
+        else:
+            ids = build()
+            if args.db_file:
+                kept = {k: v for k, v in ids.items() if k != "member"}
+                Path(f"{args.db_file}.json").write_text(json.dumps(kept))
         import evalconsole.wsgi  # noqa: F401  (what a gunicorn worker runs at start: the app, gc.freeze)
+
         chosen = targets(ids)
         if args.only:
             wanted = set(args.only.split(","))
             chosen = [t for t in chosen if t[0] in wanted]
+        if args.dump:
+            dump(chosen, ids, Path(args.dump))
+            return
         print(f"database: {vendor}; {args.repeat} requests each after {args.warmup} unmeasured", flush=True)
         results = measure(chosen, ids, repeat=args.repeat, warmup=args.warmup, profile=args.profile)
         if args.json:

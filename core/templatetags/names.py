@@ -1,14 +1,19 @@
-"""`{{ check.name|trunc }}`: a name on one line, cut with … to fit its box, the full name on hover.
+"""`{{ check.name|trunc }}`: a name on one line, cut with … to fit its box, the full name on hover; and
+`{% url %}`, Django's tag answering from URLs reversed once (core.urls) for no argument or one int.
 
-Registered as a template builtin (settings.TEMPLATES), so every template has it without `{% load %}`.
+Registered as a template builtin (settings.TEMPLATES), so every template has both without `{% load %}`.
 The look is the `.trunc` class of the console stylesheet.
 """
 
 from __future__ import annotations
 
 from django import template
-from django.utils.html import format_html
+from django.template import defaulttags
+from django.urls import NoReverseMatch
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
+
+from core.urls import pk_url, plain_url
 
 register = template.Library()
 
@@ -19,3 +24,39 @@ def trunc(value: object) -> SafeString | str:
     if not text:
         return ""
     return format_html('<span class="trunc" title="{}">{}</span>', text, text)
+
+
+class URLNode(defaulttags.URLNode):
+    """Django's `{% url %}` node; a URL with no argument or one non-negative int comes from core.urls
+    (reverse() once per route: a list page's layout names a dozen URLs and its rows one or two each)."""
+
+    def render(self, context):
+        if self.kwargs or len(self.args) > 1:
+            return super().render(context)
+        args = [arg.resolve(context) for arg in self.args]
+        if args and not (type(args[0]) is int and args[0] >= 0):
+            return super().render(context)
+        view_name = self.view_name.resolve(context)
+        try:
+            current_app = context.request.current_app
+        except AttributeError:
+            try:
+                current_app = context.request.resolver_match.namespace
+            except AttributeError:
+                current_app = None
+        url = ""
+        try:
+            url = pk_url(view_name, args[0], current_app) if args else plain_url(view_name, current_app)
+        except NoReverseMatch:
+            if self.asvar is None:
+                raise
+        if self.asvar:
+            context[self.asvar] = url
+            return ""
+        return conditional_escape(url) if context.autoescape else url
+
+
+@register.tag
+def url(parser, token):
+    node = defaulttags.url(parser, token)
+    return URLNode(node.view_name, node.args, node.kwargs, node.asvar)

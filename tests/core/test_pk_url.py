@@ -31,3 +31,42 @@ def test_anything_else_is_reverse_s_business():
         pk_url("runs:run-detail", None)
     with pytest.raises(NoReverseMatch):
         pk_url("runs:run-detail", -1)
+
+
+def _render(text: str, **context) -> str:
+    from django.template import engines
+
+    return engines["django"].from_string(text).render(context)
+
+
+@pytest.mark.parametrize(
+    ("tag", "context", "expected"),
+    [
+        ("{% url 'runs:run-list' %}", {}, reverse("runs:run-list")),
+        ("{% url 'runs:run-detail' pk %}", {"pk": 42}, reverse("runs:run-detail", args=[42])),
+        ("{% url 'runs:run-detail' pk %}", {"pk": "42"}, reverse("runs:run-detail", args=["42"])),
+        ("{% url 'runs:run-detail' pk=pk %}", {"pk": 9}, reverse("runs:run-detail", kwargs={"pk": 9})),
+        ("{% url 'runs:run-detail' 5 as u %}[{{ u }}]", {}, f"[{reverse('runs:run-detail', args=[5])}]"),
+        ("{% url 'runs:run-detail' pk as u %}[{{ u }}]", {"pk": None}, "[]"),
+        ("{% url name pk %}", {"name": "checks:check-list", "pk": 3}, reverse("checks:check-list", args=[3])),
+    ],
+)
+def test_the_url_tag_answers_as_django_s(tag, context, expected):
+    assert _render(tag, **context) == expected
+
+
+def test_the_url_tag_fails_as_django_s():
+    with pytest.raises(NoReverseMatch):
+        _render("{% url 'runs:run-detail' pk %}", pk=-1)
+    with pytest.raises(NoReverseMatch):
+        _render("{% url 'runs:no-such-page' %}")
+
+
+def test_the_url_tag_follows_the_script_prefix():
+    set_script_prefix("/console/")
+    try:
+        shown = _render("{% url 'runs:run-list' %}|{% url 'runs:run-detail' 4 %}")
+        assert shown == "/console/runs/|/console/runs/4/"
+    finally:
+        clear_script_prefix()
+    assert _render("{% url 'runs:run-list' %}") == "/runs/"

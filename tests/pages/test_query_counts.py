@@ -173,6 +173,18 @@ def test_run_list_sorted_and_searched(measure, order_test, member):
     measure(f"{reverse('runs:run-list')}?sort=-agent&q=order", add, 8)
 
 
+def test_run_list_of_one_agent(measure, order_test, member):
+    services.launch_run(test=order_test, by=member)
+    agent = order_test.test_set.agent
+
+    def add():
+        for _ in range(N):
+            services.launch_run(test=order_test, by=member)
+
+    # the 8 queries, plus the picked agent (its tabs show its kind, protocol and address: no more)
+    measure(f"{reverse('runs:run-list')}?agent={agent.pk}", add, 9, contains=[agent.shown_endpoint_url])
+
+
 def test_run_detail_samples(measure, login, member, live_agent, order_checks, run_now):
     test_set = create_test_set(agent=live_agent, by=member, name="Q")
     small = create_test(

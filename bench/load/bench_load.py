@@ -1,0 +1,438 @@
+#!/usr/bin/env python
+"""Serving under load (issue 19): users reading lists while runs are launched, against the server
+`make up` runs (gunicorn with threads, WhiteNoise) and real django-q2 workers, on loopback.
+
+What it does:
+
+  data     a fresh database (PostgreSQL: ``evalconsole_load`` next to the one in the URL; SQLite: a
+           file under --work-dir) filled as bench/serving/bench_lists.py fills it (every list has 50+
+           rows), plus --users members, each with an API token and a browser session, and a test of
+           --samples scenarios whose agent is the fake agent (tests/support/fake_agent.py, its own
+           process, answering after --latency-ms).
+  server   gunicorn evalconsole.wsgi as scripts/up.sh starts it (--web-processes, gthread with
+           --web-threads) and ``manage.py qcluster`` with EVALCONSOLE_WORKERS=--qcluster-workers.
+  load     --users users, each asking one request per second (constant pacing: a user whose answer
+           comes late asks again at once), a random pick of the 27 lists of bench_lists.py (15 API
+           endpoints with the user's token, 12 pages with the user's session); plus --launches-per-s
+           launches (``POST /api/v1/runs/``, 202) of the test, for --duration seconds.
+  after    waits for every launched run to complete, then counts lost samples: a launched run not
+           completed, or completed without all its samples finished (each sample done, with its
+           check results).
+
+Prints p50/p95/p99/max of the client-side latency (aiohttp on loopback: queueing in the server
+included) for lists, pages, API lists and launches, the errors (non-2xx answers and failed
+connections, by kind), the throughput, the CPU seconds the web server and the worker used, the load
+average before and after, and the lost samples. ``--json FILE`` writes it all.
+
+  PG=$(PGT_PORT=54333 bash .ci/pg-throwaway.sh start /tmp/pg-serving | tail -1)
+  PYTHONPATH=$PWD .venv/bin/python bench/load/bench_load.py --database-url "$PG" --duration 600
+  PYTHONPATH=$PWD .venv/bin/python bench/load/bench_load.py --database-url "$PG" --duration 60  # a try
+
+See bench/README.md "Serving under load".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import Proc, free_port, tree_cpu_s  # noqa: E402
+
+
+def prepare_database(url: str, work: Path) -> str:
+    if not url:
+        path = work / "load.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return f"sqlite:///{path}"
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS evalconsole_load WITH (FORCE)")
+        conn.execute("CREATE DATABASE evalconsole_load")
+    return urlunparse(urlparse(url)._replace(path="/evalconsole_load"))
+
+
+def build_load_data(users: int, samples: int, agent_url: str) -> dict:
+    """The lists' data (bench_lists.build), the users, and the test the launches run."""
+    from django.test import Client
+
+    from agents.services import create_agent
+    from bench.common import LOOKUP_ORDER_CALLED
+    from bench.serving.bench_lists import build, targets
+    from checks.services import create_check, create_test, create_test_set
+    from teams.models import Team
+    from teams.services import add_member, get_or_create_user, issue_token
+
+    ids = build()
+    team = Team.objects.get(name="Bench team")
+    admin, _ = get_or_create_user(username="bench-admin")
+    agent = create_agent(team=team, by=admin, name="Load bot", endpoint_url=agent_url, retries=0)
+    checks = [
+        create_check(
+            agent=agent, by=admin, name="Mentions EC-1042", kind="text_includes", config={"text": "EC-1042"}
+        ),
+        create_check(
+            agent=agent, by=admin, name="Looked up the order", kind="tool_usage", config=LOOKUP_ORDER_CALLED
+        ),
+    ]
+    test = create_test(
+        test_set=create_test_set(agent=agent, by=admin, name="Load"),
+        by=admin,
+        name="Orders under load",
+        scenarios=[f"Where is my order EC-1042? (#{i})" for i in range(samples)],
+        checks=[{"check": c.pk, "required": True} for c in checks],
+    )
+    people = []
+    for i in range(users):
+        user, _ = get_or_create_user(username=f"load-user-{i:03d}")
+        add_member(team=team, user=user, role="member")
+        client = Client()
+        client.force_login(user)
+        people.append(
+            {
+                "token": issue_token(user=user, name="load").secret,
+                "session": client.cookies["sessionid"].value,
+            }
+        )
+    launcher = issue_token(user=admin, name="load-launcher").secret
+    return {"targets": targets(ids), "people": people, "launcher": launcher, "test": test.pk}
+
+
+def wait_http(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if r.status < 500:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{url} did not answer in {timeout} s")
+        time.sleep(0.2)
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * len(values)))], 1)
+
+
+def summary(values: list[float]) -> dict:
+    return {
+        "n": len(values),
+        "p50_ms": round(statistics.median(values), 1) if values else None,
+        "p95_ms": pct(values, 0.95),
+        "p99_ms": pct(values, 0.99),
+        "max_ms": round(max(values), 1) if values else None,
+    }
+
+
+async def load(
+    base: str, data: dict, *, users: int, launches_per_s: float, duration: float, seed: int
+) -> dict:
+    import aiohttp
+
+    rng = random.Random(seed)
+    samples: list[tuple[str, str, float, int | str]] = []  # (name, kind, ms, status or error)
+    launched: list[int] = []
+    late = 0
+    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0)
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar()
+    ) as http:
+        start = time.monotonic()
+        end = start + duration
+
+        async def one(name: str, kind: str, method: str, path: str, headers: dict, body=None) -> dict | None:
+            t = time.perf_counter()
+            try:
+                async with http.request(method, base + path, headers=headers, json=body) as r:
+                    payload = await r.read()
+                    status: int | str = r.status
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                payload, status = b"", type(exc).__name__
+            samples.append((name, kind, (time.perf_counter() - t) * 1000, status))
+            if status == 202 and kind == "launch":
+                return json.loads(payload)
+            return None
+
+        async def user(person: dict) -> None:
+            nonlocal late
+            api = {"Authorization": f"Bearer {person['token']}"}
+            page = {"Cookie": f"sessionid={person['session']}"}
+            at = start + rng.random()  # users spread over the first second
+            while at < end:
+                await asyncio.sleep(max(0.0, at - time.monotonic()))
+                name, kind, path = rng.choice(data["targets"])
+                await one(name, kind, "GET", path, api if kind == "api" else page)
+                at += 1.0
+                if time.monotonic() > at:
+                    late += 1
+                    at = time.monotonic()
+
+        async def launcher() -> None:
+            headers = {"Authorization": f"Bearer {data['launcher']}"}
+            pending = set()
+            k = 0
+            while True:
+                at = start + k / launches_per_s
+                if at >= end:
+                    break
+                await asyncio.sleep(max(0.0, at - time.monotonic()))
+                task = asyncio.ensure_future(
+                    one("launch", "launch", "POST", "/api/v1/runs/", headers, {"test": data["test"]})
+                )
+                task.add_done_callback(lambda t: t.result() and launched.append(t.result()["id"]))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+                k += 1
+            if pending:
+                await asyncio.wait(pending)
+
+        jobs = [user(p) for p in data["people"][:users]]
+        if launches_per_s > 0:
+            jobs.append(launcher())
+        await asyncio.gather(*jobs)
+        elapsed = time.monotonic() - start
+    return {"samples": samples, "launched": launched, "late": late, "elapsed_s": elapsed}
+
+
+def lost_samples(run_ids: list[int], timeout: float) -> dict:
+    """Waits for the runs to complete; counts runs not completed and samples not finished."""
+    from django.db.models import Count, Q
+
+    from runs.models import Run, Sample
+
+    deadline = time.monotonic() + timeout
+    t0 = time.monotonic()
+    while Run.objects.filter(pk__in=run_ids).exclude(status=Run.Status.COMPLETED).exists():
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    drained_s = time.monotonic() - t0
+    runs = list(
+        Run.objects.filter(pk__in=run_ids).annotate(
+            n=Count("samples"), finished=Count("samples", filter=Q(samples__status=Sample.Status.DONE))
+        )
+    )
+    found = {r.pk: r for r in runs}
+    not_completed = [pk for pk in run_ids if pk not in found or found[pk].status != Run.Status.COMPLETED]
+    short = [r.pk for r in runs if not r.n == r.finished == r.done_samples == r.total_samples]
+    planned = sum(r.total_samples for r in runs)
+    results: dict[str, int] = {}
+    for r in runs:
+        results[r.result or "none"] = results.get(r.result or "none", 0) + 1
+    missing_runs = len(run_ids) - len(found)  # a 202 whose run is gone: all its samples are lost
+    return {
+        "runs": len(run_ids),
+        "runs_found": len(found),
+        "runs_not_completed": len(not_completed),
+        "runs_short": len(short),
+        "samples_planned": planned,
+        "samples_done": sum(r.finished for r in runs),
+        "samples_lost": planned - sum(r.finished for r in runs),
+        "runs_missing": missing_runs,
+        "results": results,
+        "drain_after_load_s": round(drained_s, 1),
+    }
+
+
+def report(out: dict) -> str:
+    lines = [f"load average before {out['loadavg_before']}, after {out['loadavg_after']}"]
+    lines.append(
+        f"{out['requests']} requests in {out['elapsed_s']:.0f} s ({out['requests_per_s']:.1f}/s), "
+        f"{out['late']} late paces, errors {out['errors']}"
+    )
+    for key in ("lists", "api", "page", "launch"):
+        s = out["latency"][key]
+        lines.append(
+            f"  {key:7} n {s['n']:6}  p50 {s['p50_ms']} ms  p95 {s['p95_ms']} ms  p99 {s['p99_ms']} ms"
+            f"  max {s['max_ms']} ms"
+        )
+    slowest = sorted(out["per_target"].items(), key=lambda kv: -(kv[1]["p95_ms"] or 0))[:5]
+    lines.append("  slowest p95: " + ", ".join(f"{k} {v['p95_ms']} ms" for k, v in slowest))
+    lines.append(f"  cpu: web server {out['cpu_s']['web']} s, worker {out['cpu_s']['worker']} s")
+    lines.append(f"  runs: {json.dumps(out['runs'])}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--database-url", default="", help="PostgreSQL URL (default: a SQLite file)")
+    ap.add_argument("--duration", type=float, default=600)
+    ap.add_argument("--users", type=int, default=50)
+    ap.add_argument("--launches-per-s", type=float, default=2.0)
+    ap.add_argument("--samples", type=int, default=10, help="samples per launched run")
+    ap.add_argument("--latency-ms", type=float, default=200, help="the fake agent's answer time")
+    ap.add_argument("--qcluster-workers", type=int, default=4)
+    ap.add_argument(
+        "--web-processes", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_PROCESSES", "1"))
+    )
+    ap.add_argument("--web-threads", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_THREADS", "16")))
+    ap.add_argument("--drain-timeout", type=float, default=900, help="seconds to wait for the launched runs")
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_load"))
+    ap.add_argument("--json", default="")
+    a = ap.parse_args()
+
+    work = Path(a.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    db_url = prepare_database(a.database_url, work)
+    agent_port, web_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "evalconsole.settings",
+        "DATABASE_URL": db_url,
+        "EVALCONSOLE_VAR_DIR": str(work),
+        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-load-not-secret"),
+        "DEBUG": "0",
+        "EVALCONSOLE_WORKERS": str(a.qcluster_workers),
+        "EVALCONSOLE_MAX_SAMPLES_PER_RUN": "100",  # bench_lists' run of 50 samples
+        "EVALCONSOLE_API_THROTTLE": "600/min",  # the default; each user and the launcher have a token
+        "EVALCONSOLE_WORLDS_URL": f"http://127.0.0.1:{web_port}",
+        "PYTHONPATH": str(ROOT),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("EVALCONSOLE_API_PAGE_SIZE", None)
+    os.environ.update(
+        {k: env[k] for k in env if k.startswith(("DJANGO", "DATABASE", "EVALCONSOLE", "SECRET", "DEBUG"))}
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django_q.conf import Conf
+
+    call_command("migrate", verbosity=0, interactive=False)
+    Conf.SYNC = True  # bench_lists.build launches its runs in this process
+    t0 = time.perf_counter()
+    data = build_load_data(a.users, a.samples, f"http://127.0.0.1:{agent_port}/agent")
+    Conf.SYNC = False
+    print(f"data built in {time.perf_counter() - t0:.1f} s", flush=True)
+    from django.db import connections
+
+    connections.close_all()
+
+    procs = []
+    try:
+        agent = Proc(
+            [
+                sys.executable,
+                str(ROOT / "tests/support/fake_agent.py"),
+                "--port",
+                str(agent_port),
+                "--latency-ms",
+                str(a.latency_ms),
+            ],
+            env,
+            work / "agent.log",
+            "LISTENING",
+        )
+        procs.append(agent)
+        worker = Proc(  # at INFO the worker says "running." once it is (the web server stays at WARNING)
+            [sys.executable, "manage.py", "qcluster", "--skip-checks"],
+            {**env, "Q_LOG_LEVEL": "INFO"},
+            work / "qcluster.log",
+            "running.",
+        )
+        procs.append(worker)
+        web = Proc(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "evalconsole.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{web_port}",
+                "--workers",
+                str(a.web_processes),
+                "--worker-class",
+                "gthread",
+                "--threads",
+                str(a.web_threads),
+                "--graceful-timeout",
+                "5",
+                "--timeout",
+                "120",
+                "--log-level",
+                "info",
+            ],
+            env,
+            work / "web.log",
+            "Booting worker",
+        )
+        procs.append(web)
+        base = f"http://127.0.0.1:{web_port}"
+        wait_http(base + "/login/")
+        # Every worker process of gunicorn answers each list once before the clock starts.
+        asyncio.run(load(base, data, users=min(a.users, 30), launches_per_s=0, duration=2, seed=a.seed + 1))
+        loadavg_before = [round(x, 2) for x in os.getloadavg()]
+        cpu0 = {"web": tree_cpu_s(web.p.pid), "worker": tree_cpu_s(worker.p.pid)}
+        print(
+            f"load: {a.users} users at 1/s + {a.launches_per_s} launches/s for {a.duration:.0f} s; "
+            f"load average {loadavg_before}",
+            flush=True,
+        )
+        got = asyncio.run(
+            load(base, data, users=a.users, launches_per_s=a.launches_per_s, duration=a.duration, seed=a.seed)
+        )
+        loadavg_after = [round(x, 2) for x in os.getloadavg()]
+        cpu = {k: round(tree_cpu_s(p.p.pid) - cpu0[k], 1) for k, p in (("web", web), ("worker", worker))}
+        runs = lost_samples(got["launched"], a.drain_timeout)
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+    by_kind: dict[str, list[float]] = {"lists": [], "api": [], "page": [], "launch": []}
+    errors: dict[str, int] = {}
+    for name, kind, ms, status in got["samples"]:
+        ok = isinstance(status, int) and status < 400
+        if not ok:
+            errors[f"{name} {status}"] = errors.get(f"{name} {status}", 0) + 1
+        by_kind[kind].append(ms)
+        if kind != "launch":
+            by_kind["lists"].append(ms)
+    per_target: dict[str, list[float]] = {}
+    for name, _kind, ms, _status in got["samples"]:
+        per_target.setdefault(name, []).append(ms)
+    out = {
+        "database": "postgresql" if a.database_url else "sqlite",
+        "args": vars(a),
+        "loadavg_before": loadavg_before,
+        "loadavg_after": loadavg_after,
+        "elapsed_s": round(got["elapsed_s"], 1),
+        "requests": len(got["samples"]),
+        "requests_per_s": round(len(got["samples"]) / got["elapsed_s"], 1),
+        "late": got["late"],
+        "errors": errors,
+        "error_count": sum(errors.values()),
+        "latency": {k: summary(v) for k, v in by_kind.items()},
+        "per_target": {k: summary(v) for k, v in sorted(per_target.items())},
+        "cpu_s": cpu,
+        "runs": runs,
+    }
+    print(report(out), flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

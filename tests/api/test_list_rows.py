@@ -1,0 +1,89 @@
+"""List rows are drawn by core.api.list_rows (not DRF's per-field dispatch): each row is exactly what the
+object's own endpoint shows, and the drawing agrees with DRF's to_representation on every field shape."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from rest_framework import serializers
+
+from core.api import row_function
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("kind", ["agents", "checks", "test-sets", "tests", "runs"])
+def test_a_list_row_is_the_objects_own_body(kind, api, library, member):
+    from runs import services as runs
+
+    runs.launch_run(test=library["test"], by=member, additional_checks=[library["extra_check"]])
+    rows = api.get("member", f"/api/v1/{kind}/").json()["results"]
+    assert rows
+    for row in rows:
+        assert row == api.get("member", f"/api/v1/{kind}/{row['id']}/").json()
+
+
+class Inner(serializers.Serializer):
+    n = serializers.IntegerField()
+    label = serializers.CharField(source="name")
+
+
+class Shapes(serializers.Serializer):
+    plain = serializers.IntegerField()
+    through = serializers.CharField(source="parent.name", allow_null=True)
+    fallback = serializers.CharField(source="missing", default="none")
+    optional = serializers.CharField(source="absent", required=False)
+    computed = serializers.CharField(source="shout")  # a method: DRF calls it
+    flag = serializers.BooleanField()
+    ratio = serializers.FloatField()
+    when = serializers.DateTimeField()
+    items = Inner(many=True)
+    one = Inner(allow_null=True)
+    extra = serializers.SerializerMethodField()
+    listed = serializers.ListField(child=serializers.IntegerField())
+
+    def get_extra(self, obj) -> str:
+        plain = obj["plain"] if isinstance(obj, dict) else obj.plain
+        return f"{plain}-{self.context['suffix']}"
+
+
+def _thing(**changes):
+    import datetime as dt
+
+    base = {
+        "plain": "7",
+        "parent": SimpleNamespace(name="Acme"),
+        "shout": lambda: "HI",
+        "flag": 1,
+        "ratio": 2,
+        "when": dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC),
+        "items": [{"n": 1, "name": "a"}, SimpleNamespace(n="2", name=3)],
+        "one": None,
+        "listed": ["1", 2],
+    }
+    return SimpleNamespace(**{**base, **changes})
+
+
+@pytest.mark.parametrize(
+    "thing",
+    [
+        _thing(),
+        _thing(parent=None, flag="false", one=SimpleNamespace(n=5, name="x"), items=[]),
+        _thing(plain=None, when=None, flag=None, absent="here", missing="given"),
+        {"plain": 3, "parent": {"name": "D"}, "shout": "s", "flag": True, "ratio": 1.5, "when": None,
+         "items": [], "one": {"n": 1, "name": "o"}, "listed": []},
+    ],
+    ids=["objects", "null-parent", "nulls-and-optionals", "a-dict"],
+)
+def test_rows_match_drf_on_every_field_shape(thing):
+    context = {"suffix": "z"}
+    assert row_function(Shapes(context=context))(thing) == Shapes(thing, context=context).data
+
+
+def test_a_field_that_cannot_be_read_fails_as_drf_does():
+    broken = SimpleNamespace(**{k: v for k, v in vars(_thing()).items() if k != "ratio"})
+    with pytest.raises(AttributeError, match="ratio"):
+        Shapes(broken, context={"suffix": "z"}).data  # noqa: B018
+    with pytest.raises(AttributeError, match="ratio"):
+        row_function(Shapes(context={"suffix": "z"}))(broken)

@@ -1,0 +1,50 @@
+"""The monitors list draws its rows in Python (monitors.views._monitor_row): each row is the HTML the
+template's row drew, for active and paused monitors, whole and fractional sample rates, one check or
+several, and names that need escaping."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.db.models import Prefetch
+from django.template import engines
+
+from checks.models import Check
+from checks.services import create_check
+from monitors.models import Monitor
+from monitors.services import create_monitor
+from monitors.views import _monitor_row
+
+pytestmark = pytest.mark.django_db
+
+# The row as monitors/monitor_list.html drew it before the rows moved to Python.
+TEMPLATE_ROW = """
+  <tr>
+    <td><a href="{{ m.get_absolute_url }}">{{ m.name|trunc }}</a></td>
+    <td><a href="{{ m.agent.get_absolute_url }}">{{ m.agent.name|trunc }}</a></td>
+    <td class="num">{{ m.sample_rate|floatformat:"-2" }} %</td>
+    <td class="small">{% for c in m.checks.all %}{{ c.name|trunc }} <span class="tag">v{{ c.version }}</span>{% if not forloop.last %}, {% endif %}{% empty %}<span class="muted">none</span>{% endfor %}</td>
+    <td>{% if m.active %}<span class="badge running">Active</span>{% else %}<span class="badge idle">Paused</span>{% endif %}</td>
+  </tr>
+  """  # noqa: E501
+
+
+def test_rows_are_what_the_template_drew(agent, member):
+    one = create_check(
+        agent=agent, by=member, name="<i>Tom & Jerry</i>", kind="text_includes", config={"text": "x"}
+    )
+    two = create_check(agent=agent, by=member, name="Two", kind="text_includes", config={"text": "y"})
+    create_monitor(agent=agent, by=member, name="<b>All</b>", checks=[one.pk, two.pk], sample_rate=100)
+    create_monitor(agent=agent, by=member, name="Some", checks=[two.pk], sample_rate="12.5", active=False)
+    third = create_monitor(agent=agent, by=member, name="Empty", checks=[one.pk], sample_rate="0.25")
+    Monitor.checks.through.objects.filter(monitor=third).delete()
+    template = engines["django"].from_string(TEMPLATE_ROW)
+    monitors = (
+        Monitor.objects.filter(agent=agent)
+        .select_related("agent")
+        .prefetch_related(Prefetch("checks", queryset=Check.objects.order_by("name", "id")))
+    )
+    assert {m.sample_rate for m in monitors} == {Decimal("100"), Decimal("12.5"), Decimal("0.25")}
+    for monitor in monitors:
+        assert _monitor_row(monitor) == template.render({"m": monitor})
