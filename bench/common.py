@@ -87,34 +87,9 @@ class Proc:
         self.fh.close()
 
 
-def process_tree(root: int) -> list[int]:
-    """A process and its live descendants (from /proc)."""
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                parent = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            kids.setdefault(parent, []).append(int(name))
-    out, stack = [], [root]
-    while stack:
-        pid = stack.pop()
-        out.append(pid)
-        stack += kids.get(pid, [])
-    return out
-
-
 def tree_cpu_s(root: int) -> float:
     """CPU seconds (user + system) used so far by a process and its live descendants."""
-    total = 0
-    for pid in process_tree(root):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_seconds(pid) or 0.0 for pid in process_tree(root))
 
 
 def admin_and_agent(*, team: str, username: str, agent: str, **agent_fields):
