@@ -12,11 +12,9 @@ from django.db.models import F, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import pluralize
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
@@ -36,7 +34,7 @@ from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.templatetags.names import trunc
+from core.templatetags.names import local_time, trunc
 from core.urls import pk_url, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
@@ -116,7 +114,7 @@ def _library_row(c: Check, kind_label: str) -> SafeString:
     name, url = escape(c.name), escape(c.get_absolute_url())
     agent_url = escape(pk_url("checks:check-list", c.agent_id))
     archived = ' <span class="tag warn">archived</span>' if c.archived_at else ""
-    updated = date_filter(template_localtime(c.updated_at), "Y-m-d H:i")
+    updated = local_time(c.updated_at, "Y-m-d H:i")
     return mark_safe(  # noqa: S308 - every value is escaped above or here
         f'\n    <tr class="check-row" data-check="{name}">'
         f'\n      <td><a href="{url}"><strong>{trunc(c.name)}</strong></a>{archived}</td>'

@@ -16,18 +16,16 @@ from django.db.models import Count, Prefetch, QuerySet
 from django.db.models.functions import Left
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import floatformat, truncatechars
 from django.urls import reverse
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_POST
 
 from agents.models import UNLISTED_FIELDS, Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
-from core.templatetags.names import trunc
+from core.templatetags.names import local_time, trunc
 from core.urls import pk_url
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
@@ -142,7 +140,7 @@ def _task_row(t: Task, can_edit: bool) -> SafeString:
             f'<td><input type="checkbox" name="task" value="{t.pk}" id="task-{t.pk}" '
             f'aria-label="Select task {escape(t.external_id)}"></td>'
         )
-    completed = date_filter(template_localtime(t.completed_at), "Y-m-d H:i:s")
+    completed = local_time(t.completed_at, "Y-m-d H:i:s")
     mark = '<span class="badge fail">Failures</span>' if t.has_failures else ""
     mark = mark or ('<span class="tag">sampled</span>' if t.sampled else "")
     url = escape(pk_url("monitors:task-detail", t.pk))

@@ -12,11 +12,9 @@ from django.db.models import Prefetch
 from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
@@ -28,7 +26,7 @@ from checks.models import Check, Test, TestCheck, TestSet
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.templatetags.names import trunc
+from core.templatetags.names import local_time, trunc
 from runs import services
 from runs.compare import (
     TREND_RUNS,
@@ -276,7 +274,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def _run_row(r: Run) -> SafeString:
     """One row of the runs list, as the template would draw it (Python, not the engine)."""
     result = f'<span class="badge {escape(r.result)}">{escape(r.result)}</span>' if r.result else ""
-    launched = date_filter(template_localtime(r.created_at), "Y-m-d H:i")
+    launched = local_time(r.created_at, "Y-m-d H:i")
     by = f" · {escape(r.launched_by)}" if r.launched_by else ""
     test_url = escape(r.test.get_absolute_url())
     return mark_safe(  # noqa: S308 - every value is escaped here

@@ -11,17 +11,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
-from core.templatetags.names import trunc
+from core.templatetags.names import local_time, trunc
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden
 from worlds import services
@@ -108,7 +106,7 @@ def _scene_row(s: Scene) -> SafeString:
     about = summary.get("description")
     about = f'<div class="muted small">{trunc(about)}</div>' if about else ""
     tools = "".join(f'<span class="tag">{conditional_escape(t)}</span> ' for t in summary.get("tools") or ())
-    updated = date_filter(template_localtime(s.updated_at), "Y-m-d H:i")
+    updated = local_time(s.updated_at, "Y-m-d H:i")
     url = escape(s.get_absolute_url())
     return mark_safe(  # noqa: S308 - every value is escaped here
         f'\n    <tr class="scene-row" data-scene="{escape(s.name)}">'

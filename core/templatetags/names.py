@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from django import template
 from django.template import defaulttags
+from django.template.defaultfilters import date as date_filter
 from django.urls import NoReverseMatch
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
+from django.utils.timezone import template_localtime
 
 from core.urls import pk_url, plain_url
 
@@ -24,6 +26,11 @@ def trunc(value: object) -> SafeString | str:
     if not text:
         return ""
     return format_html('<span class="trunc" title="{}">{}</span>', text, text)
+
+
+def local_time(value, fmt: str = "Y-m-d H:i") -> str:
+    """``{{ value|date:fmt }}`` in the current time zone, for rows drawn in Python."""
+    return date_filter(template_localtime(value), fmt)
 
 
 class URLNode(defaulttags.URLNode):
