@@ -411,8 +411,9 @@ def _forget_history(live: _Live) -> None:
     live.trace_len = live.events_len = 0
 
 
-def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld]:
-    """A fresh world for one trial, stored so any process can serve it."""
+def start_world(*, version: SceneVersion, team=None, shared: bool = False) -> tuple[World, EngineWorld]:
+    """A fresh world for one trial, stored so any process can serve it. With ``shared`` the world
+    returned is the one this process keeps for the calls (no copy): the caller only reads it."""
     world = EngineWorld.build(engine_scene_of(version), new_world_id())
     row = World(
         id=world.id,
@@ -430,14 +431,19 @@ def start_world(*, version: SceneVersion, team=None) -> tuple[World, EngineWorld
             [WorldToolState(world_id=world.id, tool=tool, data=state) for tool, state in world.states.items()]
         )
         WorldEntry.objects.bulk_create(_entries(world.id, fresh))  # anything the build logged
-    # This process keeps a world of its own for the calls (the caller may change the one it gets).
-    kept = EngineWorld.restore(
-        world.scene,
-        {**world.snapshot(), "states": _copy_states(world.states), "seed": {}, "trace": [], "events": []},
-    )
+    if shared:  # the history and the seed are stored: the kept world holds its tools' states only
+        kept = world
+        kept.seed = {}
+        kept.trace.forget()
+        kept.events.forget()
+    else:  # this process keeps a world of its own for the calls (the caller may change the one it gets)
+        kept = EngineWorld.restore(
+            world.scene,
+            {**world.snapshot(), "states": _copy_states(world.states), "seed": {}, "trace": [], "events": []},
+        )
+        kept.trace.continue_from(len(world.trace))
+        kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
     _voiced(kept, row.team_id)
-    kept.trace.continue_from(len(world.trace))
-    kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
     roots = {t: _print(state) for t, state in kept.states.items()}  # each tool stored whole, at its root
     _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept), roots))
     return row, world
@@ -743,7 +749,7 @@ def edit_scene_test(*, test, by, scenes=None, **changes):
 def begin_trial(*, version_id: int, team_id: int) -> tuple[str, dict[str, Any], str]:
     """A fresh world for one sample: (world id, the scenario's ``world`` object, the scene's task)."""
     version = SceneVersion.objects.select_related("parent").get(pk=version_id)
-    row, world = start_world(version=version, team=Team(pk=team_id))
+    row, world = start_world(version=version, team=Team(pk=team_id), shared=True)
     return row.id, world.for_agent(worlds_root()), world.scene.task
 
 
