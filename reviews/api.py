@@ -17,7 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
-from core.api import list_rows
+from core.api import export_action, list_rows
 from reviews import calibration, services
 from reviews import export as label_export
 from reviews.models import Label, ReviewItem, ReviewQueue
@@ -31,7 +31,6 @@ from reviews.serializers import (
     SendSerializer,
     SentSerializer,
 )
-from runs.api import ExportNegotiation
 from runs.models import CheckResult
 from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
 
@@ -212,13 +211,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         operation_id="v1_review_queues_export",
         filters=False,
     )
-    @action(
-        detail=True,
-        methods=["get"],
-        filterset_class=None,
-        pagination_class=None,
-        content_negotiation_class=ExportNegotiation,
-    )
+    @export_action()
     def export(self, request, pk=None, format=None):
         queue = self.get_object()
         fmt = request.query_params.get("format") or format or "csv"
