@@ -20,7 +20,7 @@ from checks.models import Check, CheckVersion
 from core.api import export_action, list_rows
 from reviews import calibration, services
 from reviews import export as label_export
-from reviews.models import Label, ReviewItem, ReviewQueue
+from reviews.models import Label, ReviewItem, ReviewQueue, shown_results
 from reviews.serializers import (
     CalibrationSerializer,
     LabelSerializer,
@@ -31,7 +31,6 @@ from reviews.serializers import (
     SendSerializer,
     SentSerializer,
 )
-from runs.models import CheckResult
 from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
 
 
@@ -67,17 +66,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         return self._show(services.create_queue(team=team, by=request.user, **data), status.HTTP_201_CREATED)
 
     def _items(self, queue: ReviewQueue):
-        results = CheckResult.objects.select_related("check_version").only(
-            "id",
-            "outcome",
-            "sample_id",
-            "task_id",
-            "check_version__id",
-            "check_version__parent_id",
-            "check_version__number",
-            "check_version__name",
-            "check_version__kind",
-        )
+        results = shown_results()
         labels = Label.objects.select_related("reviewer", "check_version", "result").only(
             "id",
             "item_id",
