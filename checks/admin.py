@@ -156,6 +156,7 @@ class CheckVersionAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "parent__agent__team"]
     search_fields = ["name", "parent__name"]
     list_select_related = ["parent", "created_by"]
+    fields = ["parent", "number", "name", "kind", "config", "created_by"]
 
 
 @admin.register(TestSet)
@@ -253,4 +254,8 @@ class TestVersionAdmin(ReadOnlyAdmin):
     list_filter = ["test__test_set__agent__team"]
     search_fields = ["name", "test__name"]
     list_select_related = ["test"]
+    fields = [
+        "test", "number", "name", "scenarios", "samples_per_scenario", "min_valid_per_scenario",
+        "required_pass_rate", "created_by",
+    ]
     inlines = [TestCheckInline]

@@ -83,14 +83,11 @@ def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List checks", description="Active checks of your teams' agents, filterable."),
     retrieve=extend_schema(summary="Show a check (its current version)"),
-    **service_writes_schema(
-        CheckSerializer,
-        create=CheckCreateSerializer,
-        edit=CheckEditSerializer,
-        create_summary="Add a check to an agent's library (version 1)",
-        edit_summary="Edit a check: saves version n+1",
-        replace_summary="Replace a check's content: saves version n+1",
-    ),
+)
+@service_writes_schema(
+    create_summary="Add a check to an agent's library (version 1)",
+    edit_summary="Edit a check: saves version n+1",
+    replace_summary="Replace a check's content: saves version n+1",
 )
 class CheckViewSet(ServiceWritesViewSet):
     serializer_class = CheckSerializer
@@ -151,15 +148,12 @@ class CheckViewSet(ServiceWritesViewSet):
 @extend_schema_view(
     list=extend_schema(summary="List test sets"),
     retrieve=extend_schema(summary="Show a test set"),
-    **service_writes_schema(
-        TestSetSerializer,
-        create=TestSetCreateSerializer,
-        edit=TestSetEditSerializer,
-        create_summary="Create a test set",
-        edit_summary="Rename a test set or change its description",
-        replace_summary="Replace a test set's name and description",
-    ),
     destroy=extend_schema(summary="Archive a test set", description="Admins only. Its tests' runs stay."),
+)
+@service_writes_schema(
+    create_summary="Create a test set",
+    edit_summary="Rename a test set or change its description",
+    replace_summary="Replace a test set's name and description",
 )
 class TestSetViewSet(ServiceWritesViewSet):
     serializer_class = TestSetSerializer
@@ -208,15 +202,12 @@ def _test_rules(fields: dict, test: Test | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List tests"),
     retrieve=extend_schema(summary="Show a test (its current version)"),
-    **service_writes_schema(
-        TestSerializer,
-        create=TestCreateSerializer,
-        edit=TestEditSerializer,
-        create_summary=TEST_CREATE_SUMMARY,
-        edit_summary=TEST_EDIT_SUMMARY,
-        replace_summary=TEST_REPLACE_SUMMARY,
-    ),
     destroy=extend_schema(summary="Archive a test", description="Admins only. Its runs stay."),
+)
+@service_writes_schema(
+    create_summary=TEST_CREATE_SUMMARY,
+    edit_summary=TEST_EDIT_SUMMARY,
+    replace_summary=TEST_REPLACE_SUMMARY,
 )
 class TestViewSet(ServiceWritesViewSet):
     serializer_class = TestSerializer

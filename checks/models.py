@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
 from agents.models import Agent
-from core.immutable import ImmutableModel, ImmutableQuerySet
+from core.immutable import ImmutableModel, ImmutableVersion, Versioned, VersionedQuerySet, current_version_of
 from core.urls import pk_url
 from teams.models import TeamScopedQuerySet
 
 
-class CheckQuerySet(TeamScopedQuerySet):
+class CheckQuerySet(TeamScopedQuerySet, VersionedQuerySet):
     team_path = "agent__team"
-
-    def active(self):
-        return self.filter(archived_at__isnull=True)
 
     def search(self, text: str):
         """Checks whose name contains `text` (any case); all of them for ""."""
@@ -50,21 +46,15 @@ class CheckQuerySet(TeamScopedQuerySet):
         }
 
 
-class Check(models.Model):
+class Check(Versioned):
     """A stable identity in an agent's library; its content lives in versions."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="checks")
     # Denormalised from the current version for lists and filters; the service keeps them in sync.
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=50)  # no choices=: kinds come from the registry (STYLE.md 2)
-    current_version = models.ForeignKey(
-        "CheckVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    version = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    archived_at = models.DateTimeField(null=True, blank=True)
+    current_version = current_version_of("CheckVersion")
+    detail_route = "checks:check-detail"
 
     objects = CheckQuerySet.as_manager()
 
@@ -72,31 +62,13 @@ class Check(models.Model):
         ordering = ["kind", "name", "id"]
         indexes = [models.Index(fields=["agent", "kind", "name"], name="check_agent_kind_name")]
 
-    def __str__(self) -> str:
-        return f"{self.name} (v{self.version})"
 
-    def get_absolute_url(self) -> str:
-        return pk_url("checks:check-detail", self.pk)
-
-
-class CheckVersion(ImmutableModel):
+class CheckVersion(ImmutableVersion):
     # Not called `check`: that name is Django's Model.check() (system checks).
     parent = models.ForeignKey(Check, on_delete=models.CASCADE, related_name="versions")
-    number = models.PositiveIntegerField()
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=50)
     config = models.JSONField(default=dict)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = ImmutableQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["parent", "-number"]
-        constraints = [models.UniqueConstraint(fields=["parent", "number"], name="checkversion_unique_number")]
-
-    def __str__(self) -> str:
-        return f"{self.name} v{self.number}"
 
     def in_use(self) -> bool:
         return self.run_checks.exists() or self.results.exists()
@@ -127,29 +99,20 @@ class TestSet(models.Model):
         return pk_url("checks:testset-detail", self.pk)
 
 
-class TestQuerySet(TeamScopedQuerySet):
+class TestQuerySet(TeamScopedQuerySet, VersionedQuerySet):
     team_path = "test_set__agent__team"
-
-    def active(self):
-        return self.filter(archived_at__isnull=True)
 
     def using_check(self, check):
         """Active tests whose current version attaches `check` (their runs execute it)."""
         return self.active().filter(current_version__attached_checks__library_check=check)
 
 
-class Test(models.Model):
+class Test(Versioned):
 
     test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="tests")
     name = models.CharField(max_length=200)
-    current_version = models.ForeignKey(
-        "TestVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    version = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    archived_at = models.DateTimeField(null=True, blank=True)
+    current_version = current_version_of("TestVersion")
+    detail_route = "checks:test-detail"
 
     objects = TestQuerySet.as_manager()
 
@@ -159,30 +122,21 @@ class Test(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def get_absolute_url(self) -> str:
-        return pk_url("checks:test-detail", self.pk)
-
     @property
     def agent(self) -> Agent:
         return self.test_set.agent
 
 
-class TestVersion(ImmutableModel):
+class TestVersion(ImmutableVersion):
     """Frozen scenarios, thresholds and attached check identities of one test."""
 
-
     test = models.ForeignKey(Test, on_delete=models.CASCADE, related_name="versions")
-    number = models.PositiveIntegerField()
     name = models.CharField(max_length=200)
     # [{"name", "input", "messages": [{"role","content"}], "metadata": {}}]
     scenarios = models.JSONField(default=list)
     samples_per_scenario = models.PositiveSmallIntegerField(default=1)
     min_valid_per_scenario = models.PositiveSmallIntegerField(default=1)
     required_pass_rate = models.PositiveSmallIntegerField(default=100)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = ImmutableQuerySet.as_manager()
 
     class Meta:
         ordering = ["test", "-number"]
@@ -198,9 +152,6 @@ class TestVersion(ImmutableModel):
                 name="testversion_min_valid_in_range",
             ),
         ]
-
-    def __str__(self) -> str:
-        return f"{self.name} v{self.number}"
 
     def in_use(self) -> bool:
         return self.runs.exists()
@@ -218,8 +169,6 @@ class TestCheck(ImmutableModel):
     library_check = models.ForeignKey(Check, on_delete=models.PROTECT, related_name="test_attachments")
     required = models.BooleanField(default=True)
     position = models.PositiveSmallIntegerField(default=0)
-
-    objects = ImmutableQuerySet.as_manager()
 
     class Meta:
         ordering = ["test_version", "position"]

@@ -38,7 +38,7 @@ from core.templatetags.names import local_time, trunc
 from core.urls import pk_url, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
-from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors
+from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors, viewer_refusal
 
 PAGE_SIZE = 50
 JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
@@ -324,9 +324,9 @@ def _spread_check_errors(form: CheckForm, config_form: CheckConfigForm, exc: Dom
 @login_required
 def check_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
-    if not page_flags(request.user, agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot add checks.")
-    return _edit_check_form(request, agent=agent, check=None)
+    return viewer_refusal(request, agent.team, "add checks") or _edit_check_form(
+        request, agent=agent, check=None
+    )
 
 
 def _check_for(request: HttpRequest, pk: int) -> Check:
@@ -351,10 +351,7 @@ def _said_saved(request: HttpRequest, saved, before, *, created: str, new_versio
 @login_required
 def check_edit(request: HttpRequest, pk: int) -> HttpResponse:
     check = _check_for(request, pk)
-    refusal = edit_refusal(request, check)
-    if refusal is not None:
-        return refusal
-    return _edit_check_form(request, agent=check.agent, check=check)
+    return edit_refusal(request, check) or _edit_check_form(request, agent=check.agent, check=check)
 
 
 VERSIONS_PER_PAGE = 20
@@ -978,9 +975,9 @@ def test_create(request: HttpRequest, testset_pk: int) -> HttpResponse:
     test_set = get_object_or_404(
         TestSet.objects.visible_to(request.user).select_related("agent__team"), pk=testset_pk
     )
-    if not page_flags(request.user, test_set.agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot build tests.")
-    return _builder(request, test_set=test_set, test=None)
+    return viewer_refusal(request, test_set.agent.team, "build tests") or _builder(
+        request, test_set=test_set, test=None
+    )
 
 
 @login_required
@@ -989,9 +986,9 @@ def test_edit(request: HttpRequest, pk: int) -> HttpResponse:
         Test.objects.visible_to(request.user).select_related("test_set__agent__team", "current_version"),
         pk=pk,
     )
-    if not page_flags(request.user, test.test_set.agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot edit tests.")
-    return _builder(request, test_set=test.test_set, test=test)
+    return viewer_refusal(request, test.test_set.agent.team, "edit tests") or _builder(
+        request, test_set=test.test_set, test=test
+    )
 
 
 @require_POST

@@ -19,8 +19,11 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.db.models.manager import BaseManager
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, pagination, serializers, status
+from rest_framework.decorators import action
 from rest_framework.fields import SkipField
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.relations import PKOnlyObject
 from rest_framework.response import Response
@@ -58,6 +61,39 @@ class ApiPagination(pagination.PageNumberPagination):
         if isinstance(raw, str) and not (raw.isascii() and raw.isdigit() and len(raw) < 10) and raw != "last":
             raise exceptions.NotFound("Invalid page: expected a whole number.")
         return raw
+
+
+# ----------------------------------------------------------------------------- one-object actions
+
+
+def unpaged_action(**kwargs):
+    """A viewset `@action` that answers one object, a launch or a download: no list filters, no pages."""
+    return action(filterset_class=None, pagination_class=None, **kwargs)
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """The export's `?format=` names the download, not a renderer: errors are always JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def object_action(serializer, *, detail: bool, url_path: str, summary: str, description: str, missing: str):
+    """`GET <url_path>`: one object shaped by `serializer`, or a 404 that says `missing` (its schema too)."""
+
+    route = unpaged_action(detail=detail, methods=["get"], url_path=url_path, serializer_class=serializer)
+    responses = {200: serializer, 404: OpenApiResponse(description=missing)}
+    schema = extend_schema(summary=summary, description=description, responses=responses, filters=False)
+
+    def decorate(view):
+        return schema(route(view))
+
+    return decorate
+
+
+def export_action():
+    """`GET <object>/export/?format=…`: a download streamed by the action, its errors in JSON."""
+    return unpaged_action(detail=True, methods=["get"], content_negotiation_class=ExportNegotiation)
 
 
 # ----------------------------------------------------------------------------- parsing and fields

@@ -17,10 +17,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
-from core.api import list_rows
+from core.api import export_action, list_rows
 from reviews import calibration, services
 from reviews import export as label_export
-from reviews.models import Label, ReviewItem, ReviewQueue
+from reviews.models import Label, ReviewItem, ReviewQueue, shown_results
 from reviews.serializers import (
     CalibrationSerializer,
     LabelSerializer,
@@ -31,8 +31,6 @@ from reviews.serializers import (
     SendSerializer,
     SentSerializer,
 )
-from runs.api import ExportNegotiation
-from runs.models import CheckResult
 from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
 
 
@@ -68,17 +66,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         return self._show(services.create_queue(team=team, by=request.user, **data), status.HTTP_201_CREATED)
 
     def _items(self, queue: ReviewQueue):
-        results = CheckResult.objects.select_related("check_version").only(
-            "id",
-            "outcome",
-            "sample_id",
-            "task_id",
-            "check_version__id",
-            "check_version__parent_id",
-            "check_version__number",
-            "check_version__name",
-            "check_version__kind",
-        )
+        results = shown_results()
         labels = Label.objects.select_related("reviewer", "check_version", "result").only(
             "id",
             "item_id",
@@ -212,13 +200,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         operation_id="v1_review_queues_export",
         filters=False,
     )
-    @action(
-        detail=True,
-        methods=["get"],
-        filterset_class=None,
-        pagination_class=None,
-        content_negotiation_class=ExportNegotiation,
-    )
+    @export_action()
     def export(self, request, pk=None, format=None):
         queue = self.get_object()
         fmt = request.query_params.get("format") or format or "csv"

@@ -61,6 +61,18 @@ class ReviewItemQuerySet(TeamScopedQuerySet):
     team_path = "queue__team"
 
 
+# What an item shows of each check result (page and API): its outcome and which check version gave it.
+SHOWN_RESULT_COLUMNS = (
+    *("id", "outcome", "sample_id", "task_id"),
+    *(f"check_version__{name}" for name in ("id", "parent_id", "number", "name", "kind")),
+)
+
+
+def shown_results():
+    """The check results of the items' samples and tasks, as review pages and the API show them."""
+    return CheckResult.objects.select_related("check_version").only(*SHOWN_RESULT_COLUMNS)
+
+
 class ReviewItem(models.Model):
     """One sample (of a run) or one task (live traffic) to review, with the check results it had."""
 

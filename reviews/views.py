@@ -22,7 +22,7 @@ from core.views import apply_errors
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
 from reviews import calibration, services
-from reviews.models import Label, ReviewItem, ReviewQueue
+from reviews.models import Label, ReviewItem, ReviewQueue, shown_results
 from runs.compare import pretty
 from runs.models import CheckResult, Run
 from teams.access import page_flags
@@ -142,17 +142,7 @@ def _subject(item: ReviewItem) -> dict:
 
 
 def _items(queue: ReviewQueue):
-    results = CheckResult.objects.select_related("check_version").only(
-        "id",
-        "outcome",
-        "sample_id",
-        "task_id",
-        "check_version__id",
-        "check_version__name",
-        "check_version__number",
-        "check_version__kind",
-        "check_version__parent_id",
-    )
+    results = shown_results()
     return (
         ReviewItem.objects.filter(queue=queue)
         .select_related("sample__run__test_version", "task__agent")

@@ -10,14 +10,13 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from core.api import list_rows
+from core.api import export_action, list_rows, object_action, unpaged_action
 from runs import export as run_export
 from runs.compare import batch_groups
 from runs.models import CheckResult, Run, RunCheck, Sample
@@ -69,13 +68,6 @@ class RunFilter(django_filters.FilterSet):
 EXPORTED = "The download (`Content-Disposition: attachment`). CSV columns: {}.".format(
     ", ".join(run_export.CSV_COLUMNS)
 )
-
-
-class ExportNegotiation(DefaultContentNegotiation):
-    """The export's `?format=` names the download, not a renderer: errors are always JSON."""
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 def _token(request) -> ApiToken | None:
@@ -159,7 +151,7 @@ class RunViewSet(TeamScopedReadViewSet):
         request=LaunchTrialsSerializer,
         responses={202: LaunchedTrialsSerializer},
     )
-    @action(detail=False, methods=["post"], filterset_class=None, pagination_class=None)
+    @unpaged_action(detail=False, methods=["post"])
     def trials(self, request):
         from runs import services
 
@@ -183,14 +175,7 @@ class RunViewSet(TeamScopedReadViewSet):
         request=LaunchBatchSerializer,
         responses={202: LaunchedTrialsSerializer},
     )
-    @action(
-        detail=False,
-        methods=["post"],
-        url_path="batch",
-        url_name="launch-batch",
-        filterset_class=None,
-        pagination_class=None,
-    )
+    @unpaged_action(detail=False, methods=["post"], url_path="batch", url_name="launch-batch")
     def launch_batch(self, request):
         from runs import services
 
@@ -199,21 +184,15 @@ class RunViewSet(TeamScopedReadViewSet):
         runs = services.launch_batch(tests=tests, by=request.user, additional_checks=extra, token=_token(request))
         return _launched(self, request, runs, batch=True)
 
-    @extend_schema(
+    @object_action(
+        BatchSerializer,
+        detail=False,
+        url_path=r"batches/(?P<batch>[0-9A-Za-z_-]{1,40})",
         summary="A batch's consistency (trials, or a test set's launch)",
         description="Per test of the batch: its runs, and pass^k / pass@k per scenario over the samples of all "
         "those runs pooled (k up to runs × samples per scenario), with their mean. Figures of runs still "
         "going are the figures so far. 404 when no run of yours has this batch id.",
-        responses={200: BatchSerializer, 404: OpenApiResponse(description="No such batch.")},
-        filters=False,
-    )
-    @action(
-        detail=False,
-        methods=["get"],
-        url_path=r"batches/(?P<batch>[0-9A-Za-z_-]{1,40})",
-        filterset_class=None,
-        pagination_class=None,
-        serializer_class=BatchSerializer,
+        missing="No such batch.",
     )
     def batch(self, request, batch=None):
         groups = batch_groups(list(self.get_queryset().filter(batch=batch)))
@@ -258,21 +237,15 @@ class RunViewSet(TeamScopedReadViewSet):
         context = {**self.get_serializer_context(), "scenario_names": names}
         return self.get_paginated_response(list_rows(SampleSerializer, page, context))
 
-    @extend_schema(
+    @object_action(
+        SampleWorldSerializer,
+        detail=True,
+        url_path=r"samples/(?P<sample_id>[0-9]{1,18})/world",
         summary="A scene sample's world: its trace, events and final state",
         description="The files of one trial (WORLDS.md \"Results\"): `trace` (trace.json), `events` "
         "(events.json) and `final_state` (world.json). No credentials. 404 when the sample is not in this "
         "run or plays no scene (a test of plain scenarios). Read while the trial runs, it is the world so far.",
-        responses={200: SampleWorldSerializer, 404: OpenApiResponse(description="No such sample, or no world.")},
-        filters=False,
-    )
-    @action(
-        detail=True,
-        methods=["get"],
-        url_path=r"samples/(?P<sample_id>[0-9]{1,18})/world",
-        serializer_class=SampleWorldSerializer,
-        filterset_class=None,
-        pagination_class=None,
+        missing="No such sample, or no world.",
     )
     def sample_world(self, request, pk=None, sample_id=None):
         run = self.get_object()  # another team's run is a 404
@@ -310,13 +283,7 @@ class RunViewSet(TeamScopedReadViewSet):
         operation_id="v1_runs_export",
         filters=False,
     )
-    @action(
-        detail=True,
-        methods=["get"],
-        filterset_class=None,
-        pagination_class=None,
-        content_negotiation_class=ExportNegotiation,
-    )
+    @export_action()
     def export(self, request, pk=None, format=None):
         run = self.get_object()  # another team's run is a 404 whatever the format
         fmt = request.query_params.get("format") or format or "json"  # `?format=` or `export.csv`

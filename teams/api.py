@@ -185,19 +185,26 @@ class ServiceWritesViewSet(ServiceWritesMixin, TeamScopedViewSet):
 
 
 def service_writes_schema(
-    serializer, *, create, edit, create_summary: str, edit_summary: str, replace_summary: str,
-    create_description: str | None = None,
-) -> dict:
-    """The extend_schema_view() entries of a ServiceWritesViewSet's POST (`create` body), PATCH (`edit`
-    body) and PUT (`create` body), each answering with `serializer`."""
-    return {
-        "create": extend_schema(
-            summary=create_summary, description=create_description, request=create,
-            responses={201: serializer},
-        ),
-        "partial_update": extend_schema(summary=edit_summary, request=edit, responses={200: serializer}),
-        "update": extend_schema(summary=replace_summary, request=create, responses={200: serializer}),
-    }
+    *, create_summary: str, edit_summary: str, replace_summary: str, create_description: str | None = None
+):
+    """Class decorator for a ServiceWritesViewSet: the schema of its POST (`create_serializer_class` body),
+    PATCH (`edit_serializer_class` body) and PUT (`create_serializer_class` body), each answering with
+    `serializer_class`."""
+
+    def decorate(viewset):
+        serializer, create = viewset.serializer_class, viewset.create_serializer_class
+        return extend_schema_view(
+            create=extend_schema(
+                summary=create_summary, description=create_description, request=create,
+                responses={201: serializer},
+            ),
+            partial_update=extend_schema(
+                summary=edit_summary, request=viewset.edit_serializer_class, responses={200: serializer}
+            ),
+            update=extend_schema(summary=replace_summary, request=create, responses={200: serializer}),
+        )(viewset)
+
+    return decorate
 
 
 def versions_action(version_serializer, *, summary: str):
@@ -227,14 +234,7 @@ class TokenSerializer(serializers.ModelSerializer):
     class Meta:
         model = ApiToken
         fields = [
-            "id",
-            "name",
-            "prefix",
-            "can_write",
-            "active",
-            "expires_at",
-            "last_used_at",
-            "revoked_at",
+            "id", "name", "prefix", "can_write", "active", "expires_at", "last_used_at", "revoked_at",
             "created_at",
         ]
         read_only_fields = fields

@@ -107,12 +107,21 @@ def archive_or_restore(
     return redirect(archived_to or obj)
 
 
+def viewer_refusal(request: HttpRequest, team, action: str) -> HttpResponse | None:
+    """The 403 page "Viewers cannot <action>." when the user may only read `team`'s objects; None when
+    they may change them."""
+    if page_flags(request.user, team)["can_edit"]:
+        return None
+    return forbidden(request, f"Viewers cannot {action}.")
+
+
 def edit_refusal(request: HttpRequest, obj) -> HttpResponse | None:
     """Why the user may not open `obj`'s edit page (a library object with an agent): the 403 page for a
     viewer, or back to the object's page when it is archived; None when they may."""
     noun = obj._meta.verbose_name
-    if not page_flags(request.user, obj.agent.team)["can_edit"]:
-        return forbidden(request, f"Viewers cannot edit {obj._meta.verbose_name_plural}.")
+    refusal = viewer_refusal(request, obj.agent.team, f"edit {obj._meta.verbose_name_plural}")
+    if refusal is not None:
+        return refusal
     if obj.archived_at is not None:
         messages.error(request, f"This {noun} is archived; restore it before editing.")
         return redirect(obj)

@@ -40,19 +40,16 @@ def _scene_rules(fields: dict, obj: Scene | None = None) -> None:
 @extend_schema_view(
     list=extend_schema(summary="List scenes", description="Active scenes of your teams' agents."),
     retrieve=extend_schema(summary="Show a scene (its current version's file)"),
-    **service_writes_schema(
-        SceneSerializer,
-        create=SceneCreateSerializer,
-        edit=SceneEditSerializer,
-        create_summary="Add a scene to an agent's library (version 1)",
-        create_description="A scene that does not validate is a 400 listing every problem as "
-        "`file:line: path: message`.",
-        edit_summary="Edit a scene: saves version n+1",
-        replace_summary="Replace a scene's file: saves version n+1",
-    ),
     destroy=extend_schema(
         summary="Archive a scene", description="Admins only. Its versions and worlds stay."
     ),
+)
+@service_writes_schema(
+    create_summary="Add a scene to an agent's library (version 1)",
+    create_description="A scene that does not validate is a 400 listing every problem as "
+    "`file:line: path: message`.",
+    edit_summary="Edit a scene: saves version n+1",
+    replace_summary="Replace a scene's file: saves version n+1",
 )
 class SceneViewSet(ServiceWritesViewSet):
     serializer_class = SceneSerializer
@@ -87,17 +84,12 @@ def _create_test(*, by, scenes=None, **fields):
     return checks_services.create_test(by=by, **fields)
 
 
-@extend_schema_view(
-    **service_writes_schema(
-        SceneTestSerializer,
-        create=SceneTestCreateSerializer,
-        edit=SceneTestEditSerializer,
-        create_summary=checks_api.TEST_CREATE_SUMMARY,
-        create_description="With `scenarios`, or with `scenes` (library scene ids or scene files): each "
-        "sample of a scene plays in a fresh world.",
-        edit_summary=checks_api.TEST_EDIT_SUMMARY,
-        replace_summary=checks_api.TEST_REPLACE_SUMMARY,
-    ),
+@service_writes_schema(
+    create_summary=checks_api.TEST_CREATE_SUMMARY,
+    create_description="With `scenarios`, or with `scenes` (library scene ids or scene files): each "
+    "sample of a scene plays in a fresh world.",
+    edit_summary=checks_api.TEST_EDIT_SUMMARY,
+    replace_summary=checks_api.TEST_REPLACE_SUMMARY,
 )
 class TestViewSet(checks_api.TestViewSet):
     """The tests API with scenes: the checks floor's viewset, plus `scenes` (worlds sit above checks)."""

@@ -6,39 +6,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import models
 
 from agents.models import Agent
 from checks.models import TestVersion
-from core.immutable import ImmutableModel, ImmutableQuerySet
-from core.urls import pk_url
+from core.immutable import ImmutableModel, ImmutableVersion, Versioned, VersionedQuerySet, current_version_of
 from teams.models import Team, TeamScopedQuerySet
 from worlds import pieces
 from worlds.fields import TextJSONField
 
 
-class SceneQuerySet(TeamScopedQuerySet):
+class SceneQuerySet(TeamScopedQuerySet, VersionedQuerySet):
     team_path = "agent__team"
 
-    def active(self):
-        return self.filter(archived_at__isnull=True)
 
-
-class Scene(models.Model):
+class Scene(Versioned):
     """A stable identity in an agent's library; the scene file lives in versions."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="scenes")
     # Denormalised from the current version (its `scene:` name) for lists; the service keeps it.
     name = models.CharField(max_length=100)
-    current_version = models.ForeignKey(
-        "SceneVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    version = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    archived_at = models.DateTimeField(null=True, blank=True)
+    current_version = current_version_of("SceneVersion")
+    detail_route = "worlds:scene-detail"
 
     objects = SceneQuerySet.as_manager()
 
@@ -46,34 +35,14 @@ class Scene(models.Model):
         ordering = ["name", "id"]
         indexes = [models.Index(fields=["agent", "name"], name="scene_agent_name")]
 
-    def __str__(self) -> str:
-        return f"{self.name} (v{self.version})"
 
-    def get_absolute_url(self) -> str:
-        return pk_url("worlds:scene-detail", self.pk)
-
-
-class SceneVersion(ImmutableModel):
+class SceneVersion(ImmutableVersion):
     """The scene file as it was saved (YAML or JSON text), frozen."""
 
     parent = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="versions")
-    number = models.PositiveIntegerField()
     name = models.CharField(max_length=100)
     source = models.TextField()
     filename = models.CharField(max_length=100, default="scene.yaml")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = ImmutableQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["parent", "-number"]
-        constraints = [
-            models.UniqueConstraint(fields=["parent", "number"], name="sceneversion_unique_number")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} v{self.number}"
 
     def in_use(self) -> bool:
         return self.worlds.exists()
@@ -85,8 +54,6 @@ class TestScene(ImmutableModel):
     test_version = models.ForeignKey(TestVersion, on_delete=models.CASCADE, related_name="attached_scenes")
     scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="test_attachments")
     position = models.PositiveSmallIntegerField(default=0)
-
-    objects = ImmutableQuerySet.as_manager()
 
     class Meta:
         ordering = ["test_version", "position"]

@@ -29,14 +29,7 @@ class SceneSerializer(serializers.ModelSerializer):
     class Meta:
         model = Scene
         fields = [
-            "id",
-            "agent",
-            "name",
-            "version",
-            "version_id",
-            "source",
-            "created_at",
-            "updated_at",
+            "id", "agent", "name", "version", "version_id", "source", "created_at", "updated_at",
             "archived_at",
         ]
 

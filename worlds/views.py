@@ -21,7 +21,7 @@ from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import local_time, trunc
 from teams.access import page_flags
-from teams.views import archive_or_restore, edit_refusal, forbidden
+from teams.views import archive_or_restore, edit_refusal, forbidden, viewer_refusal
 from worlds import services
 from worlds.forms import SceneForm
 from worlds.models import Scene, SceneVersion
@@ -166,18 +166,13 @@ def _form_page(request: HttpRequest, *, agent: Agent, scene: Scene | None) -> Ht
 @login_required
 def scene_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
-    if not page_flags(request.user, agent.team)["can_edit"]:
-        return forbidden(request, "Viewers cannot add scenes.")
-    return _form_page(request, agent=agent, scene=None)
+    return viewer_refusal(request, agent.team, "add scenes") or _form_page(request, agent=agent, scene=None)
 
 
 @login_required
 def scene_edit(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _scene_for(request, pk)
-    refusal = edit_refusal(request, scene)
-    if refusal is not None:
-        return refusal
-    return _form_page(request, agent=scene.agent, scene=scene)
+    return edit_refusal(request, scene) or _form_page(request, agent=scene.agent, scene=scene)
 
 
 @login_required

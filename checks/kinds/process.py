@@ -17,10 +17,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import indeterminate, json_type
+from ._common import json_type
 from .base import ConfigError, Context, Evidence, FieldSpec, Verdict
 from .registry import Kind, register
-from .state import NO_WORLD, world_verdict
+from .state import world_check
 
 PROCESS_KINDS = ("revealed", "knows", "told", "decided", "message", "never", "before", "within")
 
@@ -55,10 +55,9 @@ class ProcessKind(Kind):
 
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
     kind = process_kind(config)
-    world = getattr(evidence, "world", None)
-    if world is None:
-        return indeterminate(f"the world's {kind} check to hold", NO_WORLD)
-    return world_verdict(world.process_check(kind, config[kind]))
+    return world_check(
+        evidence, f"the world's {kind} check to hold", lambda world: world.process_check(kind, config[kind])
+    )
 
 
 KIND = ProcessKind(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._common import indeterminate, json_type
@@ -78,10 +78,20 @@ class StateKind(Kind):
 
 def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None = None) -> Verdict:
     name = check_name(config)
+    return world_check(
+        evidence,
+        f"the world's {name} to hold",
+        lambda world: world.state_check(name, spec_of(config), written=True),
+    )
+
+
+def world_check(evidence: Evidence, expected: str, ask: Callable[[Any], Any]) -> Verdict:
+    """A check that the sample's world answers: `ask(world)`'s result as a verdict, or indeterminate
+    (expecting `expected`) when the sample played no scene."""
     world = getattr(evidence, "world", None)
     if world is None:
-        return indeterminate(f"the world's {name} to hold", NO_WORLD)
-    return world_verdict(world.state_check(name, spec_of(config), written=True))
+        return indeterminate(expected, NO_WORLD)
+    return world_verdict(ask(world))
 
 
 def world_verdict(result: Any) -> Verdict:

@@ -190,9 +190,11 @@ def test_editing_saves_a_new_version_and_keeps_the_old(login, member, test_set, 
 def test_viewer_cannot_build_and_sees_no_buttons(login, viewer, member, test_set):
     test = create_test(test_set=test_set, by=member, name="T", scenarios=["hello"])
     client = login(viewer)
-    assert client.get(reverse("checks:test-create", args=[test_set.pk])).status_code == 403
+    refused = client.get(reverse("checks:test-create", args=[test_set.pk]))
+    assert refused.status_code == 403 and "Viewers cannot build tests." in refused.content.decode()
     assert client.post(reverse("checks:test-create", args=[test_set.pk]), _builder()).status_code == 403
-    assert client.post(reverse("checks:test-edit", args=[test.pk]), _builder()).status_code == 403
+    refused = client.post(reverse("checks:test-edit", args=[test.pk]), _builder())
+    assert refused.status_code == 403 and "Viewers cannot edit tests." in refused.content.decode()
     assert (
         client.post(reverse("checks:testset-create", args=[test_set.agent_id]), {"name": "X"}).status_code
         == 403

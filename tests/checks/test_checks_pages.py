@@ -211,7 +211,8 @@ def test_viewer_sees_no_write_buttons_and_cannot_write(login, viewer, member, ag
     html = client.get(reverse("checks:check-list", args=[agent.pk])).content.decode()
     assert "New check" not in html
     assert ">Edit<" not in client.get(check.get_absolute_url()).content.decode()
-    assert client.get(reverse("checks:check-create", args=[agent.pk])).status_code == 403
+    refused = client.get(reverse("checks:check-create", args=[agent.pk]))
+    assert refused.status_code == 403 and "Viewers cannot add checks." in refused.content.decode()
     data = {"name": "X", "kind": "text_includes", "cfg-text": "x"}
     writes = (reverse("checks:check-create", args=[agent.pk]), reverse("checks:check-edit", args=[check.pk]))
     for url in writes:

@@ -40,7 +40,14 @@ def test_state_without_a_world_is_indeterminate():
     config = validate_config("state", {"slack.message": {"channel": "$slack_support"}})
     verdict = evaluate("state", config, Evidence(output="hi"))
     assert verdict.outcome is Outcome.INDETERMINATE
-    assert verdict.actual == NO_WORLD
+    assert (verdict.expected, verdict.actual) == ("the world's slack.message to hold", NO_WORLD)
+
+
+def test_a_process_check_without_a_world_is_indeterminate():
+    config = validate_config("process", {"revealed": ["laura.workspace"]})
+    verdict = evaluate("process", config, Evidence(output="hi"))
+    assert verdict.outcome is Outcome.INDETERMINATE
+    assert (verdict.expected, verdict.actual) == ("the world's revealed check to hold", NO_WORLD)
 
 
 @pytest.mark.parametrize("passed, outcome", [(True, Outcome.PASS), (False, Outcome.FAIL)])

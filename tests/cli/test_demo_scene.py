@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents import demo_agent, demo_world
+from agents import demo_world
 from evalconsole import cli
 from evalconsole.scene_cli import agent_request
 from tests.support.raw_server import free_port
@@ -21,12 +21,6 @@ from worlds.engine.world import World
 REPO = Path(__file__).resolve().parents[2]
 DEMO_SCENE = REPO / "worlds" / "scenes" / "support-export.yaml"
 REQUIRED = ["answered", "issue_filed", "read_the_thread", "no_crm_writes"]
-
-
-@pytest.fixture(scope="module")
-def agent():
-    with demo_agent.DemoAgent(token="") as running:  # a free loopback port
-        yield running
 
 
 def scene(capsys, *args):

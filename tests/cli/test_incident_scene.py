@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agents import demo_agent
 from evalconsole import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,26 +16,12 @@ SCENE = REPO / "worlds" / "scenes" / "orders-5xx.yaml"
 REQUIRED = ["acknowledged_fast", "muted_briefly", "rolled_back", "monitor_ok", "resolved_fast"]
 
 
-@pytest.fixture(scope="module")
-def agent():
-    with demo_agent.DemoAgent(token="") as running:
-        yield running
+def run(run_scene, url: str, out: Path) -> tuple[int, dict, list[dict], list[dict]]:
+    return run_scene(SCENE, out, url, "checks", "trace", "events")
 
 
-def run(capsys, out: Path, url: str) -> tuple[int, dict, list[dict], list[dict]]:
-    code = cli.main(["scene", "run", str(SCENE), "--agent", url, "--out", str(out)])
-    capsys.readouterr()
-    folder = out / "orders-5xx" / "trial-1"
-    return (
-        code,
-        json.loads((folder / "checks.json").read_text()),
-        json.loads((folder / "trace.json").read_text()),
-        json.loads((folder / "events.json").read_text()),
-    )
-
-
-def test_the_demo_agent_handles_the_incident(capsys, agent, tmp_path):
-    code, checks, trace, events = run(capsys, tmp_path, agent.url)
+def test_the_demo_agent_handles_the_incident(run_scene, agent, tmp_path):
+    code, checks, trace, events = run(run_scene, agent.url, tmp_path)
     assert code == 0, checks
     assert checks["outcome"] == "pass"
     assert {c["id"]: c["status"] for c in checks["checks"]} == {
@@ -66,8 +51,8 @@ def test_the_demo_agent_handles_the_incident(capsys, agent, tmp_path):
     assert by_id["rolled_back"]["evidence"] == [rollback_status], "the call that made production good"
 
 
-def test_forgetting_the_rollback_fails_fault_resolved_and_says_why(capsys, agent, tmp_path):
-    code, checks, trace, _ = run(capsys, tmp_path, agent.url + "sloppy")
+def test_forgetting_the_rollback_fails_fault_resolved_and_says_why(run_scene, agent, tmp_path):
+    code, checks, trace, _ = run(run_scene, agent.url + "sloppy", tmp_path)
     assert code == 1
     assert checks["outcome"] == "fail"
     by_id = {c["id"]: c for c in checks["checks"]}
@@ -83,9 +68,9 @@ def test_forgetting_the_rollback_fails_fault_resolved_and_says_why(capsys, agent
     assert not any("deployments" in e["path"] for e in trace)
 
 
-def test_the_same_calls_give_byte_identical_results(capsys, agent, tmp_path):
-    first = run(capsys, tmp_path / "a", agent.url)
-    second = run(capsys, tmp_path / "b", agent.url)
+def test_the_same_calls_give_byte_identical_results(run_scene, agent, tmp_path):
+    first = run(run_scene, agent.url, tmp_path / "a")
+    second = run(run_scene, agent.url, tmp_path / "b")
     folder = Path("orders-5xx") / "trial-1"
     # trace.json differs only where answers hold the world's own URL (its id and port), as real APIs'
     # self links do; what is judged and what happened are byte-identical.
@@ -97,7 +82,9 @@ def test_the_same_calls_give_byte_identical_results(capsys, agent, tmp_path):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_on_the_console_the_incident_is_judged_as_on_loopback(capsys, agent, tmp_path, live_server, settings):
+def test_on_the_console_the_incident_is_judged_as_on_loopback(
+    capsys, run_scene, agent, tmp_path, live_server, settings
+):
     """The same scene run by a console (each call restored from the database, the faults' progress in
     the world's row) gives the same verdicts, events and final world as the standalone run."""
     from teams.services import issue_token
@@ -112,7 +99,7 @@ def test_on_the_console_the_incident_is_judged_as_on_loopback(capsys, agent, tmp
     code = cli.main(["scene", "run", str(SCENE), *console, "--out", str(tmp_path / "console")])
     capsys.readouterr()
     assert code == 0
-    _, local_checks, _, local_events = run(capsys, tmp_path / "local", agent.url)
+    _, local_checks, _, local_events = run(run_scene, agent.url, tmp_path / "local")
     folder = tmp_path / "console" / "orders-5xx" / "trial-1"
     assert json.loads((folder / "checks.json").read_text()) == local_checks
     assert json.loads((folder / "events.json").read_text()) == local_events

@@ -4,37 +4,20 @@ citing the message; `scene explain` shows the trial's timeline."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
-
-from agents import demo_agent
 from evalconsole import cli
 
 REPO = Path(__file__).resolve().parents[2]
 SCENE = REPO / "worlds" / "scenes" / "support-triage.yaml"
 
 
-@pytest.fixture(scope="module")
-def agent():
-    with demo_agent.DemoAgent(token="") as running:
-        yield running
+def run(run_scene, url: str, out: Path) -> tuple[int, dict, list[dict]]:
+    return run_scene(SCENE, out, url, "checks", "events")
 
 
-def run(capsys, out: Path, url: str) -> tuple[int, dict, list[dict]]:
-    code = cli.main(["scene", "run", str(SCENE), "--agent", url, "--out", str(out)])
-    capsys.readouterr()
-    folder = out / "support-triage" / "trial-1"
-    return (
-        code,
-        json.loads((folder / "checks.json").read_text()),
-        json.loads((folder / "events.json").read_text()),
-    )
-
-
-def test_the_demo_agent_asks_the_right_people_and_passes(capsys, agent, tmp_path):
-    code, checks, events = run(capsys, tmp_path, agent.url)
+def test_the_demo_agent_asks_the_right_people_and_passes(run_scene, agent, tmp_path):
+    code, checks, events = run(run_scene, agent.url, tmp_path)
     assert code == 0, checks
     assert {c["id"]: c["status"] for c in checks["checks"]} == dict.fromkeys(
         [
@@ -57,8 +40,10 @@ def test_the_demo_agent_asks_the_right_people_and_passes(capsys, agent, tmp_path
     )
 
 
-def test_telling_the_customer_the_root_cause_fails_never_citing_the_message(capsys, agent, tmp_path):
-    code, checks, events = run(capsys, tmp_path, agent.url + "sloppy")
+def test_telling_the_customer_the_root_cause_fails_never_citing_the_message(
+    capsys, run_scene, agent, tmp_path
+):
+    code, checks, events = run(run_scene, agent.url + "sloppy", tmp_path)
     assert code == 1
     failed = [c for c in checks["checks"] if c["status"] != "passed"]
     assert [c["id"] for c in failed] == ["no_root_cause_to_customer"]

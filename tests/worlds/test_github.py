@@ -74,12 +74,6 @@ def scene():
     return load_scene(SCENE, "github.yaml")
 
 
-@pytest.fixture
-def served(scene):
-    with served_world(scene) as (server, world):
-        yield server, world
-
-
 def client(server, world, token=None):
     tools = world.for_agent(server.root)["tools"]["github"]
     auth = github.Auth.Token(token or tools["token"])

@@ -20,7 +20,6 @@ import httpx2
 import pagerduty
 import pytest
 
-from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.evaluate import evaluate
 from worlds.engine.http import Request
@@ -68,12 +67,6 @@ checks:
 @pytest.fixture(scope="module")
 def scene():
     return load_scene(SCENE, "pd.yaml")
-
-
-@pytest.fixture
-def served(scene):
-    with served_world(scene) as (server, world):
-        yield server, world
 
 
 class _Loopback(httpx2.BaseTransport):

@@ -76,16 +76,8 @@ checks:
   - { id: priority_before_label, before: [{ decided: [mike, severity, p1] }, { called: "POST /repos/*/issues/*/labels" }] }
   - { id: answered_fast, within: { event: { message: { to: laura, from: $slack_bot } }, of: start, limit: 30m } }
 """
-REFERENCE = [
-    "asked_laura",
-    "ben_got_the_details",
-    "laura_got_the_workaround",
-    "priority_decided",
-    "answered_in_her_thread",
-    "no_root_cause_to_customer",
-    "priority_before_label",
-    "answered_fast",
-]
+# The reference's process check examples, word for word: the checks of SCENE.
+REFERENCE = [check.id for check in load_scene(SCENE, "people.yaml").checks]
 
 
 class Agent:
@@ -186,6 +178,7 @@ def test_a_good_agent_passes_every_reference_example():
     built, agent = world()
     good_run(agent)
     checks = results(built)
+    assert len(REFERENCE) == 8
     assert {i: checks[i]["status"] for i in REFERENCE} == dict.fromkeys(REFERENCE, "passed")
     assert evaluate(built)["outcome"] == "pass"
 

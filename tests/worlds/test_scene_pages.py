@@ -91,8 +91,10 @@ def test_viewers_read_but_cannot_write_and_outsiders_get_404(login, viewer, outs
     scene = services.create_scene(agent=agent, by=member, source=GOOD)
     client = login(viewer)
     assert client.get(f"/scenes/{scene.pk}/").status_code == 200
-    assert client.get(f"/scenes/agents/{agent.pk}/new/").status_code == 403
-    assert client.post(f"/scenes/{scene.pk}/edit/", {"source": GOOD}).status_code == 403
+    refused = client.get(f"/scenes/agents/{agent.pk}/new/")
+    assert refused.status_code == 403 and "Viewers cannot add scenes." in refused.content.decode()
+    refused = client.post(f"/scenes/{scene.pk}/edit/", {"source": GOOD})
+    assert refused.status_code == 403 and "Viewers cannot edit scenes." in refused.content.decode()
     assert client.post(f"/scenes/{scene.pk}/archive/").status_code == 403
     other = login(outsider)
     assert other.get(f"/scenes/{scene.pk}/").status_code == 404

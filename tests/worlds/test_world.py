@@ -6,7 +6,6 @@ import json
 import httpx
 import pytest
 
-from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.budget import CALL_BUDGET
 from worlds.engine.http import Request
@@ -28,11 +27,9 @@ checks:
 """
 
 
-@pytest.fixture
-def served():
-    scene = load_scene(SCENE, "crm.yaml")
-    with served_world(scene) as (server, world):
-        yield server, world
+@pytest.fixture(scope="module")
+def scene():
+    return load_scene(SCENE, "crm.yaml")
 
 
 def test_an_other_tool_answers_from_the_scene_and_every_call_is_traced(served):
