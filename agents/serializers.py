@@ -25,8 +25,21 @@ class AgentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Agent
         fields = [
-            "id", "team", "name", "description", "kind", "protocol", "endpoint_url", "model_name",
-            "header_names", "timeout_s", "retries", "max_concurrency", "nodes", "created_at", "updated_at",
+            "id",
+            "team",
+            "name",
+            "description",
+            "kind",
+            "protocol",
+            "endpoint_url",
+            "model_name",
+            "header_names",
+            "timeout_s",
+            "retries",
+            "max_concurrency",
+            "nodes",
+            "created_at",
+            "updated_at",
             "archived_at",
         ]
         read_only_fields = fields

@@ -37,7 +37,15 @@ class CheckSerializer(serializers.ModelSerializer):
     class Meta:
         model = Check
         fields = [
-            "id", "agent", "name", "kind", "config", "version", "version_id", "created_at", "updated_at",
+            "id",
+            "agent",
+            "name",
+            "kind",
+            "config",
+            "version",
+            "version_id",
+            "created_at",
+            "updated_at",
             "archived_at",
         ]
         read_only_fields = fields
@@ -163,9 +171,20 @@ class TestSerializer(serializers.ModelSerializer):
     class Meta:
         model = Test
         fields = [
-            "id", "test_set", "agent", "name", "version", "version_id", "scenarios", "checks",
-            "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate", "created_at",
-            "updated_at", "archived_at",
+            "id",
+            "test_set",
+            "agent",
+            "name",
+            "version",
+            "version_id",
+            "scenarios",
+            "checks",
+            "samples_per_scenario",
+            "min_valid_per_scenario",
+            "required_pass_rate",
+            "created_at",
+            "updated_at",
+            "archived_at",
         ]
         read_only_fields = fields
 

@@ -74,8 +74,16 @@ class TaskSerializer(serializers.ModelSerializer):
     class Meta:
         model = Task
         fields = [
-            "id", "agent", "external_id", "completed_at", "ingested_at", "latency_ms", "sampled",
-            "has_failures", "metadata", "output",
+            "id",
+            "agent",
+            "external_id",
+            "completed_at",
+            "ingested_at",
+            "latency_ms",
+            "sampled",
+            "has_failures",
+            "metadata",
+            "output",
         ]
         read_only_fields = fields
 
@@ -84,7 +92,14 @@ class TaskResultSerializer(CheckVersionResultSerializer):
     class Meta:
         model = CheckResult
         fields = [
-            "id", "check", "check_version", "version", "name", *VERDICT_FIELDS, "monitor", "evaluation",
+            "id",
+            "check",
+            "check_version",
+            "version",
+            "name",
+            *VERDICT_FIELDS,
+            "monitor",
+            "evaluation",
             "observed_at",
         ]
         read_only_fields = fields
@@ -298,7 +313,14 @@ class EvaluationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Evaluation
         fields = [
-            "id", "agent", "name", "status", "task_count", "check_versions", "created_at", "finished_at",
+            "id",
+            "agent",
+            "name",
+            "status",
+            "task_count",
+            "check_versions",
+            "created_at",
+            "finished_at",
         ]
         read_only_fields = fields
 
@@ -355,5 +377,14 @@ class EvaluationResultSerializer(CheckVersionResultSerializer):
 
     class Meta:
         model = CheckResult
-        fields = ["id", "task", "external_id", "check", "check_version", "version", "name", *VERDICT_FIELDS]
+        fields = [
+            "id",
+            "task",
+            "external_id",
+            "check",
+            "check_version",
+            "version",
+            "name",
+            *VERDICT_FIELDS,
+        ]
         read_only_fields = fields

@@ -59,8 +59,17 @@ class LabelSerializer(serializers.ModelSerializer):
     class Meta:
         model = Label
         fields = [
-            "id", "item", "check_id", "check_version", "version", "result_outcome", "verdict", "note",
-            "reviewer", "created_at", "updated_at",
+            "id",
+            "item",
+            "check_id",
+            "check_version",
+            "version",
+            "result_outcome",
+            "verdict",
+            "note",
+            "reviewer",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = fields
 

@@ -192,10 +192,30 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id", "agent", "test", "test_set", "test_version", "test_version_id", "name", "status", "result",
-            "batch", "total_samples", "done_samples", "progress_percent", "pass_rate", "determinate",
-            "pass_hat_k", "pass_at_k", "scenarios", "checks", "launched_by", "created_at", "started_at",
-            "finished_at", "url",
+            "id",
+            "agent",
+            "test",
+            "test_set",
+            "test_version",
+            "test_version_id",
+            "name",
+            "status",
+            "result",
+            "batch",
+            "total_samples",
+            "done_samples",
+            "progress_percent",
+            "pass_rate",
+            "determinate",
+            "pass_hat_k",
+            "pass_at_k",
+            "scenarios",
+            "checks",
+            "launched_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
         ]
         read_only_fields = fields
 
@@ -374,7 +394,15 @@ class CheckResultSerializer(CheckVersionResultSerializer):
 
     class Meta:
         model = CheckResult
-        fields = ["check", "check_version", "version", "name", "kind", "required", *VERDICT_FIELDS]
+        fields = [
+            "check",
+            "check_version",
+            "version",
+            "name",
+            "kind",
+            "required",
+            *VERDICT_FIELDS,
+        ]
         read_only_fields = fields
 
 
@@ -402,8 +430,22 @@ class SampleSerializer(serializers.ModelSerializer):
     class Meta:
         model = Sample
         fields = [
-            "id", "scenario_index", "scenario", "sample_index", "status", "outcome", "output", "tool_calls",
-            "trace", "transcript", "latency_ms", "error", "started_at", "finished_at", "results", "world",
+            "id",
+            "scenario_index",
+            "scenario",
+            "sample_index",
+            "status",
+            "outcome",
+            "output",
+            "tool_calls",
+            "trace",
+            "transcript",
+            "latency_ms",
+            "error",
+            "started_at",
+            "finished_at",
+            "results",
+            "world",
             "world_checks",
         ]
         read_only_fields = fields

@@ -234,7 +234,14 @@ class TokenSerializer(serializers.ModelSerializer):
     class Meta:
         model = ApiToken
         fields = [
-            "id", "name", "prefix", "can_write", "active", "expires_at", "last_used_at", "revoked_at",
+            "id",
+            "name",
+            "prefix",
+            "can_write",
+            "active",
+            "expires_at",
+            "last_used_at",
+            "revoked_at",
             "created_at",
         ]
         read_only_fields = fields

@@ -29,7 +29,14 @@ class SceneSerializer(serializers.ModelSerializer):
     class Meta:
         model = Scene
         fields = [
-            "id", "agent", "name", "version", "version_id", "source", "created_at", "updated_at",
+            "id",
+            "agent",
+            "name",
+            "version",
+            "version_id",
+            "source",
+            "created_at",
+            "updated_at",
             "archived_at",
         ]
 
