@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 __all__ = ["DrainReport", "drain", "execute_sample"]
 
 MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
+# How often a drain recounts the summaries of the runs it is writing (a recount reads every sample and
+# check result of a run; done counts are kept exact on every write, and a completing run is recounted).
+SUMMARY_EVERY_S = 0.5
 
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
@@ -353,6 +356,10 @@ class _Drain:
         # Finished, not yet written (their leases are still renewed until they are).
         self.finished: list[tuple[ClaimedSample, SampleWrite]] = []
         self.report = DrainReport()
+        # Runs written since their summaries were last recounted (done counts are always exact): a
+        # write recounts them at most every SUMMARY_EVERY_S, and a run is recounted when it completes.
+        self.stale: set[int] = set()
+        self.recount_at = 0.0
         self._done: list[asyncio.Task] = []
         self.failures = 0
         self._wake: asyncio.Event | None = None
@@ -372,6 +379,9 @@ class _Drain:
             if self.inflight:
                 await asyncio.gather(*self.inflight, return_exceptions=True)
             await self.client.aclose()
+            if self.stale:  # leave no summary behind its done count
+                with contextlib.suppress(DatabaseError):
+                    await self._recount()
         self.report.seconds = round(time.monotonic() - start, 3)
         self.report.db_seconds = round(self.db.seconds, 3)
         self.report.db_calls = self.db.calls
@@ -433,6 +443,8 @@ class _Drain:
                 last_recover = now
                 if getattr(recovered, "claimable", False):  # e.g. a dead worker's samples, queued again
                     queued_left = claimed_last = True
+            if self.stale and not self.finished and (now >= self.recount_at or not self.inflight):
+                await self._step("recount run summaries", self._recount)
             if not self.inflight and not self.finished:
                 if not claiming:
                     self.report.work_left = queued_left
@@ -573,10 +585,22 @@ class _Drain:
         if not self.finished:
             return
         batch = [write for _, write in self.finished]
-        written = await self.db(queue.record_sample_results, batch)
+        now = time.monotonic()
+        recount = set(self.stale) if now >= self.recount_at else set()
+        written = await self.db(queue.record_sample_results, batch, recount)
         del self.finished[: len(batch)]
+        if recount:
+            self.stale -= recount
+            self.recount_at = now + SUMMARY_EVERY_S
+        self.stale.update(write.run_id for write, ok in zip(batch, written, strict=True) if ok)
         self.report.written += sum(written)
         self.report.dropped += len(written) - sum(written)
+
+    async def _recount(self) -> None:
+        runs = set(self.stale)
+        await self.db(queue.refresh_runs, runs)
+        self.stale -= runs
+        self.recount_at = time.monotonic() + SUMMARY_EVERY_S
 
     async def _heartbeat(self) -> None:
         # Finished samples waiting for their write (it failed, or is retried) keep their leases too.
