@@ -101,6 +101,22 @@ class AgentTarget:
             raise ValueError("total_timeout_s must be positive")
         object.__setattr__(self, "headers", dict(self.headers or {}))
 
+    @functools.cached_property
+    def wire(self) -> tuple[str, str | None, dict[str, str]]:
+        """(the URL called, what is wrong with its port or None, the request headers): the same for every
+        call of this target, so worked out once (a drain's claim makes one target for all its samples)."""
+        url = endpoint_for(self)
+        return url, netpolicy.port_problem(url), _headers(self)
+
+    @functools.cached_property
+    def request_head(self) -> tuple[h1.Endpoint, bytes]:
+        """(the endpoint, the request line and headers) of every async call of this target (agents.h1);
+        raises what a URL or header that cannot be sent raises, on every call."""
+        url, _, headers = self.wire
+        ep = h1.endpoint(url)
+        named_host = any(str(name).strip().lower() == "host" for name in headers)
+        return ep, ep.request_line + (b"" if named_host else ep.host_line) + h1.request_head(headers)
+
     @property
     def budget_s(self) -> float:
         """Wall-clock limit of a whole call: every attempt's timeout plus room for the backoffs."""
@@ -443,11 +459,8 @@ class _Call:
         self.scenario = scenario
         self.run_id = str(run_id)
         self.sample_id = str(sample_id)
-        self.url = endpoint_for(target)
         # httpx takes a port past 65535 and anyio then fails with an ExceptionGroup: say what is wrong.
-        self.url_problem = netpolicy.port_problem(self.url)
-        self.headers = _headers(target)
-        self.head: tuple[h1.Endpoint, bytes] | None = None  # the async request's line and headers, once
+        self.url, self.url_problem, self.headers = target.wire
         self.attempts: list[Attempt] = []
         self.request: dict = {}
         self.started = time.monotonic()
@@ -678,14 +691,7 @@ async def _attempt_async(
         raise httpx.InvalidURL(f"its {call.url_problem}")
     pool = netpolicy.agent_pool(client)
     assert pool is not None  # call_agent only runs on clients made by make_async_client
-    if call.head is None:  # the request line and headers: the same for every attempt of a call
-        ep = h1.endpoint(call.url)
-        named_host = any(str(name).strip().lower() == "host" for name in call.headers)
-        call.head = (
-            ep,
-            ep.request_line + (b"" if named_host else ep.host_line) + h1.request_head(call.headers),
-        )
-    ep, head = call.head
+    ep, head = call.target.request_head
     cap = call.target.max_response_bytes
 
     def reader_for(status: int, headers: Mapping[str, str]) -> _BodyReader:

@@ -557,7 +557,7 @@ def end_worlds_of(samples) -> int:
 # --------------------------------------------------------------------------- worker: record
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a busy worker builds thousands a second, and frozen init costs double
 class CheckResultWrite:
     """One CheckResult of a finished sample: a check version's verdict, ready to be stored."""
 
@@ -584,7 +584,7 @@ class CheckResultWrite:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen (see CheckResultWrite); treated as a value all the same
 class SampleWrite:
     """A finished (or rate-limit deferred) sample, ready to be written under its claim token."""
 
