@@ -37,12 +37,16 @@ import anyio
 import httpcore
 import httpx
 
+from agents.h1 import H1Pool
+from agents.h1 import share_connect_time as _share
+
 __all__ = [
     "AddressRefused",
     "AsyncPolicyBackend",
     "PolicyBackend",
     "Resolver",
     "check_address",
+    "agent_pool",
     "check_url_syntax",
     "client_allows_private",
     "make_policy_async_client",
@@ -313,14 +317,6 @@ class _CoalescingStream(httpcore.AsyncNetworkStream):
         return self._inner.get_extra_info(info)
 
 
-def _share(left: float | None, *, last_one: bool) -> float | None:
-    """Connect timeout for one candidate address: the rest for the last, half of it otherwise (so an
-    unreachable IPv6 address cannot eat the whole budget before IPv4 gets a turn)."""
-    if left is None or last_one:
-        return left
-    return left / 2
-
-
 class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
     """httpcore network backend: resolve, vet every address, connect to a vetted IP.
 
@@ -356,6 +352,18 @@ class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
         except (OSError, UnicodeError) as exc:
             raise httpcore.ConnectError(f"could not resolve {host}: {exc}") from exc
 
+    async def vetted(self, host: str, port: int, timeout: float | None) -> list[str]:
+        """The addresses ``host`` resolves to, every one allowed by the policy, to connect to in order.
+
+        Raises AddressRefused (a name with any refused address is refused whole), httpcore.ConnectError
+        (no address) or httpcore.ConnectTimeout (resolving took longer than ``timeout``)."""
+        try:
+            with anyio.fail_after(timeout):
+                addresses = await self._resolve(host, port)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"timed out resolving {host}") from exc
+        return _vet(host, addresses, self.allow_private)
+
     async def connect_tcp(
         self,
         host: str,
@@ -365,12 +373,7 @@ class AsyncPolicyBackend(httpcore.AsyncNetworkBackend):
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         start = anyio.current_time()
-        try:
-            with anyio.fail_after(timeout):
-                addresses = await self._resolve(host, port)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"timed out resolving {host}") from exc
-        candidates = _vet(host, addresses, self.allow_private)
+        candidates = await self.vetted(host, port, timeout)
         last: Exception | None = None
         for i, address in enumerate(candidates):
             left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - start))
@@ -496,6 +499,17 @@ class AsyncConnectionPool:
         self._idle_lru: dict[httpcore.AsyncHTTPConnection, tuple] = {}  # insertion-ordered
         self._in_use: dict[httpcore.AsyncHTTPConnection, tuple] = {}
         self._closed = False
+        # The agent calls' own HTTP/1.1 connections (agents.h1), opened through the same policy.
+        self.h1 = (
+            H1Pool(
+                policy=network_backend,
+                ssl_context=ssl_context,
+                max_idle=max_keepalive_connections,
+                keepalive_expiry=keepalive_expiry or 30.0,
+            )
+            if isinstance(network_backend, AsyncPolicyBackend)
+            else None
+        )
 
     @property
     def connections(self) -> list[httpcore.AsyncHTTPConnection]:
@@ -605,6 +619,8 @@ class AsyncConnectionPool:
 
     async def aclose(self) -> None:
         self._closed = True
+        if self.h1 is not None:
+            self.h1.close()
         conns = list(self._idle_lru) + list(self._in_use)
         self._idle.clear()
         self._idle_lru.clear()
@@ -645,10 +661,11 @@ class _PooledStream:
             await self._pool._release(self._conn)
 
 
-# Which clients enforce the policy, and with which allow_private. Weak so closed clients go away.
-_POLICY_CLIENTS: weakref.WeakKeyDictionary[httpx.AsyncClient | httpx.Client, tuple[bool, int]] = (
-    weakref.WeakKeyDictionary()
-)
+# Which clients enforce the policy: (allow_private, max_connections, the async client's agents.h1 pool).
+# Weak so closed clients go away.
+_POLICY_CLIENTS: weakref.WeakKeyDictionary[
+    httpx.AsyncClient | httpx.Client, tuple[bool, int, H1Pool | None]
+] = weakref.WeakKeyDictionary()
 
 
 def client_allows_private(client: httpx.AsyncClient | httpx.Client) -> bool | None:
@@ -661,6 +678,12 @@ def client_max_connections(client: httpx.AsyncClient | httpx.Client) -> int | No
     """The connection limit of a client made here, None for any other client."""
     entry = _POLICY_CLIENTS.get(client)
     return None if entry is None else entry[1]
+
+
+def agent_pool(client: httpx.AsyncClient) -> H1Pool | None:
+    """The keep-alive pool of agents.h1 connections of an async client made here (None otherwise)."""
+    entry = _POLICY_CLIENTS.get(client)
+    return None if entry is None else entry[2]
 
 
 def _install_backend(transport: httpx.HTTPTransport, backend: httpcore.NetworkBackend) -> None:
@@ -736,7 +759,7 @@ def make_policy_async_client(
     client = httpx.AsyncClient(
         transport=transport, trust_env=False, follow_redirects=False, timeout=timeout, cookies=_NoCookies()
     )
-    _POLICY_CLIENTS[client] = (allow_private, max_connections)
+    _POLICY_CLIENTS[client] = (allow_private, max_connections, pool.h1)
     return client
 
 
@@ -754,5 +777,5 @@ def make_policy_client(
     client = httpx.Client(
         transport=transport, trust_env=False, follow_redirects=False, timeout=timeout, cookies=_NoCookies()
     )
-    _POLICY_CLIENTS[client] = (allow_private, max_connections)
+    _POLICY_CLIENTS[client] = (allow_private, max_connections, None)
     return client

@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from agents import netpolicy
+from agents import h1, netpolicy
 from core.jsonvalue import json_type
 
 __all__ = [
@@ -100,6 +100,22 @@ class AgentTarget:
         if self.total_timeout_s is not None and not self.total_timeout_s > 0:
             raise ValueError("total_timeout_s must be positive")
         object.__setattr__(self, "headers", dict(self.headers or {}))
+
+    @functools.cached_property
+    def wire(self) -> tuple[str, str | None, dict[str, str]]:
+        """(the URL called, what is wrong with its port or None, the request headers): the same for every
+        call of this target, so worked out once (a drain's claim makes one target for all its samples)."""
+        url = endpoint_for(self)
+        return url, netpolicy.port_problem(url), _headers(self)
+
+    @functools.cached_property
+    def request_head(self) -> tuple[h1.Endpoint, bytes]:
+        """(the endpoint, the request line and headers) of every async call of this target (agents.h1);
+        raises what a URL or header that cannot be sent raises, on every call."""
+        url, _, headers = self.wire
+        ep = h1.endpoint(url)
+        named_host = any(str(name).strip().lower() == "host" for name in headers)
+        return ep, ep.request_line + (b"" if named_host else ep.host_line) + h1.request_head(headers)
 
     @property
     def budget_s(self) -> float:
@@ -443,11 +459,8 @@ class _Call:
         self.scenario = scenario
         self.run_id = str(run_id)
         self.sample_id = str(sample_id)
-        self.url = endpoint_for(target)
         # httpx takes a port past 65535 and anyio then fails with an ExceptionGroup: say what is wrong.
-        self.url_problem = netpolicy.port_problem(self.url)
-        self.headers = _headers(target)
-        self.client_headers: httpx.Headers | None = None  # with the async client's defaults, once
+        self.url, self.url_problem, self.headers = target.wire
         self.attempts: list[Attempt] = []
         self.request: dict = {}
         self.started = time.monotonic()
@@ -529,7 +542,7 @@ def _snippet(body: bytes) -> str:
     return text[:ERROR_BODY_SNIPPET] + ("…" if len(text) > ERROR_BODY_SNIPPET else "")
 
 
-def _status_failure(status: int, headers: httpx.Headers, body: bytes) -> _Failure:
+def _status_failure(status: int, headers: Mapping[str, str], body: bytes) -> _Failure:
     retryable = status == 429 or status >= 500
     retry_after = parse_retry_after(headers.get("retry-after")) if status in (429, 503) else None
     reason = _snippet(body)
@@ -604,7 +617,7 @@ class _BodyReader:
     ``truncate``: stop quietly at the cap (error bodies) instead of raising _TooLarge.
     """
 
-    def __init__(self, headers: httpx.Headers, cap: int, *, truncate: bool = False) -> None:
+    def __init__(self, headers: Mapping[str, str], cap: int, *, truncate: bool = False) -> None:
         self.cap = cap
         self.truncate = truncate
         self.buf = bytearray()
@@ -672,39 +685,26 @@ _parsed_url = functools.lru_cache(maxsize=1024)(httpx.URL)
 
 async def _attempt_async(
     client: httpx.AsyncClient, call: _Call, limit: float
-) -> tuple[int, httpx.Headers, bytes]:
+) -> tuple[int, Mapping[str, str], bytes]:
     body = call.next_request()
     if call.url_problem:
         raise httpx.InvalidURL(f"its {call.url_problem}")
-    url = _parsed_url(call.url)
-    if call.client_headers is None:  # the client's defaults (User-Agent, Accept-Encoding) and the target's
-        call.client_headers = client.headers.copy()
-        call.client_headers.update(call.headers)
-    # Straight to the client's transport (the policy pool): the client's own layers (auth flow, redirect
-    # handling, cookie extraction, logging) do nothing for us (no auth, no redirects followed, no
-    # cookies kept) and were a sixth of a worker's CPU per call.
-    request = httpx.Request(
-        "POST",
-        url,
-        headers=call.client_headers,
-        content=body,
-        extensions={"timeout": httpx.Timeout(limit).as_dict()},
-    )
+    pool = netpolicy.agent_pool(client)
+    assert pool is not None  # call_agent only runs on clients made by make_async_client
+    ep, head = call.target.request_head
+    cap = call.target.max_response_bytes
+
+    def reader_for(status: int, headers: Mapping[str, str]) -> _BodyReader:
+        # Not a success: keep the start of the body for the error message, drop the rest.
+        ok = 200 <= status < 300
+        return _BodyReader(headers, cap if ok else ERROR_BODY_KEEP, truncate=not ok)
+
+    # The agent calls' own HTTP/1.1 client (agents.h1) on the client's policy-checked connections:
+    # httpx's layers and httpcore's h11/anyio plumbing were ~80 % of a worker's event loop per call.
     async with asyncio.timeout(limit):
-        response = await client._transport_for_url(url).handle_async_request(request)
-        try:
-            ok = 200 <= response.status_code < 300
-            # Not a success: keep the start of the body for the error message, drop the rest.
-            reader = _BodyReader(
-                response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP, truncate=not ok
-            )
-            async for chunk in response.aiter_raw():
-                reader.feed(chunk)
-                if reader.full:
-                    break
-            return response.status_code, response.headers, reader.finish()
-        finally:
-            await response.aclose()
+        return await pool.post(
+            ep, b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), reader_for, connect_s=limit
+        )
 
 
 async def call_agent(
@@ -823,7 +823,7 @@ def _failed(call: _Call, exc: Exception, started: float, limit: float) -> _Failu
 
 
 def _finish(
-    call: _Call, status: int, headers: httpx.Headers, body: bytes, started: float
+    call: _Call, status: int, headers: Mapping[str, str], body: bytes, started: float
 ) -> AgentReply | _Failure:
     if not 200 <= status < 300:
         failure = _status_failure(status, headers, body)

@@ -1,11 +1,12 @@
 """The drain: one worker task that runs queued samples of every run concurrently.
 
-A django-q2 task (runs.tasks.drain_samples) calls ``drain()``. It runs an asyncio loop with ONE
-shared httpx.AsyncClient and keeps up to EVALCONSOLE_WORKER_CONCURRENCY agent calls in flight,
-claiming samples as slots free up (runs.queue.claim_samples holds each agent's cap across
-every worker process). All database work runs on the thread that called drain() (sync ORM via
-sync_to_async, short transactions, never one held across an HTTP call); the event loop, in its own
-thread, only waits on sockets.
+A django-q2 task (runs.tasks.drain_samples) calls ``drain()``. It runs on the worker process's own
+asyncio loop (one thread, kept for every drain) with ONE shared agent client (agents.protocols, kept
+with its keep-alive connections across drains) and keeps up to EVALCONSOLE_WORKER_CONCURRENCY agent
+calls in flight, claiming samples as slots free up (runs.queue.claim_samples holds each agent's cap
+across every worker process). All database work runs on the thread that called drain(), which serves
+the drain's steps meanwhile (short transactions, never one held across an HTTP call); the event loop
+only waits on sockets.
 
 Per sample: call the agent (agents.protocols.call_agent, with its retries), evaluate every check
 version of the run on the evidence (checks.evaluation, in a thread), compute the sample outcome
@@ -31,15 +32,17 @@ import contextlib
 import dataclasses
 import logging
 import math
+import os
 import random
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from queue import SimpleQueue
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 from django.utils import timezone
@@ -59,6 +62,9 @@ log = logging.getLogger(__name__)
 __all__ = ["DrainReport", "drain", "execute_sample"]
 
 MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
+# How often a drain recounts the summaries of the runs it is writing (a recount reads every sample and
+# check result of a run; done counts are kept exact on every write, and a completing run is recounted).
+SUMMARY_EVERY_S = 0.5
 
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
@@ -294,24 +300,83 @@ class DrainReport:
 
 
 class _DB:
-    """Runs sync ORM calls on the thread that called drain() (sync_to_async, thread-sensitive).
+    """Runs sync ORM calls on the thread that called drain(), which serves them while the drain runs.
 
-    drain() runs the event loop through async_to_sync, so the calling thread serves these calls:
-    in a django-q2 worker that is the worker's own thread and connection; inside a test it is the
-    test's connection, which sees the test's transaction. The event loop never touches the ORM.
+    The drain's event loop runs in the worker process's loop thread (_worker_loop); each database step
+    is handed to the calling thread through ``jobs`` and its result handed back to the loop: in a
+    django-q2 worker that is the worker's own thread and connection; inside a test it is the test's
+    connection, which sees the test's transaction. The event loop never touches the ORM. (Without
+    ``jobs``, as in tests that run a _Drain on a loop of their own, asgiref's sync_to_async does it.)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, jobs: SimpleQueue | None = None) -> None:
+        self.jobs = jobs
         self.seconds = 0.0
         self.calls = 0
 
     async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
         try:
-            return await sync_to_async(_with_retries, thread_sensitive=True)(fn, *args, **kwargs)
+            if self.jobs is None:
+                return await sync_to_async(_with_retries, thread_sensitive=True)(fn, *args, **kwargs)
+            done = asyncio.get_running_loop().create_future()
+            self.jobs.put((done, fn, args, kwargs))
+            return await done
         finally:
             self.seconds += time.monotonic() - started
             self.calls += 1
+
+
+def _settle(done: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    if done.done():  # the step's caller was cancelled meanwhile
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(result)
+
+
+def _serve(loop: asyncio.AbstractEventLoop, jobs: SimpleQueue) -> None:
+    """The calling thread's side of _DB: run each step handed over until the drain says it is done."""
+    while (job := jobs.get()) is not None:
+        done, fn, args, kwargs = job
+        try:
+            result = _with_retries(fn, *args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the step's caller, which decides
+            loop.call_soon_threadsafe(_settle, done, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, done, result, None)
+
+
+# One event loop per worker process, in a thread of its own, for every drain the process runs: the agent
+# client and its keep-alive connections outlive a drain (a new drain does not reconnect to its agents),
+# and no loop is built per drain. (pid: a forked process builds its own.)
+_LOOP: tuple[int, asyncio.AbstractEventLoop, threading.Thread] | None = None
+_LOOP_LOCK = threading.Lock()
+_CLIENTS: dict[tuple[bool, int], Any] = {}  # (allow_private, max_connections) -> client; loop thread only
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None or _LOOP[0] != os.getpid() or not _LOOP[2].is_alive():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="runs-drain-loop", daemon=True)
+            thread.start()
+            _CLIENTS.clear()
+            _LOOP = (os.getpid(), loop, thread)
+        return _LOOP[1]
+
+
+def _agent_client(*, allow_private: bool, max_connections: int) -> Any:
+    """The worker loop's shared agent client for these settings (made once; kept across drains)."""
+    key = (allow_private, max_connections)
+    client = _CLIENTS.get(key)
+    if client is None or client.is_closed:
+        client = _CLIENTS[key] = make_async_client(
+            allow_private=allow_private, max_connections=max_connections
+        )
+    return client
 
 
 DB_STEP_TRIES = 3  # attempts of a step marked @queue.retried_db_step; other steps run once
@@ -353,6 +418,10 @@ class _Drain:
         # Finished, not yet written (their leases are still renewed until they are).
         self.finished: list[tuple[ClaimedSample, SampleWrite]] = []
         self.report = DrainReport()
+        # Runs written since their summaries were last recounted (done counts are always exact): a
+        # write recounts them at most every SUMMARY_EVERY_S, and a run is recounted when it completes.
+        self.stale: set[int] = set()
+        self.recount_at = 0.0
         self._done: list[asyncio.Task] = []
         self.failures = 0
         self._wake: asyncio.Event | None = None
@@ -360,10 +429,12 @@ class _Drain:
     async def run(self) -> DrainReport:
         start = time.monotonic()
         self._wake = asyncio.Event()
-        self.client = make_async_client(
-            allow_private=bool(settings.EVALCONSOLE_ALLOW_PRIVATE_URLS),
-            max_connections=max(10, self.capacity),
-        )
+        allow_private, max_connections = bool(settings.EVALCONSOLE_ALLOW_PRIVATE_URLS), max(10, self.capacity)
+        shared = self.db.jobs is not None  # on the worker loop: its client outlives this drain
+        if shared:
+            self.client = _agent_client(allow_private=allow_private, max_connections=max_connections)
+        else:
+            self.client = make_async_client(allow_private=allow_private, max_connections=max_connections)
         try:
             await self._loop(start)
         finally:
@@ -371,7 +442,11 @@ class _Drain:
                 task.cancel()
             if self.inflight:
                 await asyncio.gather(*self.inflight, return_exceptions=True)
-            await self.client.aclose()
+            if not shared:
+                await self.client.aclose()
+            if self.stale:  # leave no summary behind its done count
+                with contextlib.suppress(DatabaseError):
+                    await self._recount()
         self.report.seconds = round(time.monotonic() - start, 3)
         self.report.db_seconds = round(self.db.seconds, 3)
         self.report.db_calls = self.db.calls
@@ -433,6 +508,8 @@ class _Drain:
                 last_recover = now
                 if getattr(recovered, "claimable", False):  # e.g. a dead worker's samples, queued again
                     queued_left = claimed_last = True
+            if self.stale and not self.finished and (now >= self.recount_at or not self.inflight):
+                await self._step("recount run summaries", self._recount)
             if not self.inflight and not self.finished:
                 if not claiming:
                     self.report.work_left = queued_left
@@ -573,10 +650,22 @@ class _Drain:
         if not self.finished:
             return
         batch = [write for _, write in self.finished]
-        written = await self.db(queue.record_sample_results, batch)
+        now = time.monotonic()
+        recount = set(self.stale) if now >= self.recount_at else set()
+        written = await self.db(queue.record_sample_results, batch, recount)
         del self.finished[: len(batch)]
+        if recount:
+            self.stale -= recount
+            self.recount_at = now + SUMMARY_EVERY_S
+        self.stale.update(write.run_id for write, ok in zip(batch, written, strict=True) if ok)
         self.report.written += sum(written)
         self.report.dropped += len(written) - sum(written)
+
+    async def _recount(self) -> None:
+        runs = set(self.stale)
+        await self.db(queue.refresh_runs, runs)
+        self.stale -= runs
+        self.recount_at = time.monotonic() + SUMMARY_EVERY_S
 
     async def _heartbeat(self) -> None:
         # Finished samples waiting for their write (it failed, or is retried) keep their leases too.
@@ -608,9 +697,10 @@ def drain(
     q_timeout = float(Conf.TIMEOUT or 600)
     claim_for = max_seconds if max_seconds is not None else q_timeout / 2
     hard = max(claim_for, q_timeout * 0.9)
+    jobs: SimpleQueue = SimpleQueue()
     drain_ = _Drain(
         worker=worker or queue.worker_name(),
-        db=_DB(),
+        db=_DB(jobs),
         idle_s=idle_ms / 1000,
         claim_for_s=claim_for,
         hard_s=hard,
@@ -618,14 +708,14 @@ def drain(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return async_to_sync(drain_.run)()
-    # Called from a thread that runs an event loop (e.g. Playwright's sync API): use a fresh thread,
-    # which then serves the database calls with its own connection.
+        return _run_on_worker_loop(drain_, jobs)
+    # Called from a thread that runs an event loop (e.g. Playwright's sync API), where Django refuses
+    # sync database calls: serve them from a fresh thread, with its own connection.
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["report"] = async_to_sync(drain_.run)()
+            box["report"] = _run_on_worker_loop(drain_, jobs)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
             box["error"] = exc
         finally:
@@ -637,3 +727,18 @@ def drain(
     if "error" in box:
         raise box["error"]
     return box["report"]
+
+
+def _run_on_worker_loop(drain_: _Drain, jobs: SimpleQueue) -> DrainReport:
+    """Run the drain on the worker loop while this thread serves its database steps."""
+
+    async def run() -> DrainReport:
+        try:
+            return await drain_.run()
+        finally:
+            jobs.put(None)  # this thread stops serving
+
+    loop = _worker_loop()
+    outcome = asyncio.run_coroutine_threadsafe(run(), loop)
+    _serve(loop, jobs)
+    return outcome.result()

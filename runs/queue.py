@@ -16,6 +16,7 @@ never double count. The user-facing writes (launching, cancelling) are in runs/s
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -26,9 +27,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, F, Q
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agents.models import Agent
@@ -62,6 +62,7 @@ __all__ = [
     "load_plans",
     "record_sample_results",
     "recover_runs",
+    "refresh_runs",
     "renew_leases",
     "retried_db_step",
     "run_summaries",
@@ -85,6 +86,48 @@ def retried_db_step[F: Callable[..., Any]](fn: F) -> F:
 
 def is_retried_db_step(fn: Callable[..., Any]) -> bool:
     return getattr(fn, "retried_db_step", False) is True
+
+
+class _Tables:
+    """Quoted table names for the hot path's SQL (claims, writes, summaries), which skips the ORM: on a
+    busy worker building each ORM query cost as much CPU as the agent call it served."""
+
+    def __init__(self) -> None:
+        qn = connection.ops.quote_name
+        self.sample = qn(Sample._meta.db_table)
+        self.run = qn(Run._meta.db_table)
+        self.agent = qn(Agent._meta.db_table)
+        self.result = qn(CheckResult._meta.db_table)
+        self.run_check = qn(RunCheck._meta.db_table)
+        self.run_scene = qn(RunScene._meta.db_table)
+        self.check_version = qn(RunCheck._meta.get_field("check_version").related_model._meta.db_table)
+        self.test_version = qn(Run._meta.get_field("test_version").related_model._meta.db_table)
+        self.for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
+
+
+def _connection() -> Any:
+    """The connection object itself: ``django.db.connection`` is a proxy that looks it up (through
+    asgiref's Local) on every attribute, and preparing a batch's values reads it thousands of times."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
+def _fetch(sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _json(value: Any) -> Any:
+    """A JSON column read with a plain cursor (text on SQLite, and on PostgreSQL as Django reads jsonb)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _moment(value: datetime) -> Any:
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def lease_seconds() -> float:
@@ -115,26 +158,32 @@ def run_summary(run_id: int) -> RunProgress:
 
 def run_summaries(run_ids: Iterable[int]) -> dict[int, RunProgress]:
     """run_summary for several runs in three queries (test versions, samples, check results)."""
-    run_ids = list(run_ids)
+    run_ids = sorted(set(run_ids))
+    if not run_ids:
+        return {}
+    t, ids = _Tables(), _marks(run_ids)
     versions = {
-        pk: scenario_specs(scenarios or [], min_valid, rate)
-        for pk, scenarios, min_valid, rate in Run.objects.filter(pk__in=run_ids).values_list(
-            "pk",
-            "test_version__scenarios",
-            "test_version__min_valid_per_scenario",
-            "test_version__required_pass_rate",
+        pk: scenario_specs(_json(scenarios) or [], min_valid, rate)
+        for pk, scenarios, min_valid, rate in _fetch(
+            f"SELECT r.id, v.scenarios, v.min_valid_per_scenario, v.required_pass_rate FROM {t.run} r "
+            f"JOIN {t.test_version} v ON v.id = r.test_version_id WHERE r.id IN ({ids})",
+            run_ids,
         )
     }
     per_sample: dict[int, dict] = {}
-    for sample_id, cv_id, outcome in CheckResult.objects.filter(sample__run_id__in=run_ids).values_list(
-        "sample_id", "check_version_id", "outcome"
+    for sample_id, cv_id, outcome in _fetch(
+        f"SELECT c.sample_id, c.check_version_id, c.outcome FROM {t.result} c "
+        f"JOIN {t.sample} s ON s.id = c.sample_id WHERE s.run_id IN ({ids})",
+        run_ids,
     ):
         per_sample.setdefault(sample_id, {})[cv_id] = outcome
     records: dict[int, list[SampleRecord]] = {pk: [] for pk in versions}
     counts = {pk: [0, 0] for pk in versions}  # done, open
-    for run_id, pk, scenario_index, status, outcome in Sample.objects.filter(run_id__in=run_ids).values_list(
-        "run_id", "pk", "scenario_index", "status", "outcome"
+    for run_id, pk, scenario_index, status, outcome in _fetch(
+        f"SELECT run_id, id, scenario_index, status, outcome FROM {t.sample} WHERE run_id IN ({ids})", run_ids
     ):
+        if run_id not in records:
+            continue
         finished = status == Sample.Status.DONE and bool(outcome)
         counts[run_id][0] += finished
         counts[run_id][1] += status in OPEN
@@ -154,28 +203,96 @@ def run_summaries(run_ids: Iterable[int]) -> dict[int, RunProgress]:
 
 
 def _refresh_runs(run_ids: Iterable[int], now: datetime) -> set[int]:
-    """Write done/summary of active runs; complete those with nothing open. Returns the completed ids."""
-    completed = set()
+    """Write done/summary of these runs; complete those with nothing open. Returns the completed ids.
+
+    The caller holds the runs' row locks and passes only runs it saw active. Two UPDATE statements
+    through executemany (runs still going, runs completing) instead of one ORM update per run: a busy
+    worker refreshes a dozen runs per write. Each row is still guarded by ``status IN (queued, running)``.
+    """
+    going: list[list[Any]] = []
+    done: list[list[Any]] = []
+    summary_field = Run._meta.get_field("summary")
     for run_id, progress in run_summaries(run_ids).items():
-        summary = progress.summary
-        fields: dict[str, Any] = {"done_samples": progress.done, "summary": summary.as_dict()}
-        if progress.open == 0:
-            fields.update(
-                status=Run.Status.COMPLETED,
-                result=str(summary.result),
-                finished_at=now,
-                started_at=Coalesce(F("started_at"), now),
+        summary = summary_field.get_db_prep_save(progress.summary.as_dict(), connection)
+        if progress.open:
+            going.append([progress.done, summary, run_id])
+        else:
+            done.append([progress.done, summary, str(progress.summary.result), run_id])
+    qn = connection.ops.quote_name
+    table, pk = qn(Run._meta.db_table), qn(Run._meta.pk.column)
+    guard = f"{pk} = %s AND {qn('status')} IN ('{Run.Status.QUEUED}', '{Run.Status.RUNNING}')"
+    with connection.cursor() as cursor:
+        if going:
+            cursor.executemany(
+                f"UPDATE {table} SET {qn('done_samples')} = %s, {qn('summary')} = %s WHERE {guard}", going
             )
-        if Run.objects.filter(pk=run_id, status__in=ACTIVE).update(**fields) and progress.open == 0:
-            completed.add(run_id)
-    return completed
+        if done:
+            moment = Run._meta.get_field("finished_at").get_db_prep_save(now, connection)
+            cursor.executemany(
+                f"UPDATE {table} SET {qn('done_samples')} = %s, {qn('summary')} = %s, {qn('result')} = %s, "
+                f"{qn('status')} = '{Run.Status.COMPLETED}', {qn('finished_at')} = %s, "
+                f"{qn('started_at')} = COALESCE({qn('started_at')}, %s) WHERE {guard}",
+                [[d, summary, result, moment, moment, run_id] for d, summary, result, run_id in done],
+            )
+    return {row[-1] for row in done}
+
+
+def _locked_active(run_ids: Iterable[int]) -> list[int]:
+    """Lock these runs' rows (by pk: the lock order everywhere) and return the ids still active."""
+    run_ids = sorted(set(run_ids))
+    if not run_ids:
+        return []
+    t = _Tables()
+    rows = _fetch(
+        f"SELECT id, status FROM {t.run} WHERE id IN ({_marks(run_ids)}) ORDER BY id{t.for_update}", run_ids
+    )
+    return [pk for pk, status in rows if status in ACTIVE]
 
 
 def finalise_run(*, run: Run) -> bool:
     """Complete an active run with no open samples (exactly once: the update is conditional)."""
+    return run.pk in refresh_runs([run.pk])
+
+
+@retried_db_step
+def refresh_runs(run_ids: Iterable[int]) -> set[int]:
+    """Recount the done samples and summaries of these runs (those still active) and complete those with
+    nothing open, in one transaction; returns the ids completed."""
     with transaction.atomic():
-        Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True).first()
-        return run.pk in _refresh_runs([run.pk], timezone.now())
+        return _refresh_runs(_locked_active(run_ids), timezone.now())
+
+
+def _advance_runs(finished: Sequence[SampleWrite], touched: Sequence[int], summaries: set[int], now) -> None:
+    """After a write: complete (with a full recount) the touched runs that have nothing open, recount the
+    runs in ``summaries``, and add the written samples to the other runs' done counts (exact: a sample
+    becomes done once, under its claim), leaving their summaries to a later recount."""
+    t = _Tables()
+    still_open = (
+        dict(
+            _fetch(
+                f"SELECT run_id, COUNT(*) FROM {t.sample} WHERE run_id IN ({_marks(touched)}) "
+                f"AND status IN ('{Sample.Status.QUEUED}', '{Sample.Status.RUNNING}') GROUP BY run_id",
+                list(touched),
+            )
+        )
+        if touched
+        else {}
+    )
+    recount = sorted({pk for pk in touched if not still_open.get(pk)} | summaries)
+    counts: dict[int, int] = {}
+    for item in finished:
+        if item.run_id not in recount:
+            counts[item.run_id] = counts.get(item.run_id, 0) + 1
+    if counts:
+        qn = connection.ops.quote_name
+        table, pk, done = qn(Run._meta.db_table), qn(Run._meta.pk.column), qn("done_samples")
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {table} SET {done} = {done} + %s WHERE {pk} = %s",
+                [[n, run_id] for run_id, n in sorted(counts.items())],
+            )
+    if recount:
+        _refresh_runs(recount, now)
 
 
 # --------------------------------------------------------------------------- worker: claim
@@ -238,43 +355,52 @@ def _claimable(now: datetime) -> Q:
 
 
 def _in_flight(agent_id: int, now: datetime) -> int:
-    return Sample.objects.filter(
-        run__agent_id=agent_id, status=Sample.Status.RUNNING, lease_expires_at__gt=now
-    ).count()
+    t = _Tables()
+    return _fetch(
+        f"SELECT COUNT(*) FROM {t.sample} s JOIN {t.run} r ON r.id = s.run_id "
+        f"WHERE r.agent_id = %s AND s.status = '{Sample.Status.RUNNING}' AND s.lease_expires_at > %s",
+        [agent_id, _moment(now)],
+    )[0][0]
 
 
 def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
-    run_ids = list(run_ids)
+    run_ids = sorted(set(run_ids))
     if not run_ids:
         return {}
+    t, ids = _Tables(), _marks(run_ids)
     checks: dict[int, list[PlannedCheck]] = {}
-    for rc in (
-        RunCheck.objects.filter(run_id__in=run_ids).select_related("check_version").order_by("position", "pk")
+    for run_id, cv_id, kind, config, required, name in _fetch(
+        f"SELECT rc.run_id, v.id, v.kind, v.config, rc.required, v.name FROM {t.run_check} rc "
+        f"JOIN {t.check_version} v ON v.id = rc.check_version_id WHERE rc.run_id IN ({ids}) "
+        "ORDER BY rc.position, rc.id",
+        run_ids,
     ):
-        cv = rc.check_version
-        checks.setdefault(rc.run_id, []).append(
+        checks.setdefault(run_id, []).append(
             PlannedCheck(
-                check_version_id=cv.pk,
-                kind=cv.kind,
-                config=dict(cv.config),
-                required=rc.required,
-                name=cv.name,
+                check_version_id=cv_id,
+                kind=kind,
+                config=dict(_json(config)),
+                required=bool(required),
+                name=name,
             )
         )
     scenes: dict[int, dict[int, int]] = {}
-    for run_id, index, version_id in RunScene.objects.filter(run_id__in=run_ids).values_list(
-        "run_id", "scenario_index", "scene_version_id"
+    for run_id, index, version_id in _fetch(
+        f"SELECT run_id, scenario_index, scene_version_id FROM {t.run_scene} WHERE run_id IN ({ids})", run_ids
     ):
         scenes.setdefault(run_id, {})[index] = version_id
     plans = {}
-    for run_id, agent_id, team_id, scenarios in Run.objects.filter(pk__in=run_ids).values_list(
-        "pk", "agent_id", "agent__team_id", "test_version__scenarios"
+    for run_id, agent_id, team_id, scenarios in _fetch(
+        f"SELECT r.id, r.agent_id, a.team_id, v.scenarios FROM {t.run} r "
+        f"JOIN {t.agent} a ON a.id = r.agent_id JOIN {t.test_version} v ON v.id = r.test_version_id "
+        f"WHERE r.id IN ({ids})",
+        run_ids,
     ):
         plans[run_id] = RunPlan(
             run_id=run_id,
             agent_id=agent_id,
             team_id=team_id,
-            scenarios=list(scenarios or []),
+            scenarios=list(_json(scenarios) or []),
             checks=tuple(checks.get(run_id, ())),
             scenes=scenes.get(run_id, {}),
         )
@@ -285,20 +411,32 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
     """Claim up to ``capacity`` queued samples across all runs, holding each agent's in-flight cap.
 
     Per agent: lock the agent row (PostgreSQL; SQLite's IMMEDIATE transaction locks the database),
-    count its running samples with an unexpired lease (every worker's), claim at most the free
-    slots with ``UPDATE ... WHERE pk IN (...) AND status = 'queued'`` and re-read what this claim
-    token actually got.
+    count its running samples with an unexpired lease (every worker's) and claim at most the free
+    slots, oldest first, with ``UPDATE ... WHERE id IN (the first claimable ids) AND status = 'queued'
+    RETURNING ...``: what this claim token actually got.
     """
     result = Claim()
     if capacity <= 0:
         return result
     now = timezone.now()
-    lease_until = now + timedelta(seconds=lease_seconds())
-    agent_ids = list(
-        Sample.objects.filter(_claimable(now)).values_list("run__agent_id", flat=True).distinct().order_by()
+    at, lease_until = _moment(now), _moment(now + timedelta(seconds=lease_seconds()))
+    t = _Tables()
+    # A queued sample with a future lease_expires_at is deferred (rate limited): not claimable yet.
+    claimable = (
+        f"s.status = '{Sample.Status.QUEUED}' AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= %s)"
     )
+    agent_ids = [
+        row[0]
+        for row in _fetch(
+            f"SELECT DISTINCT r.agent_id FROM {t.sample} s JOIN {t.run} r ON r.id = s.run_id "
+            f"WHERE {claimable}",
+            [at],
+        )
+    ]
     if not agent_ids:
-        result.queued_left = Sample.objects.filter(status=Sample.Status.QUEUED).exists()
+        result.queued_left = bool(
+            _fetch(f"SELECT 1 FROM {t.sample} WHERE status = '{Sample.Status.QUEUED}' LIMIT 1")
+        )
         return result
     result.queued_left = True
     left = capacity
@@ -308,10 +446,10 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
             break
         if connection.vendor == "sqlite":
             # A cheap unlocked look first: on SQLite the transaction below locks the whole database.
-            cap_row = (
-                Agent.objects.filter(pk=agent_id).values_list("max_concurrency", "concurrency_window").first()
+            cap_row = _fetch(
+                f"SELECT max_concurrency, concurrency_window FROM {t.agent} WHERE id = %s", [agent_id]
             )
-            if cap_row is None or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row):
+            if not cap_row or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row[0]):
                 result.capped = True
                 continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
@@ -324,23 +462,15 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
             if take <= 0:
                 result.capped = result.capped or free <= 0
                 continue
-            ids = list(
-                Sample.objects.filter(_claimable(now), run__agent_id=agent_id)
-                .order_by("pk")
-                .values_list("pk", flat=True)[:take]
-            )
-            if not ids:
-                continue
-            Sample.objects.filter(pk__in=ids, status=Sample.Status.QUEUED).update(
-                status=Sample.Status.RUNNING,
-                claimed_by=token,
-                lease_expires_at=lease_until,
-                executions=F("executions") + 1,
-                started_at=now,
-            )
-            got = list(
-                Sample.objects.filter(pk__in=ids, claimed_by=token, status=Sample.Status.RUNNING).values_list(
-                    "pk", "run_id", "scenario_index", "sample_index", "executions", "attempts"
+            got = sorted(
+                _fetch(
+                    f"UPDATE {t.sample} SET status = '{Sample.Status.RUNNING}', claimed_by = %s, "
+                    "lease_expires_at = %s, executions = executions + 1, started_at = %s "
+                    f"WHERE id IN (SELECT s.id FROM {t.sample} s JOIN {t.run} r ON r.id = s.run_id "
+                    f"WHERE r.agent_id = %s AND {claimable} ORDER BY s.id LIMIT %s) "
+                    f"AND status = '{Sample.Status.QUEUED}' "
+                    "RETURNING id, run_id, scenario_index, sample_index, executions, attempts",
+                    [token, lease_until, at, agent_id, at, take],
                 )
             )
         if not got:
@@ -356,16 +486,20 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
                     sample_index=sample_index,
                     claim=token,
                     executions=executions,
-                    previous_attempts=list(attempts or []),
+                    previous_attempts=list(_json(attempts) or []),
                     windowed=agent.concurrency_window is not None,
                 )
             )
             claimed_runs.add(run_id)
         left -= len(got)
     if claimed_runs:
-        Run.objects.filter(pk__in=claimed_runs, status=Run.Status.QUEUED).update(
-            status=Run.Status.RUNNING, started_at=now
-        )
+        runs = sorted(claimed_runs)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {t.run} SET status = '{Run.Status.RUNNING}', started_at = %s "
+                f"WHERE id IN ({_marks(runs)}) AND status = '{Run.Status.QUEUED}'",
+                [at, *runs],
+            )
         result.plans = load_plans(claimed_runs - set(known_runs))
     return result
 
@@ -423,7 +557,7 @@ def end_worlds_of(samples) -> int:
 # --------------------------------------------------------------------------- worker: record
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a busy worker builds thousands a second, and frozen init costs double
 class CheckResultWrite:
     """One CheckResult of a finished sample: a check version's verdict, ready to be stored."""
 
@@ -450,7 +584,7 @@ class CheckResultWrite:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen (see CheckResultWrite); treated as a value all the same
 class SampleWrite:
     """A finished (or rate-limit deferred) sample, ready to be written under its claim token."""
 
@@ -476,7 +610,7 @@ class SampleWrite:
 
 
 @retried_db_step
-def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
+def record_sample_results(items: Sequence[SampleWrite], summaries: Iterable[int] | None = None) -> list[bool]:
     """Write finished samples in ONE transaction; returns, per item, whether it was written.
 
     Each sample is written only while it is ``running`` under the item's claim token: a stale
@@ -485,21 +619,26 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
     separated by another worker. Every run touched gets its done count and summary refreshed and
     is completed (exactly once) when none of its samples is open. Agent windows (AIMD) are updated
     afterwards, outside the transaction.
+
+    ``summaries`` (the drain's way): recount only the runs named there and the runs this write
+    completes; the other runs touched get their done counts (exact) and keep their summaries until a
+    later recount (the drain recounts the runs it wrote at most every half second: a run's summary
+    while it is going is the result so far, a moment late; when it completes it is exact).
     """
     if not items:
         return []
     now = timezone.now()
+    recount = set(summaries) if summaries is not None else None
     with transaction.atomic():
-        run_ids = sorted({item.run_id for item in items})
         # Lock order everywhere: runs (by pk), then their samples (cancel_run does the same).
-        list(
-            Run.objects.select_for_update().filter(pk__in=run_ids).order_by("pk").values_list("pk", flat=True)
-        )
+        active = set(_locked_active({item.run_id for item in items} | (recount or set())))
+        t, sample_ids = _Tables(), sorted({item.sample_id for item in items})
         held = dict(
-            Sample.objects.select_for_update()
-            .filter(pk__in=[item.sample_id for item in items], status=Sample.Status.RUNNING)
-            .order_by("pk")
-            .values_list("pk", "claimed_by")
+            _fetch(
+                f"SELECT id, claimed_by FROM {t.sample} WHERE id IN ({_marks(sample_ids)}) "
+                f"AND status = '{Sample.Status.RUNNING}' ORDER BY id{t.for_update}",
+                sample_ids,
+            )
         )
         written: list[bool] = []
         finished: list[SampleWrite] = []
@@ -521,7 +660,13 @@ def record_sample_results(items: Sequence[SampleWrite]) -> list[bool]:
         if finished:
             _write_finished(finished, now)
             _insert_results(finished, now)
-            _refresh_runs(sorted({item.run_id for item in finished}), now)
+            touched = sorted({item.run_id for item in finished} & active)
+            if recount is None:
+                _refresh_runs(touched, now)
+            else:
+                _advance_runs(finished, touched, recount & active, now)
+        elif recount:
+            _refresh_runs(sorted(recount & active), now)
     _adapt_windows(items, written)
     return written
 
@@ -553,6 +698,7 @@ def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
     qn = connection.ops.quote_name
     fields = [Sample._meta.get_field(name) for name in _FINISHED_FIELDS]
     sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
+    db = _connection()
     sql = f"UPDATE {qn(Sample._meta.db_table)} SET {sets} WHERE {qn(Sample._meta.pk.column)} = %s"
     rows = []
     for item in items:
@@ -572,7 +718,7 @@ def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
             "world": item.world_id,
             "world_checks": item.world_checks,
         }
-        rows.append([f.get_db_prep_save(values[f.name], connection) for f in fields] + [item.sample_id])
+        rows.append([f.get_db_prep_save(values[f.name], db) for f in fields] + [item.sample_id])
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
 
@@ -604,12 +750,13 @@ def _insert_results(items: Sequence[SampleWrite], now: datetime) -> None:
     columns = ", ".join(qn(f.column) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
     sql = f"INSERT INTO {qn(CheckResult._meta.db_table)} ({columns}) VALUES ({marks})"
-    prepared_now = fields[-1].get_db_prep_save(now, connection)
+    db = _connection()
+    prepared_now = fields[-1].get_db_prep_save(now, db)
     rows = []
     for item in items:
         for r in item.results:
             values = {**r.columns(), "sample_id": item.sample_id}
-            row = [f.get_db_prep_save(values[f.attname], connection) for f in fields[:-1]]
+            row = [f.get_db_prep_save(values[f.attname], db) for f in fields[:-1]]
             rows.append([*row, prepared_now])
     if rows:
         with connection.cursor() as cursor:

@@ -274,7 +274,7 @@ def test_only_steps_marked_repeatable_are_retried_on_a_database_error(monkeypatc
 
     monkeypatch.setattr(execution.time, "sleep", lambda seconds: None)
     marked = {name for name in queue.__all__ if queue.is_retried_db_step(getattr(queue, name))}
-    assert marked == {"record_sample_results", "renew_leases", "recover_runs"}  # claim_samples is not
+    assert marked == {"record_sample_results", "refresh_runs", "renew_leases", "recover_runs"}  # not claims
 
     def failing(calls: list, fails: int):
         def step():

@@ -319,6 +319,33 @@ def test_a_sample_is_written_once_per_claim(make_test, member):
     assert run.summary["scenarios"][0]["passed"] == 1 and run.summary["scenarios"][1]["pending"] == 1
 
 
+def test_a_drains_write_keeps_done_counts_exact_and_recounts_summaries_when_asked(make_test, member):
+    """The drain's way (runs.execution): a going run's summary is recounted when the drain asks (at most
+    every half second) and when a write completes the run; its done count is exact after every write."""
+    run = services.launch_run(test=make_test(scenarios=["a", "b", "c"]), by=member)
+    first, second, third = queue.claim_samples(worker="w", capacity=5).samples
+    written = queue.record_sample_results([_write(Sample.objects.get(pk=first.id), first.claim)], set())
+    assert written == [True]
+    run.refresh_from_db()
+    assert (run.status, run.done_samples, run.summary["done"]) == ("running", 1, 0)  # summary: as launched
+    assert queue.refresh_runs([run.pk]) == set()  # recounted, not complete
+    run.refresh_from_db()
+    assert (run.done_samples, run.summary["done"], run.summary["scenarios"][0]["passed"]) == (1, 1, 1)
+    # asked for in the write itself
+    assert queue.record_sample_results(
+        [_write(Sample.objects.get(pk=second.id), second.claim, outcome="fail")], {run.pk}
+    ) == [True]
+    run.refresh_from_db()
+    assert (run.done_samples, run.summary["done"], run.summary["scenarios"][1]["failed"]) == (2, 2, 1)
+    # the write that completes the run recounts it, whatever it was asked
+    assert queue.record_sample_results([_write(Sample.objects.get(pk=third.id), third.claim)], set()) == [
+        True
+    ]
+    run.refresh_from_db()
+    assert (run.status, run.result, run.done_samples, run.summary["done"]) == ("completed", "fail", 3, 3)
+    assert queue.refresh_runs([run.pk]) == set()  # a finished run is left alone
+
+
 def test_run_is_completed_once_with_the_outcome_rules(make_test, member):
     run = services.launch_run(test=make_test(scenarios=["a", "b"], samples=2, rate=50), by=member)
     claim = queue.claim_samples(worker="w", capacity=10)
