@@ -6,11 +6,19 @@ import json
 import os
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from tests import factories
 from tests.support.fake_judge import fake_judge  # noqa: F401  (a loopback OpenAI-compatible judge)
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+
+# Every property test runs all its examples however busy the machine is: Hypothesis's own timing checks
+# (a 200 ms deadline per example, "input generation is slow") measure the machine, not the property, and
+# failed tests/runs/test_outcomes.py at load 10. A test's own @settings still sets its example count.
+hypothesis_settings.register_profile("house", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("house")
 
 
 # The longest tests (tens of seconds each: real `make up` cycles, schemathesis, a full browser flow, 501
