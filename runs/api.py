@@ -30,6 +30,7 @@ from runs.serializers import (
     LaunchTestSetSerializer,
     LaunchTrialsSerializer,
     RunSerializer,
+    SampleRowSerializer,
     SampleSerializer,
     SampleWorldSerializer,
     batch_data,
@@ -276,7 +277,7 @@ class RunViewSet(TeamScopedReadViewSet):
         samples = (
             Sample.objects.filter(run=run)
             .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
-            .prefetch_related(Prefetch("results", queryset=results.order_by("id")))
+            .prefetch_related(Prefetch("results", queryset=results.order_by("id"), to_attr="listed_results"))
             .order_by("scenario_index", "sample_index", "id")
         )
         page = self.paginate_queryset(samples)
@@ -284,7 +285,7 @@ class RunViewSet(TeamScopedReadViewSet):
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }
         context = {**self.get_serializer_context(), "scenario_names": names}
-        return self.get_paginated_response(list_rows(SampleSerializer, page, context))
+        return self.get_paginated_response(list_rows(SampleRowSerializer, page, context))
 
     @extend_schema(
         summary="A scene sample's world: its trace, events and final state",
