@@ -19,7 +19,6 @@ from checks.serializers import (
     CheckVersionSerializer,
     TestCreateSerializer,
     TestEditSerializer,
-    TestRowSerializer,
     TestSerializer,
     TestSetCreateSerializer,
     TestSetEditSerializer,
@@ -223,11 +222,11 @@ class TestViewSet(ServiceWritesViewSet):
     serializer_class = TestSerializer
     filterset_class = TestFilter
 
-    row_serializer_class = TestRowSerializer
+    row_sources = {"checks": "current_version.listed_checks"}
 
     def get_queryset(self) -> QuerySet[Test]:
-        # The list keeps each version's attached checks in a plain list (TestRowSerializer reads it):
-        # no related-manager queryset made per row. One object's body reads the manager's prefetch.
+        # The list keeps each version's attached checks in a plain list (read through row_sources): no
+        # related-manager queryset made per row. One object's body reads the manager's prefetch.
         attached = (
             Prefetch("current_version__attached_checks", TestCheck.objects.all(), to_attr="listed_checks")
             if self.action == "list"

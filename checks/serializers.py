@@ -189,13 +189,6 @@ class TestSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class TestRowSerializer(TestSerializer):
-    """A row of `GET tests/` (the same fields): the attached checks come from the list's prefetch into a
-    plain list (`listed_checks`, checks.api.TestViewSet), without a queryset made per row."""
-
-    checks = AttachedCheckOutSerializer(source="current_version.listed_checks", many=True, read_only=True)
-
-
 class TestEditSerializer(serializers.Serializer):
     """Any change saves test version n+1. Limits (DESIGN.md) are checked by the service, naming the field."""
 

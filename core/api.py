@@ -248,15 +248,22 @@ def _own(kind: type, name: str) -> bool:
     return getattr(kind, name) is not getattr(serializers.Serializer, name)
 
 
-def row_function(serializer: serializers.Serializer) -> Callable[[Any], dict]:
+def row_function(
+    serializer: serializers.Serializer, sources: Mapping[str, str] | None = None
+) -> Callable[[Any], dict]:
     """A function from an instance to exactly ``serializer.to_representation(instance)``, without DRF's
     per-field dispatch: list endpoints of 50 rows spend most of their serializer time there (bench/README.md
     "Serving"). Serializers with a ``to_representation`` of their own keep it; the fields' work is the
-    same (method fields call the serializer's methods, nested serializers recurse)."""
+    same (method fields call the serializer's methods, nested serializers recurse). ``sources`` reads
+    some fields from another attribute path (field name: dotted path), e.g. where a list's prefetch
+    keeps related rows in a plain list (``Prefetch(to_attr=...)``) instead of the related manager."""
     if _own(type(serializer), "to_representation"):
         return serializer.to_representation
     plan = []
     for field in serializer._readable_fields:
+        if sources and field.field_name in sources:  # this serializer's own bound copy of the field
+            field.source = sources[field.field_name]
+            field.source_attrs = field.source.split(".")
         fast = field.source != "*" and type(field).get_attribute is serializers.Field.get_attribute
         plan.append((field.field_name, _getter(field) if fast else field.get_attribute, _plain(field)))
 
@@ -274,9 +281,10 @@ def row_function(serializer: serializers.Serializer) -> Callable[[Any], dict]:
     return row
 
 
-def list_rows(serializer_class, rows, context: dict) -> list[dict]:
-    """``serializer_class(rows, many=True, context=context).data`` as plain lists and dicts."""
-    row = row_function(serializer_class(context=context))
+def list_rows(serializer_class, rows, context: dict, sources: Mapping[str, str] | None = None) -> list[dict]:
+    """``serializer_class(rows, many=True, context=context).data`` as plain lists and dicts (``sources``:
+    see row_function)."""
+    row = row_function(serializer_class(context=context), sources)
     return [row(instance) for instance in rows]
 
 

@@ -30,7 +30,6 @@ from runs.serializers import (
     LaunchTestSetSerializer,
     LaunchTrialsSerializer,
     RunSerializer,
-    SampleRowSerializer,
     SampleSerializer,
     SampleWorldSerializer,
     batch_data,
@@ -285,7 +284,8 @@ class RunViewSet(TeamScopedReadViewSet):
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }
         context = {**self.get_serializer_context(), "scenario_names": names}
-        return self.get_paginated_response(list_rows(SampleRowSerializer, page, context))
+        rows = list_rows(SampleSerializer, page, context, {"results": "listed_results"})
+        return self.get_paginated_response(rows)
 
     @extend_schema(
         summary="A scene sample's world: its trace, events and final state",

@@ -467,13 +467,6 @@ class SampleSerializer(serializers.ModelSerializer):
         return names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}")
 
 
-class SampleRowSerializer(SampleSerializer):
-    """A row of `GET runs/{id}/samples/` (the same fields): the results come from the list's prefetch
-    into a plain list (`listed_results`), without a queryset made per sample for the related manager."""
-
-    results = CheckResultSerializer(many=True, read_only=True, source="listed_results")
-
-
 class SampleWorldSerializer(serializers.Serializer):
     """A scene sample's world as the trial's files hold it (WORLDS.md "Results")."""
 
