@@ -169,31 +169,7 @@ def validated_or_400(form: serializers.Serializer, rules: Callable[[dict], objec
 # ----------------------------------------------------------------------------- list rows
 
 
-def _simple(value) -> bool:
-    return isinstance(value, FunctionType | MethodType | BuiltinFunctionType | partial)
-
-
-def _getter(field) -> Callable[[Any], Any]:
-    """``field.get_attribute`` for a plain ``source`` path read from model instances (getattr along
-    the path; None at a missing related object); anything else (a dict, a callable, an error) takes
-    DRF's own path, so the value is always the one DRF would read."""
-    attrs = tuple(field.source_attrs)
-    slow = field.get_attribute
-
-    def get(instance):
-        value = instance
-        try:
-            for attr in attrs:
-                value = getattr(value, attr)
-        except ObjectDoesNotExist:
-            return None
-        except Exception:  # noqa: BLE001 - DRF decides: a default, null, SkipField or its own error
-            return slow(instance)
-        if _simple(value) or isinstance(instance, Mapping):
-            return slow(instance)
-        return value
-
-    return get
+_CALLABLE = FunctionType | MethodType | BuiltinFunctionType | partial
 
 
 def _as_bool(field) -> Callable[[Any], Any]:
@@ -265,13 +241,31 @@ def row_function(
             field.source = sources[field.field_name]
             field.source_attrs = field.source.split(".")
         fast = field.source != "*" and type(field).get_attribute is serializers.Field.get_attribute
-        plan.append((field.field_name, _getter(field) if fast else field.get_attribute, _plain(field)))
+        attrs = tuple(field.source_attrs) if fast else None
+        plan.append((field.field_name, attrs, field.get_attribute, _plain(field)))
 
     def row(instance) -> dict:
+        # A plain `source` path is read with getattr along it (None at a missing related object), inline:
+        # no call per field. Anything else (a dict, a callable at the end, an error, a field that reads
+        # for itself) takes the field's own get_attribute, so the value is always the one DRF would read.
+        mapping = isinstance(instance, Mapping)
         out = {}
-        for name, get, represent in plan:
+        for name, attrs, get, represent in plan:
             try:
-                value = get(instance)
+                if attrs is None or mapping:
+                    value = get(instance)
+                else:
+                    value = instance
+                    try:
+                        for attr in attrs:
+                            value = getattr(value, attr)
+                    except ObjectDoesNotExist:
+                        value = None
+                    except Exception:  # noqa: BLE001 - DRF decides: a default, null, SkipField or its error
+                        value = get(instance)
+                    else:
+                        if isinstance(value, _CALLABLE):
+                            value = get(instance)
             except SkipField:
                 continue
             check = value.pk if isinstance(value, PKOnlyObject) else value
