@@ -127,3 +127,27 @@ def test_datetimes_match_drf_in_every_zone_and_shape(when, settings):
 
         with timezone.override(zone):
             assert row_function(Times())(thing) == Times(thing).data
+
+
+class Attached(serializers.Serializer):
+    check = serializers.IntegerField(source="library_check_id")
+
+
+class VersionChecks(serializers.Serializer):
+    through_all = Attached(source="current_version.attached_checks.all", many=True)
+    through_manager = Attached(source="current_version.attached_checks", many=True)
+    number = serializers.IntegerField(source="current_version.number")
+
+
+def test_a_path_ending_in_a_managers_all_reads_what_drf_reads(library):
+    """`source="x.things.all"`: the rows call the manager's all() as DRF does (core.api._call_all),
+    prefetched or not."""
+    from checks.models import Test
+
+    for test in (
+        Test.objects.get(pk=library["test"].pk),
+        Test.objects.prefetch_related("current_version__attached_checks").get(pk=library["test"].pk),
+    ):
+        row = row_function(VersionChecks())(test)
+        assert row == VersionChecks(test).data
+        assert row["through_all"] == [{"check": library["check"].pk}]
