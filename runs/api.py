@@ -20,7 +20,7 @@ from checks.models import Test, TestSet
 from core.api import ApiPagination, list_rows
 from runs import export as run_export
 from runs.compare import batch_groups
-from runs.models import CheckResult, Run, RunCheck, Sample
+from runs.models import VERDICT_FIELDS, CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     BatchSerializer,
     LaunchBatchSerializer,
@@ -104,6 +104,11 @@ RUN_CHECK_VALUES = (
 )
 
 
+# What CheckResultSerializer shows of a sample's results (and the sample they belong to).
+SAMPLE_RESULT_COLUMNS = (
+    *("id", "sample_id", "check_version_id", "required", *VERDICT_FIELDS),
+    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
+)
 PAGE_PARAMETERS = {ApiPagination.page_query_param, ApiPagination.page_size_query_param}
 
 
@@ -281,8 +286,9 @@ class RunViewSet(TeamScopedReadViewSet):
     @action(detail=True, methods=["get"], serializer_class=SampleSerializer, filterset_class=None)
     def samples(self, request, pk=None):
         run = self.get_object()
-        # Not shown: what the worker keeps (the request sent, attempts, lease) and the checks' config.
-        results = CheckResult.objects.select_related("check_version").defer("check_version__config")
+        # Not shown: what the worker keeps (the request sent, attempts, lease), the results' details and
+        # times, and the check versions' config.
+        results = CheckResult.objects.select_related("check_version").only(*SAMPLE_RESULT_COLUMNS)
         samples = (
             Sample.objects.filter(run=run)
             .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
