@@ -9,6 +9,7 @@ nesting, huge ids) is a 400, never a 500.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
@@ -291,6 +292,20 @@ def list_rows(serializer_class, rows, context: dict, sources: Mapping[str, str] 
     see row_function)."""
     row = row_function(serializer_class(context=context), sources)
     return [row(instance) for instance in rows]
+
+
+_PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9/_.~-]*")
+
+
+def absolute_url(request, path: str) -> str:
+    """``request.build_absolute_uri(path)``; for a plain absolute path (what reverse() gives for ids and
+    slugs) the scheme and host are worked out once per request instead of once per row."""
+    if not (_PLAIN_PATH.fullmatch(path) and "/./" not in path and "/../" not in path):
+        return request.build_absolute_uri(path)
+    base = request.__dict__.get("_absolute_url_base")
+    if base is None:  # build_absolute_uri("/") is the scheme and host (as an URI), then "/"
+        base = request.__dict__["_absolute_url_base"] = request.build_absolute_uri("/")[:-1]
+    return base + path
 
 
 # ----------------------------------------------------------------------------- filters

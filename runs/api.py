@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -115,14 +115,13 @@ PAGE_PARAMETERS = {ApiPagination.page_query_param, ApiPagination.page_size_query
 def run_queryset(user, *, checks: bool = True) -> QuerySet[Run]:
     """The runs as RunSerializer reads them; `checks=False` leaves the check versions to
     `with_check_rows` (the list: tuples instead of two model instances per check)."""
-    runs = (
-        Run.objects.visible_to(user)
-        .select_related("test", "test_version", "launched_by")
-        .only(*RUN_COLUMNS)
-        .order_by("-created_at", "-id")
-    )
-    if not checks:
-        return runs
+    runs = Run.objects.visible_to(user).order_by("-created_at", "-id")
+    if not checks:  # the list: the test's set read as a column (row_sources), not as a Test per row
+        runs = runs.select_related("test_version", "launched_by").only(
+            *(c for c in RUN_COLUMNS if not c.startswith("test__"))
+        )
+        return runs.annotate(listed_test_set=F("test__test_set_id"))
+    runs = runs.select_related("test", "test_version", "launched_by").only(*RUN_COLUMNS)
     run_checks = RunCheck.objects.select_related("check_version").only(*RUN_CHECK_COLUMNS)
     return runs.prefetch_related(Prefetch("run_checks", queryset=run_checks.order_by("position")))
 
@@ -152,6 +151,7 @@ def with_check_rows(runs) -> list[Run]:
 )
 class RunViewSet(TeamScopedReadViewSet):
     serializer_class = RunSerializer
+    row_sources = {"test_set": "listed_test_set"}
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from checks.kinds import Outcome
 from checks.models import Check, Test
-from core.api import MAX_ID, VisibleRelatedField
+from core.api import MAX_ID, VisibleRelatedField, absolute_url
 from runs.consistency import Figures, summary_figures
 from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
 from runs.services import max_batch_runs
@@ -322,7 +322,7 @@ class RunSerializer(serializers.ModelSerializer):
         except NoReverseMatch:  # a deployment without the HTML pages
             return None
         request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
+        return absolute_url(request, path) if request is not None else path
 
 
 class LaunchedRunsSerializer(serializers.Serializer):

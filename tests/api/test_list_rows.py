@@ -151,3 +151,22 @@ def test_a_path_ending_in_a_managers_all_reads_what_drf_reads(library):
         row = row_function(VersionChecks())(test)
         assert row == VersionChecks(test).data
         assert row["through_all"] == [{"check": library["check"].pk}]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        *("/runs/12/", "/", "/prefix/runs/7/"),  # plain: the shortcut
+        *("//evil.example/x", "/a/./b/", "/a/../b/", "/ü/", "/a b/", "/q?x=1#f"),  # Django's own path
+    ],
+)
+@pytest.mark.parametrize("host", ["testserver", "console.example:8443"])
+def test_absolute_url_is_what_django_builds(path, host, rf, settings):
+    """core.api.absolute_url (the runs list's `url`, scheme and host worked out once) is
+    request.build_absolute_uri, plain paths and odd ones alike, asked twice on one request."""
+    from core.api import absolute_url
+
+    settings.ALLOWED_HOSTS = ["*"]
+    request = rf.get("/api/v1/runs/", HTTP_HOST=host, secure=host != "testserver")
+    assert absolute_url(request, path) == request.build_absolute_uri(path)
+    assert absolute_url(request, path) == request.build_absolute_uri(path)
