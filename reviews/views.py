@@ -117,6 +117,12 @@ def queue_list(request: HttpRequest) -> HttpResponse:
     return render(request, "reviews/queue_list.html", {"page": page, "form": form, **flags})
 
 
+def _results(owner) -> list[CheckResult]:
+    """A sample's or task's results: the queue page's prefetch (a plain list), else its manager's."""
+    listed = getattr(owner, "listed_results", None)
+    return list(owner.results.all()) if listed is None else listed
+
+
 def _subject(item: ReviewItem) -> dict:
     if item.sample_id:
         sample = item.sample
@@ -128,11 +134,11 @@ def _subject(item: ReviewItem) -> dict:
             "title": f"Run #{sample.run_id} · {scenario.get('name') or f'Scenario {sample.scenario_index + 1}'}"
             f" · sample {sample.sample_index + 1}",
             "url": f"{pk_url('runs:run-detail', sample.run_id)}#sample-{sample.pk}",
-            "results": sorted(sample.results.all(), key=lambda r: r.pk),
+            "results": sorted(_results(sample), key=lambda r: r.pk),
         }
     task = item.task
     latest: dict[int, CheckResult] = {}
-    for result in task.results.all():  # newest per check version (several monitors may judge a task)
+    for result in _results(task):  # newest per check version (several monitors may judge a task)
         if result.check_version_id not in latest or result.pk > latest[result.check_version_id].pk:
             latest[result.check_version_id] = result
     return {
@@ -176,13 +182,15 @@ def _items(queue: ReviewQueue):
             *(f"task__agent__{name}" for name in UNLISTED_FIELDS),
         )
         .prefetch_related(
-            Prefetch("sample__results", queryset=results),
-            Prefetch("task__results", queryset=results),
+            # Plain lists (to_attr): no related-manager queryset made per row of 50.
+            Prefetch("sample__results", queryset=results, to_attr="listed_results"),
+            Prefetch("task__results", queryset=results, to_attr="listed_results"),
             Prefetch(
                 "labels",
                 queryset=Label.objects.select_related("reviewer", "check_version")
                 .defer("check_version__config")
                 .order_by("id"),
+                to_attr="listed_labels",
             ),
         )
         .order_by("position")
@@ -199,11 +207,16 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     head, tail = _item_url_parts(queue)
     rows = []
     for item in page.object_list:
-        row = {"item": item, **_subject(item), "labels": list(item.labels.all())}
+        row = _item_fields(item)
         row["html"] = _item_row(row, f"{head}{item.pk}{tail}")
         rows.append(row)
     context = {"queue": queue, "page": page, "rows": rows, **page_flags(request.user, queue.team)}
     return render(request, "reviews/queue_detail.html", context)
+
+
+def _item_fields(item: ReviewItem) -> dict:
+    """What a row of the queue page shows of an item read by _items()."""
+    return {"item": item, **_subject(item), "labels": item.listed_labels}
 
 
 _ITEM = 7_293_015_864_201  # stands for an item's id in its reversed URL; no real row has it

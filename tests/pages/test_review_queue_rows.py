@@ -9,7 +9,7 @@ from django.template import engines
 
 from monitors.models import Task
 from reviews import services
-from reviews.views import _item_row, _item_url_parts, _items, _subject
+from reviews.views import _item_fields, _item_row, _item_url_parts, _items
 from runs.models import CheckResult
 from tests import factories
 from tests.reviews.conftest import judged_run
@@ -52,5 +52,7 @@ def test_rows_are_what_the_template_drew(team, agent, member, admin_user):
     assert len(items) == 5
     for item in items:
         assert f"{head}{item.pk}{tail}" == item.get_absolute_url()
-        row = {"item": item, **_subject(item), "labels": list(item.labels.all())}
+        row = _item_fields(item)
         assert _item_row(row, item.get_absolute_url()) == template.render({"row": row})
+    assert [len(_item_fields(item)["labels"]) for item in items] == [2, 0, 0, 0, 0]
+    assert sorted(len(_item_fields(item)["results"]) for item in items) == [0, 0, 1, 1, 1]
