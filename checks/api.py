@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from agents.models import UNLISTED_FIELDS, Agent
 from checks import services
-from checks.models import Check, CheckVersion, Test, TestSet
+from checks.models import Check, CheckVersion, Test, TestCheck, TestSet
 from checks.serializers import (
     CheckCreateSerializer,
     CheckEditSerializer,
@@ -213,12 +213,21 @@ class TestViewSet(ServiceWritesViewSet):
     serializer_class = TestSerializer
     filterset_class = TestFilter
 
+    row_sources = {"checks": "current_version.listed_checks"}
+
     def get_queryset(self) -> QuerySet[Test]:
+        # The list keeps each version's attached checks in a plain list (read through row_sources): no
+        # related-manager queryset made per row. One object's body reads the manager's prefetch.
+        attached = (
+            Prefetch("current_version__attached_checks", TestCheck.objects.all(), to_attr="listed_checks")
+            if self.action == "list"
+            else "current_version__attached_checks"
+        )
         return (
             Test.objects.visible_to(self.request.user)
             .select_related("test_set__agent", "current_version")
             .defer("test_set__description", *(f"test_set__agent__{name}" for name in UNLISTED_FIELDS))
-            .prefetch_related("current_version__attached_checks")
+            .prefetch_related(attached)
             .order_by("name", "id")
         )
 

@@ -9,7 +9,9 @@ nesting, huge ids) is a 400, never a 500.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from functools import partial
 from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any
@@ -20,7 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.db.models.manager import BaseManager
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import exceptions, pagination, serializers, status
+from rest_framework import ISO_8601, exceptions, pagination, serializers, status
 from rest_framework.decorators import action
 from rest_framework.fields import SkipField
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -204,36 +206,44 @@ def validated_or_400(form: serializers.Serializer, rules: Callable[[dict], objec
 # ----------------------------------------------------------------------------- list rows
 
 
-def _simple(value) -> bool:
-    return isinstance(value, FunctionType | MethodType | BuiltinFunctionType | partial)
+_CALLABLE = FunctionType | MethodType | BuiltinFunctionType | partial
 
 
-def _getter(field) -> Callable[[Any], Any]:
-    """``field.get_attribute`` for a plain ``source`` path read from model instances (getattr along
-    the path; None at a missing related object); anything else (a dict, a callable, an error) takes
-    DRF's own path, so the value is always the one DRF would read."""
-    attrs = tuple(field.source_attrs)
-    slow = field.get_attribute
-
-    def get(instance):
-        value = instance
+def _call_all(method, get, instance):
+    """A path ending in a manager's ``all`` (``source="version.things.all"``): DRF calls it (after
+    ``inspect.signature`` tells it takes no argument, ~100 calls a row); anything else is DRF's path."""
+    if getattr(method, "__func__", None) is BaseManager.all:
         try:
-            for attr in attrs:
-                value = getattr(value, attr)
-        except ObjectDoesNotExist:
-            return None
-        except Exception:  # noqa: BLE001 - DRF decides: a default, null, SkipField or its own error
-            return slow(instance)
-        if _simple(value) or isinstance(instance, Mapping):
-            return slow(instance)
-        return value
-
-    return get
+            return method()
+        except (AttributeError, KeyError):  # DRF wraps these in its own ValueError
+            pass
+    return get(instance)
 
 
 def _as_bool(field) -> Callable[[Any], Any]:
     slow = field.to_representation
     return lambda value: value if value is True or value is False else slow(value)
+
+
+def _datetime(field: serializers.DateTimeField) -> Callable[[Any], Any]:
+    """DRF's ISO 8601 text of an aware datetime (in the field's time zone, "Z" for UTC), with the time
+    zone looked up once per list instead of once per value; anything else takes DRF's own path."""
+    slow = field.to_representation
+    output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
+    zone = field.timezone if hasattr(field, "timezone") else field.default_timezone()
+    if zone is None or not isinstance(output_format, str) or output_format.lower() != ISO_8601:
+        return slow
+
+    def represent(value):
+        if type(value) is not datetime or value.utcoffset() is None:
+            return slow(value)
+        try:
+            text = value.astimezone(zone).isoformat()
+        except OverflowError:
+            return slow(value)  # DRF's "overflow" error
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+    return represent
 
 
 def _plain(field) -> Callable[[Any], Any]:
@@ -247,6 +257,8 @@ def _plain(field) -> Callable[[Any], Any]:
         return row_function(field)
     if kind is serializers.SerializerMethodField:
         return getattr(field.parent, field.method_name)
+    if kind is serializers.DateTimeField:
+        return _datetime(field)
     return {
         serializers.IntegerField: int,
         serializers.CharField: str,
@@ -260,23 +272,48 @@ def _own(kind: type, name: str) -> bool:
     return getattr(kind, name) is not getattr(serializers.Serializer, name)
 
 
-def row_function(serializer: serializers.Serializer) -> Callable[[Any], dict]:
+def row_function(
+    serializer: serializers.Serializer, sources: Mapping[str, str] | None = None
+) -> Callable[[Any], dict]:
     """A function from an instance to exactly ``serializer.to_representation(instance)``, without DRF's
     per-field dispatch: list endpoints of 50 rows spend most of their serializer time there (bench/README.md
     "Serving"). Serializers with a ``to_representation`` of their own keep it; the fields' work is the
-    same (method fields call the serializer's methods, nested serializers recurse)."""
+    same (method fields call the serializer's methods, nested serializers recurse). ``sources`` reads
+    some fields from another attribute path (field name: dotted path), e.g. where a list's prefetch
+    keeps related rows in a plain list (``Prefetch(to_attr=...)``) instead of the related manager."""
     if _own(type(serializer), "to_representation"):
         return serializer.to_representation
     plan = []
     for field in serializer._readable_fields:
+        if sources and field.field_name in sources:  # this serializer's own bound copy of the field
+            field.source = sources[field.field_name]
+            field.source_attrs = field.source.split(".")
         fast = field.source != "*" and type(field).get_attribute is serializers.Field.get_attribute
-        plan.append((field.field_name, _getter(field) if fast else field.get_attribute, _plain(field)))
+        attrs = tuple(field.source_attrs) if fast else None
+        plan.append((field.field_name, attrs, field.get_attribute, _plain(field)))
 
     def row(instance) -> dict:
+        # A plain `source` path is read with getattr along it (None at a missing related object), inline:
+        # no call per field. Anything else (a dict, a callable at the end, an error, a field that reads
+        # for itself) takes the field's own get_attribute, so the value is always the one DRF would read.
+        mapping = isinstance(instance, Mapping)
         out = {}
-        for name, get, represent in plan:
+        for name, attrs, get, represent in plan:
             try:
-                value = get(instance)
+                if attrs is None or mapping:
+                    value = get(instance)
+                else:
+                    value = instance
+                    try:
+                        for attr in attrs:
+                            value = getattr(value, attr)
+                    except ObjectDoesNotExist:
+                        value = None
+                    except Exception:  # noqa: BLE001 - DRF decides: a default, null, SkipField or its error
+                        value = get(instance)
+                    else:
+                        if isinstance(value, _CALLABLE):
+                            value = _call_all(value, get, instance)
             except SkipField:
                 continue
             check = value.pk if isinstance(value, PKOnlyObject) else value
@@ -286,10 +323,25 @@ def row_function(serializer: serializers.Serializer) -> Callable[[Any], dict]:
     return row
 
 
-def list_rows(serializer_class, rows, context: dict) -> list[dict]:
-    """``serializer_class(rows, many=True, context=context).data`` as plain lists and dicts."""
-    row = row_function(serializer_class(context=context))
+def list_rows(serializer_class, rows, context: dict, sources: Mapping[str, str] | None = None) -> list[dict]:
+    """``serializer_class(rows, many=True, context=context).data`` as plain lists and dicts (``sources``:
+    see row_function)."""
+    row = row_function(serializer_class(context=context), sources)
     return [row(instance) for instance in rows]
+
+
+_PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9/_.~-]*")
+
+
+def absolute_url(request, path: str) -> str:
+    """``request.build_absolute_uri(path)``; for a plain absolute path (what reverse() gives for ids and
+    slugs) the scheme and host are worked out once per request instead of once per row."""
+    if not (_PLAIN_PATH.fullmatch(path) and "/./" not in path and "/../" not in path):
+        return request.build_absolute_uri(path)
+    base = request.__dict__.get("_absolute_url_base")
+    if base is None:  # build_absolute_uri("/") is the scheme and host (as an URI), then "/"
+        base = request.__dict__["_absolute_url_base"] = request.build_absolute_uri("/")[:-1]
+    return base + path
 
 
 # ----------------------------------------------------------------------------- filters

@@ -37,7 +37,7 @@ from monitors.serializers import (
     dashboard_data,
 )
 from runs.models import VERDICT_FIELDS, CheckResult
-from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin
+from teams.api import ListRowsMixin, TeamScopedReadViewSet, TeamScopedViewMixin
 from teams.throttling import TokenRateThrottle
 
 
@@ -159,11 +159,17 @@ class TaskViewSet(TeamScopedReadViewSet):
 
 
 
-def monitor_queryset(user) -> QuerySet[Monitor]:
+def monitor_queryset(user, *, listed: bool = False) -> QuerySet[Monitor]:
+    """The monitors as MonitorSerializer reads them; `listed`: as the list does (the checks' shown
+    columns in a plain list, `listed_checks`, and no agent row: the body names the agent by id)."""
+    checks = Check.objects.order_by("name", "id")
+    if listed:
+        checks = Prefetch("checks", checks.only("id", "name", "kind", "version"), to_attr="listed_checks")
+        return Monitor.objects.visible_to(user).prefetch_related(checks).order_by("name", "id")
     return (
         Monitor.objects.visible_to(user)
         .select_related("agent")
-        .prefetch_related(Prefetch("checks", queryset=Check.objects.order_by("name", "id")))
+        .prefetch_related(Prefetch("checks", queryset=checks))
         .order_by("name", "id")
     )
 
@@ -180,12 +186,13 @@ def monitor_queryset(user) -> QuerySet[Monitor]:
     update=extend_schema(summary="Replace a monitor's settings", request=MonitorUpdateSerializer),
     destroy=extend_schema(summary="Delete a monitor and its results (admins)"),
 )
-class MonitorViewSet(TeamScopedViewMixin, viewsets.ModelViewSet):
+class MonitorViewSet(TeamScopedViewMixin, ListRowsMixin, viewsets.ModelViewSet):
     serializer_class = MonitorSerializer
+    row_sources = {"checks": "listed_checks"}
     filter_backends: list = []
 
     def get_queryset(self) -> QuerySet[Monitor]:
-        return _filter_by_agent(monitor_queryset(self.request.user), self)
+        return _filter_by_agent(monitor_queryset(self.request.user, listed=self.action == "list"), self)
 
     def get_serializer_class(self):
         return MonitorUpdateSerializer if self.action in ("update", "partial_update") else MonitorSerializer

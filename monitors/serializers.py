@@ -127,7 +127,7 @@ class CheckIdsField(serializers.ListField):
     """Written as a list of check ids; read from the monitor's checks (prefetched)."""
 
     def to_representation(self, data):
-        return [c.pk for c in data.all()]
+        return [c.pk for c in (data if isinstance(data, list) else data.all())]
 
 
 class MonitorSerializer(serializers.ModelSerializer):
@@ -155,8 +155,10 @@ class MonitorSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(CheckRefSerializer(many=True))
     def get_checks_detail(self, instance: Monitor) -> list[dict]:
+        checks = getattr(instance, "listed_checks", None)  # the list's prefetch (monitor_queryset)
         return [
-            {"id": c.pk, "name": c.name, "kind": c.kind, "version": c.version} for c in instance.checks.all()
+            {"id": c.pk, "name": c.name, "kind": c.kind, "version": c.version}
+            for c in (instance.checks.all() if checks is None else checks)
         ]
 
 

@@ -89,7 +89,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
             .prefetch_related(
                 Prefetch("sample__results", queryset=results, to_attr="fetched_results"),
                 Prefetch("task__results", queryset=results, to_attr="fetched_results"),
-                Prefetch("labels", queryset=labels.order_by("created_at", "id")),
+                Prefetch("labels", queryset=labels.order_by("created_at", "id"), to_attr="listed_labels"),
             )
             .order_by("position")
         )
@@ -134,7 +134,8 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
                 )
             return Response(SentSerializer(sent).data, status=status.HTTP_201_CREATED)
         page = self.paginate_queryset(self._items(queue))
-        return self.get_paginated_response(list_rows(ReviewItemSerializer, page, {}))
+        rows = list_rows(ReviewItemSerializer, page, {}, {"labels": "listed_labels"})
+        return self.get_paginated_response(rows)
 
     @extend_schema(
         methods=["GET"],

@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from checks.kinds import Outcome
 from checks.models import Check
-from core.api import VisibleRelatedField
+from core.api import VisibleRelatedField, row_function
 from monitors.models import Monitor
 from reviews.models import Label, ReviewItem, ReviewQueue
 from runs.models import Run
@@ -91,9 +91,9 @@ class ReviewItemSerializer(serializers.ModelSerializer):
         rows = getattr(owner, "fetched_results", None)
         rows = owner.results.all() if rows is None else rows
         child = self.__dict__.get("_result_child")
-        if child is None:  # one serializer for every row's results: binding its fields costs per instance
-            child = self.__dict__["_result_child"] = ItemResultSerializer()
-        return [child.to_representation(row) for row in sorted(rows, key=lambda r: r.pk)]
+        if child is None:  # one row function for every row's results: binding fields costs per instance
+            child = self.__dict__["_result_child"] = row_function(ItemResultSerializer())
+        return [child(row) for row in sorted(rows, key=lambda r: r.pk)]
 
 
 class SendSerializer(serializers.Serializer):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -16,10 +16,10 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from core.api import export_action, list_rows, object_action, unpaged_action
+from core.api import ApiPagination, export_action, list_rows, object_action, unpaged_action
 from runs import export as run_export
 from runs.compare import batch_groups
-from runs.models import CheckResult, Run, RunCheck, Sample
+from runs.models import VERDICT_FIELDS, CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     BatchSerializer,
     LaunchBatchSerializer,
@@ -89,16 +89,47 @@ RUN_CHECK_COLUMNS = (
 )
 
 
-def run_queryset(user) -> QuerySet[Run]:
+# A run's check versions as RunSerializer shows them (runs.serializers._check_rows), one tuple each.
+RUN_CHECK_VALUES = (
+    *("run_id", "check_version__parent_id", "check_version_id", "check_version__number"),
+    *("check_version__name", "check_version__kind", "required", "additional"),
+)
+
+
+# What CheckResultSerializer shows of a sample's results (and the sample they belong to).
+SAMPLE_RESULT_COLUMNS = (
+    *("id", "sample_id", "check_version_id", "required", *VERDICT_FIELDS),
+    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
+)
+PAGE_PARAMETERS = {ApiPagination.page_query_param, ApiPagination.page_size_query_param}
+
+
+def run_queryset(user, *, checks: bool = True) -> QuerySet[Run]:
+    """The runs as RunSerializer reads them; `checks=False` leaves the check versions to
+    `with_check_rows` (the list: tuples instead of two model instances per check)."""
+    runs = Run.objects.visible_to(user).order_by("-created_at", "-id")
+    if not checks:  # the list: the test's set read as a column (row_sources), not as a Test per row
+        runs = runs.select_related("test_version", "launched_by").only(
+            *(c for c in RUN_COLUMNS if not c.startswith("test__"))
+        )
+        return runs.annotate(listed_test_set=F("test__test_set_id"))
+    runs = runs.select_related("test", "test_version", "launched_by").only(*RUN_COLUMNS)
     run_checks = RunCheck.objects.select_related("check_version").only(*RUN_CHECK_COLUMNS)
-    run_checks = run_checks.order_by("position")
-    return (
-        Run.objects.visible_to(user)
-        .select_related("test", "test_version", "launched_by")
-        .only(*RUN_COLUMNS)
-        .prefetch_related(Prefetch("run_checks", queryset=run_checks))
-        .order_by("-created_at", "-id")
-    )
+    return runs.prefetch_related(Prefetch("run_checks", queryset=run_checks.order_by("position")))
+
+
+def with_check_rows(runs) -> list[Run]:
+    """The runs, each with `check_rows`: its check versions in the order of the prefetch it replaces
+    (one query, like it), as the tuples RunSerializer.get_checks reads."""
+    runs = list(runs)
+    by_run: dict[int, list[tuple]] = {}
+    for run in runs:
+        run.check_rows = by_run.setdefault(run.pk, [])
+    if by_run:
+        found = RunCheck.objects.filter(run_id__in=list(by_run)).order_by("position")
+        for run_id, *row in found.values_list(*RUN_CHECK_VALUES):
+            by_run[run_id].append(tuple(row))
+    return runs
 
 
 @extend_schema_view(
@@ -112,6 +143,7 @@ def run_queryset(user) -> QuerySet[Run]:
 )
 class RunViewSet(TeamScopedReadViewSet):
     serializer_class = RunSerializer
+    row_sources = {"test_set": "listed_test_set"}
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
@@ -119,7 +151,18 @@ class RunViewSet(TeamScopedReadViewSet):
             return Run.objects.visible_to(self.request.user).select_related("test", "test_version")
         if self.action in ("samples", "export", "sample_world"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
-        return run_queryset(self.request.user)
+        return run_queryset(self.request.user, checks=self.action != "list")
+
+    def filter_queryset(self, queryset):
+        # With no filter named (only the page), RunFilter leaves the runs as they are (each of its filters
+        # skips an empty value); building its form and pickers is ~5,000 calls, a tenth of the list.
+        if self.action == "list" and self.request.query_params.keys() <= PAGE_PARAMETERS:
+            return queryset
+        return super().filter_queryset(queryset)
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        return with_check_rows(page) if self.action == "list" and page is not None else page
 
 
     @extend_schema(
@@ -222,12 +265,13 @@ class RunViewSet(TeamScopedReadViewSet):
     @action(detail=True, methods=["get"], serializer_class=SampleSerializer, filterset_class=None)
     def samples(self, request, pk=None):
         run = self.get_object()
-        # Not shown: what the worker keeps (the request sent, attempts, lease) and the checks' config.
-        results = CheckResult.objects.select_related("check_version").defer("check_version__config")
+        # Not shown: what the worker keeps (the request sent, attempts, lease), the results' details and
+        # times, and the check versions' config.
+        results = CheckResult.objects.select_related("check_version").only(*SAMPLE_RESULT_COLUMNS)
         samples = (
             Sample.objects.filter(run=run)
             .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
-            .prefetch_related(Prefetch("results", queryset=results.order_by("id")))
+            .prefetch_related(Prefetch("results", queryset=results.order_by("id"), to_attr="listed_results"))
             .order_by("scenario_index", "sample_index", "id")
         )
         page = self.paginate_queryset(samples)
@@ -235,7 +279,8 @@ class RunViewSet(TeamScopedReadViewSet):
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }
         context = {**self.get_serializer_context(), "scenario_names": names}
-        return self.get_paginated_response(list_rows(SampleSerializer, page, context))
+        rows = list_rows(SampleSerializer, page, context, {"results": "listed_results"})
+        return self.get_paginated_response(rows)
 
     @object_action(
         SampleWorldSerializer,

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from checks.kinds import Outcome
 from checks.models import Check, Test
-from core.api import MAX_ID, VisibleRelatedField
+from core.api import MAX_ID, VisibleRelatedField, absolute_url
 from runs.consistency import Figures, summary_figures
 from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
 from runs.services import max_batch_runs
@@ -169,6 +169,19 @@ def _zero_scenario(index: int, name: str, total: int, min_valid: int, rate: int)
     }
 
 
+def _check_rows(run: Run) -> list[tuple]:
+    """The run's check versions as (check, check version, number, name, kind, required, additional):
+    `run.check_rows` when the list read them as such (runs.api.with_check_rows), else its run checks."""
+    rows = getattr(run, "check_rows", None)
+    if rows is not None:
+        return rows
+    return [
+        (v.parent_id, v.pk, v.number, v.name, v.kind, rc.required, rc.additional)
+        for rc in run.run_checks.all()
+        for v in (rc.check_version,)
+    ]
+
+
 class RunSerializer(serializers.ModelSerializer):
     agent = serializers.IntegerField(source="agent_id", read_only=True)
     test = serializers.IntegerField(source="test_id", read_only=True)
@@ -281,18 +294,17 @@ class RunSerializer(serializers.ModelSerializer):
         counts = self._summary(run).get("checks", {})
         counts = counts if isinstance(counts, dict) else {}
         rows = []
-        for rc in run.run_checks.all():
-            version = rc.check_version
-            found = counts.get(str(version.pk)) or counts.get(str(version.parent_id)) or {}
+        for check, version, number, name, kind, required, additional in _check_rows(run):
+            found = counts.get(str(version)) or counts.get(str(check)) or {}
             rows.append(
                 {
-                    "check": version.parent_id,
-                    "check_version": version.pk,
-                    "version": version.number,
-                    "name": version.name,
-                    "kind": version.kind,
-                    "required": rc.required,
-                    "additional": rc.additional,
+                    "check": check,
+                    "check_version": version,
+                    "version": number,
+                    "name": name,
+                    "kind": kind,
+                    "required": required,
+                    "additional": additional,
                     "passed": found.get("passed", 0),
                     "failed": found.get("failed", 0),
                     "errored": found.get("errored", 0),
@@ -310,7 +322,7 @@ class RunSerializer(serializers.ModelSerializer):
         except NoReverseMatch:  # a deployment without the HTML pages
             return None
         request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
+        return absolute_url(request, path) if request is not None else path
 
 
 class LaunchedRunsSerializer(serializers.Serializer):

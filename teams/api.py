@@ -154,11 +154,15 @@ class ServiceWritesMixin:
 # ListModelMixin with the rows drawn by core.api.list_rows: the same JSON, less DRF per field.
 # (A comment, not a docstring: drf-spectacular would publish a docstring as every endpoint's description.)
 class ListRowsMixin(mixins.ListModelMixin):
+    # Fields a list reads from another attribute path (core.api.row_function), e.g. what its list
+    # queryset prefetched into a plain list: {"checks": "listed_checks"}.
+    row_sources: dict[str, str] | None = None
+
     def list(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
         rows = queryset if page is None else page
-        data = list_rows(self.get_serializer_class(), rows, self.get_serializer_context())
+        data = list_rows(self.get_serializer_class(), rows, self.get_serializer_context(), self.row_sources)
         return Response(data) if page is None else self.get_paginated_response(data)
 
 

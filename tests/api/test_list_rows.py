@@ -4,6 +4,7 @@ object's own endpoint shows, and the drawing agrees with DRF's to_representation
 from __future__ import annotations
 
 from types import SimpleNamespace
+from zoneinfo import ZoneInfo
 
 import pytest
 from rest_framework import serializers
@@ -87,3 +88,85 @@ def test_a_field_that_cannot_be_read_fails_as_drf_does():
         Shapes(broken, context={"suffix": "z"}).data  # noqa: B018
     with pytest.raises(AttributeError, match="ratio"):
         row_function(Shapes(context={"suffix": "z"}))(broken)
+
+
+class Times(serializers.Serializer):
+    when = serializers.DateTimeField()
+    local = serializers.DateTimeField(default_timezone=ZoneInfo("Europe/Paris"))
+    stamped = serializers.DateTimeField(format="%Y-%m-%d %H:%M")
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "utc",
+        "utc-microseconds",
+        "offset",
+        "naive",
+        "text",
+    ],
+)
+def test_datetimes_match_drf_in_every_zone_and_shape(when, settings):
+    """The shortcut for aware datetimes (core.api._datetime) writes DRF's text: "Z" for UTC, the
+    field's own zone, another format, and a naive value or a string through DRF itself."""
+    import datetime as dt
+
+    value = {
+        "utc": dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC),
+        "utc-microseconds": dt.datetime(2026, 12, 2, 10, 0, 5, 123, tzinfo=dt.UTC),
+        "offset": dt.datetime(2026, 6, 2, 10, 0, tzinfo=dt.timezone(dt.timedelta(hours=-5))),
+        "naive": dt.datetime(2026, 12, 2, 10, 0),
+        "text": "2026-12-02T10:00:00Z",
+    }[when]
+    thing = SimpleNamespace(when=value, local=value, stamped=value)
+    if when == "text":  # DRF writes a string as it is, but strftime() needs a datetime
+        thing.stamped = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
+    for zone in ("UTC", "America/New_York"):
+        settings.TIME_ZONE = zone
+        from django.utils import timezone
+
+        with timezone.override(zone):
+            assert row_function(Times())(thing) == Times(thing).data
+
+
+class Attached(serializers.Serializer):
+    check = serializers.IntegerField(source="library_check_id")
+
+
+class VersionChecks(serializers.Serializer):
+    through_all = Attached(source="current_version.attached_checks.all", many=True)
+    through_manager = Attached(source="current_version.attached_checks", many=True)
+    number = serializers.IntegerField(source="current_version.number")
+
+
+def test_a_path_ending_in_a_managers_all_reads_what_drf_reads(library):
+    """`source="x.things.all"`: the rows call the manager's all() as DRF does (core.api._call_all),
+    prefetched or not."""
+    from checks.models import Test
+
+    for test in (
+        Test.objects.get(pk=library["test"].pk),
+        Test.objects.prefetch_related("current_version__attached_checks").get(pk=library["test"].pk),
+    ):
+        row = row_function(VersionChecks())(test)
+        assert row == VersionChecks(test).data
+        assert row["through_all"] == [{"check": library["check"].pk}]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        *("/runs/12/", "/", "/prefix/runs/7/"),  # plain: the shortcut
+        *("//evil.example/x", "/a/./b/", "/a/../b/", "/ü/", "/a b/", "/q?x=1#f"),  # Django's own path
+    ],
+)
+@pytest.mark.parametrize("host", ["testserver", "console.example:8443"])
+def test_absolute_url_is_what_django_builds(path, host, rf, settings):
+    """core.api.absolute_url (the runs list's `url`, scheme and host worked out once) is
+    request.build_absolute_uri, plain paths and odd ones alike, asked twice on one request."""
+    from core.api import absolute_url
+
+    settings.ALLOWED_HOSTS = ["*"]
+    request = rf.get("/api/v1/runs/", HTTP_HOST=host, secure=host != "testserver")
+    assert absolute_url(request, path) == request.build_absolute_uri(path)
+    assert absolute_url(request, path) == request.build_absolute_uri(path)
