@@ -257,6 +257,7 @@ class World:
             coverage_gap=response.coverage_gap,
             slack_ok=response.slack_ok,
             graphql_errors_only=response.graphql_errors_only,
+            response_wire=response.content(),
         )
         self.events.add(
             "call", at, seq=entry.seq, tool=tool, method=entry.method, path=entry.path, status=entry.status
