@@ -122,6 +122,20 @@ class SlackSimulator(Simulator):
             "reactions.add",
         )
     )
+    reads = frozenset(
+        "_" + method.replace(".", "_")
+        for method in (
+            "auth.test",
+            "conversations.list",
+            "conversations.info",
+            "conversations.history",
+            "conversations.replies",
+            "conversations.members",
+            "users.list",
+            "users.info",
+            "users.lookupByEmail",
+        )
+    )
 
     # -- building -----------------------------------------------------------------------------------
     @classmethod
