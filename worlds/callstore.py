@@ -125,8 +125,13 @@ def _pg_sql(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> bytes
     neither parses it for ``%s`` each time (it caches that only for short statements with few
     parameters, which a write of many pieces is not) nor encodes and hashes a new text for its
     prepared-statement lookup."""
-    marked = _pg_marked(ids, ended, entries, puts, gone).split("%s")
-    return "".join(f"{part}${i}" for i, part in enumerate(marked[:-1], 1)).encode() + marked[-1].encode()
+    return _numbered(_pg_marked(ids, ended, entries, puts, gone))
+
+
+def _numbered(sql: str) -> bytes:
+    """``%s`` marks → ``$1``, ``$2``, … (the statement holds no other ``%``)."""
+    parts = sql.split("%s")
+    return ("".join(f"{part}${i}" for i, part in enumerate(parts[:-1], 1)) + parts[-1]).encode()
 
 
 def _pg_marked(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> str:
