@@ -463,6 +463,8 @@ class GitHubSimulator(Simulator):
             return super().call(request)
         except _Refused as refused:
             return refused.response
+        finally:
+            self._root_of = None  # not kept past its request (nor its body)
 
     def authenticate(self, request: Request) -> Response | None:
         header = request.header("authorization") or ""
