@@ -120,7 +120,21 @@ def _head_params(w: CallWrite, dt) -> list:
 
 
 @lru_cache(maxsize=256)
-def _pg_sql(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> str:
+def _pg_sql(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> bytes:
+    """The statement, its parameters numbered ($1, $2, …) for a raw cursor, encoded once: psycopg then
+    neither parses it for ``%s`` each time (it caches that only for short statements with few
+    parameters, which a write of many pieces is not) nor encodes and hashes a new text for its
+    prepared-statement lookup."""
+    return _numbered(_pg_marked(ids, ended, entries, puts, gone))
+
+
+def _numbered(sql: str) -> bytes:
+    """``%s`` marks → ``$1``, ``$2``, … (the statement holds no other ``%``)."""
+    parts = sql.split("%s")
+    return ("".join(f"{part}${i}" for i, part in enumerate(parts[:-1], 1)) + parts[-1]).encode()
+
+
+def _pg_marked(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> str:
     # The rows as VALUES rather than unnest() of arrays: psycopg escapes each string of a text array
     # with a regex, ~2 ms for a 10 KB body here; plain parameters go as they are.
     n = _names()
@@ -170,10 +184,11 @@ def _store_pg(w: CallWrite) -> bool:
             # Its own cursors bind on the client and never prepare, so this enables it for ours only.
             raw.prepare_threshold = 1 << 30
     started = time.monotonic()
-    with psycopg.Cursor(raw) as cur:
+    with psycopg.RawCursor(raw) as cur:
         cur.execute(sql, params, prepare=prepare)
         won = cur.rowcount > 0  # a call always appends its trace entry and its call event
-    _log(sql, started)
+    if connection.queries_logged:
+        _log(sql.decode(), started)
     return won
 
 

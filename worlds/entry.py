@@ -29,9 +29,8 @@ def world_call(request, world_id: str, tool: str, rest: str = ""):
         body = request.body
     except RequestDataTooBig:
         return JsonResponse({"message": f"the body is over {BODY_LIMIT} bytes"}, status=413)
-    call = Request.make(
-        request.method, "/" + rest, request.META.get("QUERY_STRING", ""), dict(request.headers), body
-    )
+    meta = request.META
+    call = Request.make(request.method, "/" + rest, meta.get("QUERY_STRING", ""), _headers(meta), body)
     try:
         response = services.call_world(world_id, tool, call)
     except services.WorldMissing:
@@ -43,6 +42,21 @@ def world_call(request, world_id: str, tool: str, rest: str = ""):
         if name.lower() not in ("content-type", "content-length"):
             answer[name] = value
     return answer
+
+
+def _headers(meta: dict) -> dict[str, str]:
+    """The request's headers with lower-case names, as ``request.headers`` has them (HTTP_* and the two
+    unprefixed ones), read from META once rather than through HttpHeaders and lower-cased again."""
+    headers = {}
+    for key, value in meta.items():
+        if key.startswith("HTTP_"):
+            headers[key[5:].replace("_", "-").lower()] = value
+        elif key in _UNPREFIXED:
+            headers[_UNPREFIXED[key]] = value
+    return headers
+
+
+_UNPREFIXED = {"CONTENT_TYPE": "content-type", "CONTENT_LENGTH": "content-length"}
 
 
 def world_target(path: str) -> tuple[str, str, str] | None:

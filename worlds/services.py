@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import marshal
+import os
+import random
 import secrets
 import threading
 from collections import OrderedDict
@@ -196,6 +198,11 @@ class _Live:
 
 
 _LIVE: OrderedDict[str, _Live] = OrderedDict()
+# A call's stamp only tells its own write from another's: unguessable is not needed, and the secrets
+# module reads /dev/urandom (a system call) every time. Seeded afresh in a forked child, so that two
+# workers forked from one process do not draw the same stamps.
+_STAMPS = random.Random(secrets.randbits(64))
+os.register_at_fork(after_in_child=lambda: _STAMPS.seed(secrets.randbits(64)))
 _LIVE_LOCK = threading.Lock()
 
 
@@ -536,7 +543,7 @@ def _call_write(world_id: str, live: _Live, before: int) -> tuple[callstore.Call
         world_id=world_id,
         before=before,
         calls=world.clock.calls,
-        stamp=secrets.randbits(63) or 1,
+        stamp=_STAMPS.getrandbits(63) or 1,
         head=_head(world),
         entries=_entry_data(live),
         pieces=puts,

@@ -534,6 +534,7 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
     cpu: list[float] = []  # this process's CPU time per call: what the load of the machine adds is not in it
     by_bucket: dict[int, list[float]] = {}
     by_kind: dict[int, list[float]] = {}
+    cpu_by_kind: dict[int, list[float]] = {}
     bad = 0
     first = new_world()
     for i in range(8):  # warm up (imports, caches, connections) on a throwaway world
@@ -551,6 +552,7 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
             times.append(dt)
             by_bucket.setdefault(i // bucket, []).append(dt)
             by_kind.setdefault(i % len(MIXES[MIX][0]), []).append(dt)
+            cpu_by_kind.setdefault(i % len(MIXES[MIX][0]), []).append(cpu[-1])
     out = {
         "p50": statistics.median(times) * 1000,
         "p95": pct(times, 95) * 1000,
@@ -565,6 +567,9 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
             for b, v in sorted(by_bucket.items())
         },
         "by_kind": {MIXES[MIX][0][k]: statistics.median(v) * 1000 for k, v in sorted(by_kind.items())},
+        "cpu_by_kind": {
+            MIXES[MIX][0][k]: statistics.median(v) * 1000 for k, v in sorted(cpu_by_kind.items())
+        },
     }
     log(f"{name}: {out['n']} calls, {bad} answered >= 400")
     return out
@@ -581,6 +586,10 @@ def print_calls(results: dict[str, dict[str, Any]]) -> None:
             + ", ".join(f"{k}: {v['p50']:.2f}/{v['p95']:.2f}" for k, v in r["by_trace"].items())
         )
         print("          by call (p50 ms): " + ", ".join(f"{k} {v:.2f}" for k, v in r["by_kind"].items()))
+        print(
+            "          by call, this process's CPU (p50 ms): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in r["cpu_by_kind"].items())
+        )
 
 
 def bench_calls(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """The clock, the trace, the event log, credentials, the call budget and ids."""
 
+import json
+import random
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -10,8 +12,8 @@ from worlds.engine.budget import CALL_BUDGET, CallBudget
 from worlds.engine.clock import Clock, iso, parse_start
 from worlds.engine.credentials import make_credentials, matches, secret_values
 from worlds.engine.events import EventLog
-from worlds.engine.http import Request
-from worlds.engine.trace import BODY_LIMIT, Trace
+from worlds.engine.http import Request, Response
+from worlds.engine.trace import BODY_LIMIT, Trace, cut
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -117,6 +119,53 @@ def test_bodies_are_cut_at_10_kb_and_marked():
         "graphql_errors_only",
         "worked",
     }
+
+
+def _whole_cut(body, secrets=()):
+    """What the trace stored before it read the wire: the whole body encoded, redacted, then cut."""
+    text = json.dumps(body, ensure_ascii=False, sort_keys=False, default=str)
+    redacted = text
+    for secret in secrets:
+        redacted = redacted.replace(secret, "[redacted]")
+    if redacted != text:
+        body, text = json.loads(redacted), redacted
+    raw = text.encode()
+    if len(raw) <= BODY_LIMIT:
+        return body, False
+    return raw[:BODY_LIMIT].decode("utf-8", errors="ignore"), True
+
+
+def test_a_cut_from_the_wire_stores_what_encoding_the_whole_body_stored():
+    # cut() settles small bodies from the wire's length and cuts big ones from their first items:
+    # on ~350 random bodies either side of 10 KB (non-ASCII, "," and ":" inside strings, a secret in a
+    # body, envelopes of records) it stores exactly the text and flag the whole encoding gave.
+    rng = random.Random(16)
+    token = make_credentials(["slack"])["slack"]["token"]
+    texts = ["é" * 40, "a, b: c" * 12, "x" * 300, token, "€😀" * 30, "plain"]
+
+    def value(depth, scale):
+        roll = rng.random()
+        if depth > 2 or roll < 0.4:
+            return rng.choice([1, 2.5, True, None, -0.0, 10**20, rng.choice(texts) * scale])
+        if roll < 0.7:
+            return [value(depth + 1, scale) for _ in range(rng.randint(0, 12))]
+        return {
+            f"{rng.choice(['k', 'ü', 'a b', 'x:y'])}{i}": value(depth + 1, scale)
+            for i in range(rng.randint(0, 12))
+        }
+
+    counts = {False: 0, True: 0}
+    for _ in range(600):
+        body = value(0, rng.choice([1, 2, 8]))
+        if not isinstance(body, dict | list):
+            continue
+        secrets = rng.choice([(), (token,), ("ghp_" + "z" * 36, token)])
+        wire = Response(200, body).content()
+        expected = _whole_cut(body, secrets)
+        got = cut(body, secrets, wire)
+        assert json.dumps(got) == json.dumps(expected)
+        counts[expected[1]] += 1
+    assert counts[False] > 50 and counts[True] > 50, counts
 
 
 def test_events_are_numbered_with_simulated_time_in_order():

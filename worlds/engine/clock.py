@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 __all__ = ["DEFAULT_PER_CALL", "DEFAULT_START", "Clock", "iso", "parse_iso", "parse_start"]
 
@@ -32,8 +33,11 @@ def parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
+@lru_cache(maxsize=256)
 def iso(moment: datetime) -> str:
-    """``2026-03-02T09:00:01Z``; milliseconds only when there are some (``...09:00:00.500Z``)."""
+    """``2026-03-02T09:00:01Z``; milliseconds only when there are some (``...09:00:00.500Z``). Cached:
+    a call writes the same few moments many times (its trace entry, its event, the records it makes);
+    equal aware datetimes are the same instant, so they have the same text."""
     moment = moment.astimezone(UTC)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     if moment.microsecond:

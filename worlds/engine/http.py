@@ -119,7 +119,7 @@ class Response:
             elif isinstance(self.body, str):
                 self._content = self.body.encode()
             else:
-                self._content = json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode()
+                self._content = _wire(self.body).encode()
         return self._content
 
     def content_type(self) -> str:
@@ -134,6 +134,9 @@ class Response:
         if isinstance(self.body, dict) and isinstance(self.body.get("ok"), bool):
             return self.body["ok"]
         return None
+
+
+_wire = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # a body as sent
 
 
 def split_target(path: str) -> tuple[str, str, str] | None:

@@ -63,10 +63,18 @@ class Simulator:
     # Appended to the tool's root for the base URL an agent's SDK takes (Slack: "api/").
     sdk_path: ClassVar[str] = ""
     _compiled: ClassVar[tuple[Route, ...]] = ()
+    # The handlers that never change the tool's state: by default those of the GET routes (a tool
+    # whose reads are not GETs, Slack, names them). A call one of them answers, or one refused before
+    # any handler ran (a bad credential, a coverage gap), leaves ``wrote`` False: the world then does
+    # not count the tool as touched by it, and a store need not compare its state (World.call).
+    reads: ClassVar[frozenset[str]] = frozenset()
+    wrote: bool = True  # whether the last call may have changed the state
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._compiled = tuple(compile_route(*r) for r in cls.routes)
+        if "reads" not in cls.__dict__:
+            cls.reads = frozenset(handler for method, _, handler in cls.routes if method.upper() == "GET")
 
     def __init__(self, world: World, state: dict[str, Any]) -> None:
         self.world = world
@@ -81,6 +89,7 @@ class Simulator:
     # -- answering --------------------------------------------------------------------------------
     def call(self, request: Request) -> Response:
         """Authenticate, route and answer one call, in the tool's own shapes."""
+        self.wrote = False
         denied = self.authenticate(request)
         if denied is not None:
             return denied
@@ -90,6 +99,7 @@ class Simulator:
                 continue
             if route.method not in (request.method, "*"):
                 continue
+            self.wrote = route.handler not in self.reads
             try:
                 return getattr(self, route.handler)(request, **match.groupdict())
             except BadBody as exc:

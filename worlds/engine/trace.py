@@ -114,14 +114,30 @@ def scrub_body(body: Any) -> Any:
     return body
 
 
-def cut(body: Any, secrets: tuple[str, ...] = ()) -> tuple[Any, bool]:
+def cut(body: Any, secrets: tuple[str, ...] = (), wire: bytes | None = None) -> tuple[Any, bool]:
     """The body to store and whether it was truncated. A body over 10 KB (as JSON, UTF-8) is stored as
-    its first 10 KB of text. Any known secret value left in the text is replaced by ``[redacted]``."""
+    its first 10 KB of text. Any known secret value left in the text is replaced by ``[redacted]``.
+
+    ``wire`` is the body as the tool sent it (compact JSON of a dict or list, ``Response.content``):
+    it spares encoding the body again when it settles the answer. The text cut here puts a space after
+    every ``,`` and ``:`` between items, so it is at least ``wire``'s length and at most that plus one
+    byte per ``,`` or ``:`` in ``wire``; a secret that holds none of the JSON text's structural
+    characters is in the one text exactly when it is in the other. So a body whose bound is within the
+    limit is kept as it is, and one whose wire is over it is cut from the first 10 KB of its text,
+    encoded item by item (:func:`_text_head`), not whole. The stored values are the same as without."""
     if body is None:
         return None, False
-    text = (
-        body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, sort_keys=False, default=str)
-    )
+    if wire is not None and type(body) in (dict, list) and _plain(secrets, wire):
+        size = len(wire)
+        if size + wire.count(b",") + wire.count(b":") <= BODY_LIMIT:
+            return body, False
+        if size > BODY_LIMIT:
+            # The first BODY_LIMIT bytes of the text lie in its first BODY_LIMIT characters; a secret
+            # starting after them cannot change them (it is not among the characters read here).
+            longest = max((len(s) for s in secrets), default=0)
+            head = _text_head(body, BODY_LIMIT + longest + 1)
+            return head.encode()[:BODY_LIMIT].decode("utf-8", errors="ignore"), True
+    text = body if isinstance(body, str) else _encode(body)
     redacted = text
     for secret in secrets:
         if secret:
@@ -133,6 +149,51 @@ def cut(body: Any, secrets: tuple[str, ...] = ()) -> tuple[Any, bool]:
     if len(raw) <= BODY_LIMIT:
         return body, False
     return raw[:BODY_LIMIT].decode("utf-8", errors="ignore"), True
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, sort_keys=False, default=str).encode  # the cut's text
+_STRUCTURAL = frozenset(' ,:"\\[]{}')
+
+
+def _plain(secrets: tuple[str, ...], wire: bytes) -> bool:
+    """Whether no secret is in ``wire`` and none holds a character of JSON's structure or an escape
+    (credentials never do), so that none is in the text :func:`cut` would encode either."""
+    return all(s.isascii() and _STRUCTURAL.isdisjoint(s) and s.encode() not in wire for s in secrets if s)
+
+
+def _text_head(value: Any, need: int) -> str:
+    """A prefix of ``_encode(value)`` at least ``need`` characters long (the whole text when shorter).
+    A list's items are encoded one by one until it is long enough, each whole (a record) unless it is
+    a list itself; a dict's values likewise, going into those that are lists or dicts (an envelope
+    such as Slack's ``{"ok": true, "messages": [...]}``). Anything else is encoded whole."""
+    kind = type(value)
+    if kind is list and value:
+        parts, size = ["["], 1
+        for i, item in enumerate(value):
+            if i:
+                parts.append(", ")
+                size += 2
+            piece = _text_head(item, need - size) if type(item) is list else _encode(item)
+            parts.append(piece)
+            size += len(piece)
+            if size >= need:
+                return "".join(parts)
+        parts.append("]")
+        return "".join(parts)
+    if kind is dict and value and all(type(k) is str for k in value):
+        parts, size = ["{"], 1
+        for i, (key, item) in enumerate(value.items()):
+            name = _encode(key)
+            parts.append(f", {name}: " if i else f"{name}: ")
+            size += len(name) + (4 if i else 2)
+            piece = _text_head(item, need - size) if type(item) in (list, dict) else _encode(item)
+            parts.append(piece)
+            size += len(piece)
+            if size >= need:
+                return "".join(parts)
+        parts.append("}")
+        return "".join(parts)
+    return _encode(value)
 
 
 class Trace:
@@ -158,9 +219,11 @@ class Trace:
         coverage_gap: bool = False,
         slack_ok: bool | None = None,
         graphql_errors_only: bool = False,
+        response_wire: bytes | None = None,
     ) -> TraceEntry:
+        """Number and store one call; ``response_wire`` is the response body as sent (see :func:`cut`)."""
         req, req_cut = cut(scrub_body(request), self.secrets)
-        resp, resp_cut = cut(response, self.secrets)
+        resp, resp_cut = cut(response, self.secrets, response_wire)
         entry = TraceEntry(
             seq=self.skipped + len(self.entries) + 1,
             at=at,

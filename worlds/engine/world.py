@@ -18,7 +18,7 @@ import secrets
 import weakref
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from .budget import OVER_BUDGET_EXPLANATION, CallBudget
 from .checks import PROCESS_KINDS, Check, validate_check, validate_state
@@ -45,6 +45,14 @@ log = logging.getLogger(__name__)
 
 SNAPSHOT_VERSION = 1
 END_REASONS = ("reply", "timeout", "call_budget", "error", "stopped")
+
+
+def _state_print(state: Any) -> bytes:
+    """Equal bytes, an equal state (World.check_reads)."""
+    try:
+        return marshal.dumps(state, 0)
+    except ValueError:
+        return repr(state).encode()
 
 
 class WorldEnded(Exception):
@@ -224,9 +232,13 @@ class World:
         a tool the scene does not have; everything else is answered in the tool's own shapes."""
         if self.ended:
             raise WorldEnded(self.ended)
+        was_touched = tool in self.touched
         sim = self.simulator(tool)
         if sim is None:
             raise KeyError(tool)
+        if not was_touched:  # touched again below unless the call only read the state
+            self.touched.discard(tool)
+        before = self._read_check(tool, was_touched)
         within_budget = self.budget.take()
         at = self.clock.tick()
         events_before = len(self.events)
@@ -238,11 +250,15 @@ class World:
         elif len(request.body) > BODY_LIMIT:
             response = Response(413, {"message": f"the body is over {BODY_LIMIT} bytes"})
         else:
+            sim.wrote = True
             try:
                 response = sim.call(request)
             except Exception:  # a simulator bug must not take the world (or the console) down
                 log.exception("the %s simulator failed on %s %s", tool, request.method, request.path)
+                sim.wrote = True
                 response = Response(500, {"message": "the simulated tool failed"})
+            if sim.wrote:
+                self.touched.add(tool)
         if len(response.content()) > BODY_LIMIT:
             response = Response(500, {"message": f"the answer is over {BODY_LIMIT} bytes"})
         entry = self.trace.record(
@@ -257,6 +273,7 @@ class World:
             coverage_gap=response.coverage_gap,
             slack_ok=response.slack_ok,
             graphql_errors_only=response.graphql_errors_only,
+            response_wire=response.content(),
         )
         self.events.add(
             "call", at, seq=entry.seq, tool=tool, method=entry.method, path=entry.path, status=entry.status
@@ -269,7 +286,18 @@ class World:
             self.faults.after_call(entry, self.events.since(events_before))
             self._run_due(at)
         self.current_seq = None
+        if before is not None and tool not in self.touched and _state_print(self.states.get(tool)) != before:
+            raise AssertionError(f"{tool}: {request.method} {request.path} changed the state as a read")
         return response
+
+    # Tests set this: a call whose handler is one of its tool's ``reads`` is checked to leave the
+    # tool's state as it found it (a fingerprint before and after), so a read that writes fails loudly.
+    check_reads: ClassVar[bool] = False
+
+    def _read_check(self, tool: str, was_touched: bool) -> bytes | None:
+        if not self.check_reads or was_touched or tool not in self.states:
+            return None
+        return _state_print(self.states[tool])
 
     def _heard(self, event) -> None:
         """Every event, as it is recorded: people hear the messages."""

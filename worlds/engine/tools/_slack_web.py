@@ -102,26 +102,30 @@ class SlackSimulator(Simulator):
 
     tool = "slack"
     sdk_path = "api/"
-    routes = tuple(
-        ("*", f"/api/{method}", "_" + method.replace(".", "_"))
-        for method in (
-            "auth.test",
-            "conversations.list",
-            "conversations.info",
-            "conversations.history",
-            "conversations.replies",
-            "conversations.members",
-            "conversations.open",
-            "conversations.join",
-            "users.list",
-            "users.info",
-            "users.lookupByEmail",
-            "chat.postMessage",
-            "chat.update",
-            "chat.delete",
-            "reactions.add",
-        )
+    # The Web API methods that only read; a call to one leaves the state as it was (Simulator.reads).
+    _READ_METHODS = (
+        "auth.test",
+        "conversations.list",
+        "conversations.info",
+        "conversations.history",
+        "conversations.replies",
+        "conversations.members",
+        "users.list",
+        "users.info",
+        "users.lookupByEmail",
     )
+    _WRITE_METHODS = (
+        "conversations.open",
+        "conversations.join",
+        "chat.postMessage",
+        "chat.update",
+        "chat.delete",
+        "reactions.add",
+    )
+    routes = tuple(
+        ("*", f"/api/{method}", "_" + method.replace(".", "_")) for method in _READ_METHODS + _WRITE_METHODS
+    )
+    reads = frozenset("_" + method.replace(".", "_") for method in _READ_METHODS)
 
     # -- building -----------------------------------------------------------------------------------
     @classmethod

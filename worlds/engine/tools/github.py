@@ -463,6 +463,8 @@ class GitHubSimulator(Simulator):
             return super().call(request)
         except _Refused as refused:
             return refused.response
+        finally:
+            self._root_of = None  # not kept past its request (nor its body)
 
     def authenticate(self, request: Request) -> Response | None:
         header = request.header("authorization") or ""
@@ -477,10 +479,17 @@ class GitHubSimulator(Simulator):
     def bad_body(self, request: Request, message: str) -> Response:
         return _error(400, "Problems parsing JSON")
 
+    _root_of: tuple[Request, str] | None = None  # the last request's root: one answer uses it ~100 times
+
     def _root(self, request: Request) -> str:
+        last = self._root_of
+        if last is not None and last[0] is request:
+            return last[1]
         host = request.header("x-forwarded-host") or request.header("host") or "127.0.0.1"
         proto = request.header("x-forwarded-proto") or "http"
-        return f"{proto}://{host}/worlds/{self.world.id}/github"
+        root = f"{proto}://{host}/worlds/{self.world.id}/github"
+        self._root_of = (request, root)
+        return root
 
     @property
     def _now(self) -> str:
