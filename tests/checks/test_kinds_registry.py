@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import checks.kinds as kinds
@@ -239,7 +239,7 @@ evidences = st.builds(
 configs = st.sampled_from([(name, config) for name, items in SAMPLE_CONFIGS.items() for config in items])
 
 
-@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=FUZZ_EXAMPLES)
 @given(configs, evidences)
 def test_evaluate_never_raises_and_never_errors_on_any_evidence(named_config, evidence):
     name, raw = named_config
@@ -253,7 +253,7 @@ def test_evaluate_never_raises_and_never_errors_on_any_evidence(named_config, ev
 
 # Pure CPU: generating nested JSON values is what is slow on a loaded machine (up to ~20 ms an example
 # when idle), so neither a deadline nor the too_slow health check says anything about the code.
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(st.sampled_from(EXPECTED_KINDS), st.dictionaries(st.text(max_size=10), json_values, max_size=5))
 def test_validate_config_only_raises_config_error(name, raw):
     try:

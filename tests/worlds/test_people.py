@@ -9,7 +9,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worlds.engine import load_scene
@@ -399,7 +399,7 @@ def played(plan) -> World:
     return built
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(
     st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=8)
 )
@@ -421,7 +421,7 @@ MILESTONES = [
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(
     st.lists(st.tuples(st.sampled_from(PLACES), st.lists(st.sampled_from(PHRASES), max_size=3)), max_size=6)
 )

@@ -168,32 +168,27 @@ def _text_head(value: Any, need: int) -> str:
     such as Slack's ``{"ok": true, "messages": [...]}``). Anything else is encoded whole."""
     kind = type(value)
     if kind is list and value:
-        parts, size = ["["], 1
-        for i, item in enumerate(value):
-            if i:
-                parts.append(", ")
-                size += 2
-            piece = _text_head(item, need - size) if type(item) is list else _encode(item)
-            parts.append(piece)
-            size += len(piece)
-            if size >= need:
-                return "".join(parts)
-        parts.append("]")
-        return "".join(parts)
-    if kind is dict and value and all(type(k) is str for k in value):
-        parts, size = ["{"], 1
-        for i, (key, item) in enumerate(value.items()):
-            name = _encode(key)
-            parts.append(f", {name}: " if i else f"{name}: ")
-            size += len(name) + (4 if i else 2)
-            piece = _text_head(item, need - size) if type(item) in (list, dict) else _encode(item)
-            parts.append(piece)
-            size += len(piece)
-            if size >= need:
-                return "".join(parts)
-        parts.append("}")
-        return "".join(parts)
-    return _encode(value)
+        opening, closing = "[", "]"
+        items = ((", " if i else "", item, type(item) is list) for i, item in enumerate(value))
+    elif kind is dict and value and all(type(k) is str for k in value):
+        opening, closing = "{", "}"
+        items = (
+            (f", {_encode(key)}: " if i else f"{_encode(key)}: ", item, type(item) in (list, dict))
+            for i, (key, item) in enumerate(value.items())
+        )
+    else:
+        return _encode(value)
+    parts, size = [opening], 1
+    for lead, item, nested in items:
+        parts.append(lead)
+        size += len(lead)
+        piece = _text_head(item, need - size) if nested else _encode(item)
+        parts.append(piece)
+        size += len(piece)
+        if size >= need:
+            return "".join(parts)
+    parts.append(closing)
+    return "".join(parts)
 
 
 class Trace:
