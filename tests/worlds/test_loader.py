@@ -120,3 +120,44 @@ def test_line_lookup_by_field_path(path, line):
 def test_keys_become_strings_and_empty_is_none():
     assert load_tree("12: a\ntrue: b\n").data == {"12": "a", "true": "b"}
     assert load_tree("").data is None
+
+
+BLOCK_SCALARS = """\
+folded: >-
+  The "orders 5xx" monitor is alerting (your email is
+  bot@acme.example). Acknowledge it.
+kept: >+
+  one
+    more indented
+  two
+
+  after a blank line
+
+literal: |
+  line one
+  line two
+quoted: "a\\abell"
+"""
+
+
+def test_block_scalars_read_as_any_yaml_1_2_reader_reads_them():
+    # ruamel's safe loader is the oracle: the round-trip nodes we read carry fold marks it never shows.
+    from ruamel.yaml import YAML
+
+    expected = YAML(typ="safe", pure=True).load(BLOCK_SCALARS)
+    data = load_tree(BLOCK_SCALARS).data
+    assert data == expected
+    assert data["folded"] == 'The "orders 5xx" monitor is alerting (your email is bot@acme.example). Acknowledge it.'
+    assert data["kept"] == "one\n  more indented\ntwo\nafter a blank line\n\n"
+    assert data["quoted"] == "a\abell"  # an escaped BEL in a quoted scalar is text and stays
+
+
+def test_the_incident_demo_task_reaches_the_agent_without_control_characters():
+    from pathlib import Path
+
+    import worlds
+
+    text = (Path(worlds.__file__).parent / "scenes" / "orders-5xx.yaml").read_text()
+    task = load_tree(text, "orders-5xx.yaml").data["task"]
+    assert "(your PagerDuty email is bot@acme.example)" in task
+    assert not any(ord(c) < 32 for c in task)

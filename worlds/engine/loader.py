@@ -134,6 +134,11 @@ def _key_text(key: Any) -> str:
 def _scalar(node: ScalarNode) -> Any:
     tag = str(node.tag)
     text = node.value
+    if node.style == ">":
+        # ruamel's round-trip scanner marks each fold of a folded block scalar with a BEL character (its
+        # constructor removes them; we read the node). A folded scalar has no escapes, so a BEL there is
+        # always a mark, never text.
+        text = text.replace("\a", "")
     if not tag.startswith(_T):
         return text  # a local tag (!foo): the text as written
     kind = tag[len(_T) :]
