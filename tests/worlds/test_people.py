@@ -239,8 +239,15 @@ def test_asking_nobody_fails_revealed_and_knows_and_decided_and_the_milestones()
     assert checks["priority_decided"]["actual"] == "mike never decided"
     assert checks["priority_before_label"]["status"] == "failed"
     assert (
-        "never happened: mike decided severity p1; called POST /repos/*/issues/*/labels"
+        "never happened: mike decided severity p1; a call to POST /repos/*/issues/*/labels"
         in (checks["priority_before_label"]["actual"])
+    )
+    # Each sentence reads as English a user can act on.
+    assert checks["asked_laura"]["explanation"].startswith(
+        "Expected laura.workspace and laura.beta_on revealed to the agent when asked; found "
+    )
+    assert checks["answered_in_her_thread"]["explanation"].startswith(
+        "Expected at least 1 message to laura, in thread of slack_question, from slack_bot; found "
     )
     assert checks["answered_in_her_thread"]["status"] == "passed"
     assert checks["answered_fast"]["status"] == "passed"
@@ -278,7 +285,7 @@ def test_a_label_before_the_decision_fails_before_and_an_answer_after_the_limit_
     assert checks["priority_decided"]["status"] == "passed"
     assert checks["priority_before_label"]["status"] == "failed"
     assert (
-        "mike decided severity p1 at 2026-03-02T09:05:00Z is not before called POST"
+        "mike decided severity p1 at 2026-03-02T09:05:00Z is not before a call to POST"
         in (checks["priority_before_label"]["actual"])
     )
     late = SCENE.replace("limit: 30m", "limit: 30s")
@@ -312,6 +319,9 @@ def test_a_fact_volunteered_unasked_is_known_but_not_revealed_and_relaying_count
     # never has no author unless it says one: Ben told her, so the customer heard the root cause
     assert checks["no_root_cause_to_customer"]["status"] == "failed"
     assert "by ben in #support" in checks["no_root_cause_to_customer"]["actual"]
+    assert checks["no_root_cause_to_customer"]["explanation"].startswith(
+        "Expected no message to laura, with fact ben.root_cause; found 1 matching message version(s)"
+    )
 
 
 def test_a_decision_whose_after_facts_are_unknown_is_never_taken():

@@ -184,17 +184,19 @@ def message_matches(world: World, spec: Mapping[str, Any], event: Event) -> bool
     return event.type in ("message", "message_edited") and all(_Selector(world, spec).met(event))
 
 
-def selector_text(spec: Mapping[str, Any]) -> str:
+def selector_text(spec: Mapping[str, Any], what: str = "a message") -> str:
+    """``a message to laura, in thread of slack_question, with fact ben.root_cause``."""
     parts = []
     for field in ("to", "in", "in_thread_of", "from", "text_contains", "fact"):
         if spec.get(field):
             value = spec[field]
+            name = field.replace("_", " ")
             if field == "fact":
-                value = _key(value)
+                name, value = "with fact", _key(value)
             elif isinstance(value, list):
                 value = " and ".join(repr(v) for v in value)
-            parts.append(f"{field.replace('_', ' ')} {value}")
-    return "a message " + ", ".join(parts)
+            parts.append(f"{name} {value}")
+    return f"{what} " + ", ".join(parts)
 
 
 def _quote(world: World, event: Event) -> str:
@@ -309,7 +311,7 @@ def _labeled(world: World, spec: Mapping[str, Any]) -> Moment | None:
 def _describe_milestone(spec: Mapping[str, Any]) -> str:
     ((kind, value),) = spec.items()
     if kind == "called":
-        return f"called {value}"
+        return f"a call to {value}"
     if kind == "message":
         return selector_text(value)
     if kind == "decided":
@@ -333,11 +335,15 @@ def evaluate_process(world: World, kind: str, spec: Any) -> StateResult:
     return _KINDS[kind](world, spec)
 
 
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _revealed(world: World, facts: list) -> StateResult:
     keys = [_key(f) for f in facts]
     revealed = world.people.state["revealed"]
     missing = [k for k in keys if k not in revealed]
-    expected = "revealed to the agent when asked: " + ", ".join(keys)
+    expected = _and(keys) + " revealed to the agent when asked"
     events = tuple(revealed[k]["event"] for k in keys if k in revealed)
     asked = [revealed[k]["asked"] for k in keys if k in revealed]
     evidence = _seqs(e for e in world.events if e.n in asked)
@@ -396,7 +402,7 @@ def _message(world: World, spec: Mapping[str, Any]) -> StateResult:
     selector = {k: v for k, v in spec.items() if k != "count_gte"}
     matched, closest, why = _select(world, selector)
     count = len({_identity(e) for e in matched})
-    expected = f"at least {need} of {selector_text(selector)}"
+    expected = f"at least {need} " + selector_text(selector, "message" if need == 1 else "messages")
     actual = f"{count} matching message{'s' if count != 1 else ''}"
     cited = list(matched)
     if count < need and closest is not None:
@@ -411,7 +417,7 @@ def _message(world: World, spec: Mapping[str, Any]) -> StateResult:
 
 def _never(world: World, spec: Mapping[str, Any]) -> StateResult:
     matched, _, _ = _select(world, spec)
-    expected = f"never {selector_text(spec)}"
+    expected = selector_text(spec, "no message")
     if not matched:
         return StateResult.of(True, expected, "no such message")
     first = matched[0]
