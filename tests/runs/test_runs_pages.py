@@ -472,6 +472,21 @@ def test_run_page_diffs_the_outputs_of_two_samples(login, member, order_test):
     assert "The two outputs are identical." in same
 
 
+PICKER = r'<select name="diff_a".*?</select>'
+
+
+def test_the_diff_picker_names_outcomes_only_once_the_run_has_finished(login, member, order_test):
+    # The picker is outside the region that refreshes while a run is active: an outcome it showed then
+    # would still say "queued" after the samples below it had passed.
+    client = login(member)
+    live = services.launch_run(test=order_test, by=member)
+    options = re.findall(PICKER, client.get(live.get_absolute_url()).content.decode())
+    assert options and "sample 1</option>" in options[0] and "(queued)" not in options[0]
+    done = finish(services.launch_run(test=order_test, by=member), ["pass", "fail", "pass", "fail"])
+    options = re.findall(PICKER, client.get(done.get_absolute_url()).content.decode())
+    assert "sample 1 (pass)</option>" in options[0] and "sample 2 (fail)</option>" in options[0]
+
+
 def test_sample_diff_refuses_samples_of_another_run_and_bad_ids(login, member, outsider, order_test):
     run = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
     other = finish(services.launch_run(test=order_test, by=member), ["pass"] * 4)
