@@ -121,6 +121,8 @@ def test_the_run_page_shows_each_samples_world_with_evidence_linked_to_its_trace
     html = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'data-check="answered" data-outcome="passed"' in html
     assert "judged by its scene's own checks" in html and "samples pass unless the agent call fails" not in html
+    assert "No library checks attached: the scene checks above judge this sample." in html
+    assert "No check results." not in html, "a sample its scene judged does not say it has no results"
     assert f'href="#s{sample.pk}-seq-3" class="evidence">call 3</a>' in html
     assert f'<tr id="s{sample.pk}-seq-3"' in html and "/api/chat.postMessage</span>" in html
     assert 'class="diff-added">+' in html and "Exports are back." in html, "the world's changes"
