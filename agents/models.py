@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from core.crypto import decrypt_json, encrypt_json
-from core.urls import pk_url
+from core.urls import NamedPage
 from teams.models import Team, TeamScopedQuerySet
 
 
@@ -28,7 +28,7 @@ class AgentQuerySet(TeamScopedQuerySet):
 UNLISTED_FIELDS = ("description", "headers_encrypted", "header_names")
 
 
-class Agent(models.Model):
+class Agent(NamedPage, models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="agents")
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
@@ -49,17 +49,12 @@ class Agent(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     archived_at = models.DateTimeField(null=True, blank=True)
 
+    detail_route = "agents:agent-detail"
     objects = AgentQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
         constraints = [models.UniqueConstraint(fields=["team", "name"], name="agent_unique_team_name")]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def get_absolute_url(self) -> str:
-        return pk_url("agents:agent-detail", self.pk)
 
     @property
     def shown_endpoint_url(self) -> str:

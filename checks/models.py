@@ -6,7 +6,7 @@ from django.db import models
 
 from agents.models import Agent
 from core.immutable import ImmutableModel, ImmutableVersion, Versioned, VersionedQuerySet, current_version_of
-from core.urls import pk_url
+from core.urls import NamedPage
 from teams.models import TeamScopedQuerySet
 
 
@@ -78,7 +78,7 @@ class TestSetQuerySet(TeamScopedQuerySet):
     team_path = "agent__team"
 
 
-class TestSet(models.Model):
+class TestSet(NamedPage, models.Model):
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="test_sets")
     name = models.CharField(max_length=200)
@@ -86,17 +86,12 @@ class TestSet(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     archived_at = models.DateTimeField(null=True, blank=True)
 
+    detail_route = "checks:testset-detail"
     objects = TestSetQuerySet.as_manager()
 
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["agent", "name"], name="testset_unique_agent_name")]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def get_absolute_url(self) -> str:
-        return pk_url("checks:testset-detail", self.pk)
 
 
 class TestQuerySet(TeamScopedQuerySet, VersionedQuerySet):

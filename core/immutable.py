@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from core.errors import ImmutableError
-from core.urls import pk_url
+from core.urls import DetailPage
 
 
 class ImmutableQuerySet(models.QuerySet):
@@ -70,7 +70,7 @@ class VersionedQuerySet(models.QuerySet):
         return self.filter(archived_at__isnull=True)
 
 
-class Versioned(models.Model):
+class Versioned(DetailPage, models.Model):
     """A stable identity in an agent's library whose content lives in immutable versions: the number of
     its current version (denormalised for lists; its service keeps it), who made it, when, and when it
     was archived. Each model adds its `current_version = current_version_of("<its version model>")`."""
@@ -81,16 +81,11 @@ class Versioned(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     archived_at = models.DateTimeField(null=True, blank=True)
 
-    detail_route: str  # the URL name of its page, e.g. "checks:check-detail"
-
     class Meta:
         abstract = True
 
     def __str__(self) -> str:
         return f"{self.name} (v{self.version})"
-
-    def get_absolute_url(self) -> str:
-        return pk_url(self.detail_route, self.pk)
 
 
 def current_version_of(version_model: str) -> models.ForeignKey:

@@ -69,3 +69,20 @@ def plain_url(name: str, current_app: str | None = None) -> str:
     """``reverse(name, current_app=current_app)`` of a URL without arguments, reversed once (per script
     prefix, URLconf and app): the layout of every page names a dozen of them."""
     return _url(name, get_script_prefix(), get_urlconf(), current_app)
+
+
+class DetailPage:
+    """A model mixin for an object with a page of its own: ``detail_route`` names the page's URL (e.g.
+    "agents:agent-detail"), whose one argument is the pk."""
+
+    detail_route: str
+
+    def get_absolute_url(self) -> str:
+        return pk_url(self.detail_route, self.pk)
+
+
+class NamedPage(DetailPage):
+    """A DetailPage shown by its ``name``."""
+
+    def __str__(self) -> str:
+        return self.name

@@ -30,30 +30,27 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name}: expected true or false, got {raw!r}")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def _env_number(name: str, default, convert, what: str, minimum, spec: str = ""):
+    """The number in ``name`` (``default`` when unset or empty), read by ``convert``; ``spec`` formats
+    the bound and the value in the too-small message."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        value = int(raw)
+        value = convert(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}: expected an integer, got {raw!r}") from None
+        raise ImproperlyConfigured(f"{name}: expected {what}, got {raw!r}") from None
     if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name}: must be at least {minimum}, got {value}")
+        raise ImproperlyConfigured(f"{name}: must be at least {minimum:{spec}}, got {value:{spec}}")
     return value
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    return _env_number(name, default, int, "an integer", minimum)
 
 
 def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}: expected a number, got {raw!r}") from None
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name}: must be at least {minimum:g}, got {value:g}")
-    return value
+    return _env_number(name, default, float, "a number", minimum, "g")
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

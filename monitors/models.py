@@ -11,7 +11,7 @@ from django.db import models
 
 from agents.models import Agent
 from checks.models import Check, CheckVersion
-from core.urls import pk_url
+from core.urls import DetailPage, NamedPage
 from teams.models import TeamScopedQuerySet
 
 
@@ -56,7 +56,7 @@ class MonitorQuerySet(TeamScopedQuerySet):
     team_path = "agent__team"
 
 
-class Monitor(models.Model):
+class Monitor(NamedPage, models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="monitors")
     name = models.CharField(max_length=200)
     checks = models.ManyToManyField(Check, related_name="monitors", blank=True)
@@ -65,24 +65,19 @@ class Monitor(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    detail_route = "monitors:monitor-detail"
     objects = MonitorQuerySet.as_manager()
 
     class Meta:
         db_table = "runs_monitor"
         ordering = ["name", "id"]
 
-    def __str__(self) -> str:
-        return self.name
-
-    def get_absolute_url(self) -> str:
-        return pk_url("monitors:monitor-detail", self.pk)
-
 
 class EvaluationQuerySet(TeamScopedQuerySet):
     team_path = "agent__team"
 
 
-class Evaluation(models.Model):
+class Evaluation(DetailPage, models.Model):
     """A one-off run of chosen check versions over chosen completed tasks."""
 
     class Status(models.TextChoices):
@@ -99,6 +94,7 @@ class Evaluation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    detail_route = "monitors:evaluation-detail"
     objects = EvaluationQuerySet.as_manager()
 
     class Meta:
@@ -107,6 +103,3 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"Evaluation {self.pk}"
-
-    def get_absolute_url(self) -> str:
-        return pk_url("monitors:evaluation-detail", self.pk)

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from checks.models import CheckVersion
-from core.urls import pk_url
+from core.urls import NamedPage
 from runs.models import CheckResult, Sample
 from teams.models import Team, TeamScopedQuerySet
 
@@ -37,24 +37,19 @@ class ReviewQueueQuerySet(TeamScopedQuerySet):
         )
 
 
-class ReviewQueue(models.Model):
+class ReviewQueue(NamedPage, models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="review_queues")
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    detail_route = "reviews:queue-detail"
     objects = ReviewQueueQuerySet.as_manager()
 
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["team", "name"], name="reviewqueue_unique_team_name")]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def get_absolute_url(self) -> str:
-        return pk_url("reviews:queue-detail", self.pk)
 
 
 class ReviewItemQuerySet(TeamScopedQuerySet):

@@ -9,7 +9,7 @@ from django.db.models import Q
 from agents.models import Agent
 from checks.kinds import Outcome
 from checks.models import CheckVersion, Test, TestVersion
-from core.urls import pk_url
+from core.urls import DetailPage
 from teams.models import TeamScopedQuerySet
 
 
@@ -31,7 +31,7 @@ class RunQuerySet(TeamScopedQuerySet):
         return self.filter(match)
 
 
-class Run(models.Model):
+class Run(DetailPage, models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -56,6 +56,7 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    detail_route = "runs:run-detail"
     objects = RunQuerySet.as_manager()
 
     class Meta:
@@ -68,9 +69,6 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.pk} of {self.test_version}"
-
-    def get_absolute_url(self) -> str:
-        return pk_url("runs:run-detail", self.pk)
 
     @property
     def is_active(self) -> bool:

@@ -770,6 +770,11 @@ def _twenty_calls_plan(args: argparse.Namespace, spent: list[float], statuses: l
     PLANS["bench_twenty_calls"] = twenty_calls
 
 
+def _scene_run(scene: Path, out: Path, *options: str) -> list[str]:
+    """The command line of `evalconsole scene run <scene> <options> --out <out>` in this Python."""
+    return [sys.executable, "-m", "evalconsole.cli", "scene", "run", str(scene), *options, "--out", str(out)]
+
+
 def bench_run(args: argparse.Namespace) -> dict[str, Any]:
     from tests.support.world_agent import WorldAgent
 
@@ -786,18 +791,7 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
         with WorldAgent("bench_twenty_calls") as agent:
             for rep in range(args.repeat):
                 spent.clear()
-                cmd = [
-                    sys.executable,
-                    "-m",
-                    "evalconsole.cli",
-                    "scene",
-                    "run",
-                    str(path),
-                    "--agent",
-                    agent.url,
-                    "--out",
-                    str(Path(tmp) / f"results-{rep}"),
-                ]
+                cmd = _scene_run(path, Path(tmp) / f"results-{rep}", "--agent", agent.url)
                 t = time.perf_counter()
                 proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
                 wall = time.perf_counter() - t
@@ -816,18 +810,7 @@ def bench_run(args: argparse.Namespace) -> dict[str, Any]:
             fixed = []
             with WorldAgent("nothing") as idle:
                 for rep in range(args.repeat):
-                    cmd = [
-                        sys.executable,
-                        "-m",
-                        "evalconsole.cli",
-                        "scene",
-                        "run",
-                        str(empty),
-                        "--agent",
-                        idle.url,
-                        "--out",
-                        str(Path(tmp) / f"empty-{rep}"),
-                    ]
+                    cmd = _scene_run(empty, Path(tmp) / f"empty-{rep}", "--agent", idle.url)
                     t = time.perf_counter()
                     subprocess.run(cmd, cwd=code, env=env, capture_output=True)
                     fixed.append(time.perf_counter() - t)
@@ -996,11 +979,8 @@ def bench_console(args: argparse.Namespace) -> dict[str, Any]:
             try:
                 for rep in range(args.repeat):
                     spent.clear()
-                    cmd = [
-                        sys.executable, "-m", "evalconsole.cli", "scene", "run", str(path),
-                        "--url", url, "--token", token, "--agent", str(agent.pk),
-                        "--trials", str(args.trials), "--out", str(work / f"results-{rep}"),
-                    ]  # fmt: skip
+                    console = ("--url", url, "--token", token, "--agent", str(agent.pk))
+                    cmd = _scene_run(path, work / f"results-{rep}", *console, "--trials", str(args.trials))
                     began = time.time()
                     t = time.perf_counter()
                     proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)

@@ -38,6 +38,20 @@ def plural(count: int, word: str, plural_word: str | None = None) -> str:
     return f"{count:,} {plural_word or word + 's'}"
 
 
+def bounded_list(value: Any, errors: dict[str, str], name: str, limit: int, items: str, what: str) -> Any:
+    """``value`` when it is a list (or tuple) of at most ``limit`` ``items``; otherwise ``[]``, with the
+    problem in ``errors[name]`` unless ``value`` is None (left out)."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        errors[name] = f"must be {what}, not {json_type(value)}"
+        return []
+    if len(value) > limit:
+        errors[name] = f"at most {limit} {items}"
+        return []
+    return value
+
+
 def passed(
     expected: str, actual: str, evidence: tuple[int, ...] = (), details: Mapping | None = None
 ) -> Verdict:

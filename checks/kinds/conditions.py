@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import regex
-from ._common import json_text, json_type
+from ._common import bounded_list, json_text, json_type
 
 __all__ = [
     "MISSING",
@@ -132,16 +132,9 @@ def describe_condition(condition: Mapping[str, Any]) -> str:
 
 def clean_inputs(raw: Any, errors: dict[str, str], name: str = "inputs") -> list[dict[str, Any]]:
     """Validate and normalise the ``inputs`` list; report problems as ``inputs.<i>.<key>``."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list | tuple):
-        errors[name] = f"must be a list of conditions, not {json_type(raw)}"
-        return []
-    if len(raw) > MAX_CONDITIONS:
-        errors[name] = f"at most {MAX_CONDITIONS} conditions"
-        return []
     cleaned: list[dict[str, Any]] = []
-    for i, item in enumerate(raw):
+    items = bounded_list(raw, errors, name, MAX_CONDITIONS, "conditions", "a list of conditions")
+    for i, item in enumerate(items):
         where = f"{name}.{i}"
         if not isinstance(item, Mapping):
             errors[where] = f"must be an object with field, op and value, not {json_type(item)}"

@@ -68,96 +68,89 @@ class ParsedTrace(NamedTuple):
     problem: str
 
 
-def parse_tool_calls(raw: object) -> ParsedToolCalls:
+def _parse_list(raw: object, name: str, missing: str, parse_item: Callable[[int, Mapping], Any]) -> Any:
+    """``(items, "")``: each object of the reported list ``name`` read by ``parse_item(index, item)``
+    (the item, or the problem as text after ``name[index]``); ``((), problem)`` at the first problem."""
     if raw is None:
-        return ParsedToolCalls((), MISSING_TOOL_CALLS)
+        return (), missing
     if not isinstance(raw, list | tuple):
-        return ParsedToolCalls((), f"the reported toolCalls is {json_type(raw)}, not a list")
-    calls: list[ToolCall] = []
-    append = calls.append
-    new = tuple.__new__  # builds the NamedTuple without its Python-level __new__ (3x faster)
+        return (), f"the reported {name} is {json_type(raw)}, not a list"
+    parsed: list[Any] = []
+    append = parsed.append
     # `type(x) is dict/str` first: the ABC isinstance checks are the slow part of a hot loop.
     for index, item in enumerate(raw):
         if type(item) is not dict and not isinstance(item, Mapping):
-            return ParsedToolCalls((), f"toolCalls[{index}] is {json_type(item)}, not an object")
-        name = item.get("name")
-        if (type(name) is not str and not isinstance(name, str)) or not name:
-            what = (
-                "has no name"
-                if name is None
-                else (
-                    "has an empty name"
-                    if name == ""
-                    else f"has a name that is {json_type(name)}, not a string"
-                )
-            )
-            return ParsedToolCalls((), f"toolCalls[{index}] {what}")
-        status = item.get("status")
-        if (type(status) is not str and not isinstance(status, str)) or status not in _TOOL_STATUS_SET:
-            if status is None:
-                what = "has no status"
-            elif isinstance(status, str):
-                what = f"has an unknown status {status!r}"
-            else:
-                what = f"has a status that is {json_type(status)}"
-            return ParsedToolCalls((), f"toolCalls[{index}] {what} (expected requested, succeeded or failed)")
-        node = item.get("node")
-        if node is not None and type(node) is not str and not isinstance(node, str):
-            return ParsedToolCalls(
-                (), f"toolCalls[{index}] has a node that is {json_type(node)}, not a string"
-            )
-        append(new(ToolCall, (index, name, status, item.get("input"), node or None)))
-    return ParsedToolCalls(tuple(calls), "")
+            return (), f"{name}[{index}] is {json_type(item)}, not an object"
+        one = parse_item(index, item)
+        if type(one) is str:
+            return (), f"{name}[{index}] {one}"
+        append(one)
+    return tuple(parsed), ""
+
+
+def parse_tool_calls(raw: object) -> ParsedToolCalls:
+    return ParsedToolCalls(*_parse_list(raw, "toolCalls", MISSING_TOOL_CALLS, _tool_call))
 
 
 def parse_trace(raw: object) -> ParsedTrace:
-    if raw is None:
-        return ParsedTrace((), MISSING_TRACE)
-    if not isinstance(raw, list | tuple):
-        return ParsedTrace((), f"the reported trace is {json_type(raw)}, not a list")
-    entries: list[TraceEntry] = []
-    append = entries.append
-    new = tuple.__new__
-    for index, item in enumerate(raw):
-        if type(item) is not dict and not isinstance(item, Mapping):
-            return ParsedTrace((), f"trace[{index}] is {json_type(item)}, not an object")
-        method = item.get("method")
-        if (type(method) is not str and not isinstance(method, str)) or not method.strip():
-            what = (
-                "has no method"
-                if method is None or method == ""
-                else (f"has a method that is {json_type(method)}, not a string")
-            )
-            return ParsedTrace((), f"trace[{index}] {what}")
-        path = item.get("path")
-        if type(path) is not str and not isinstance(path, str):
-            what = "has no path" if path is None else f"has a path that is {json_type(path)}, not a string"
-            return ParsedTrace((), f"trace[{index}] {what}")
-        if "status" not in item:
-            return ParsedTrace((), f"trace[{index}] has no status")
-        status = item["status"]
-        if (
-            status is not None
-            and not (type(status) is int and 0 <= status <= 999)
-            and (isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 999)
-        ):
-            # (fast path above for a plain int; booleans are not status codes, int subclasses are)
-            return ParsedTrace(
-                (), f"trace[{index}] has a status that is not an HTTP status code ({_short(status)})"
-            )
-        tool = item.get("tool")
-        if tool is not None and not isinstance(tool, str):
-            return ParsedTrace((), f"trace[{index}] has a tool that is {json_type(tool)}, not a string")
-        cut = path.find("?")
-        if cut >= 0:
-            path = path[:cut]
-        if not path.startswith("/"):
-            path = "/" + path  # paths are relative to the tool's base URL; "a/b" and "/a/b" are one path
-        refused = _refused(item)
-        if isinstance(refused, str):
-            return ParsedTrace((), f"trace[{index}] {refused}")
-        append(new(TraceEntry, (index, method.strip().upper(), path, status, tool, refused)))
-    return ParsedTrace(tuple(entries), "")
+    return ParsedTrace(*_parse_list(raw, "trace", MISSING_TRACE, _trace_entry))
+
+
+_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (3x faster)
+
+
+def _tool_call(index: int, item: Mapping) -> ToolCall | str:
+    name = item.get("name")
+    if (type(name) is not str and not isinstance(name, str)) or not name:
+        if name is None:
+            return "has no name"
+        return "has an empty name" if name == "" else f"has a name that is {json_type(name)}, not a string"
+    status = item.get("status")
+    if (type(status) is not str and not isinstance(status, str)) or status not in _TOOL_STATUS_SET:
+        if status is None:
+            what = "has no status"
+        elif isinstance(status, str):
+            what = f"has an unknown status {status!r}"
+        else:
+            what = f"has a status that is {json_type(status)}"
+        return f"{what} (expected requested, succeeded or failed)"
+    node = item.get("node")
+    if node is not None and type(node) is not str and not isinstance(node, str):
+        return f"has a node that is {json_type(node)}, not a string"
+    return _new(ToolCall, (index, name, status, item.get("input"), node or None))
+
+
+def _trace_entry(index: int, item: Mapping) -> TraceEntry | str:
+    method = item.get("method")
+    if (type(method) is not str and not isinstance(method, str)) or not method.strip():
+        if method is None or method == "":
+            return "has no method"
+        return f"has a method that is {json_type(method)}, not a string"
+    path = item.get("path")
+    if type(path) is not str and not isinstance(path, str):
+        return "has no path" if path is None else f"has a path that is {json_type(path)}, not a string"
+    if "status" not in item:
+        return "has no status"
+    status = item["status"]
+    if (
+        status is not None
+        and not (type(status) is int and 0 <= status <= 999)
+        and (isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 999)
+    ):
+        # (fast path above for a plain int; booleans are not status codes, int subclasses are)
+        return f"has a status that is not an HTTP status code ({_short(status)})"
+    tool = item.get("tool")
+    if tool is not None and not isinstance(tool, str):
+        return f"has a tool that is {json_type(tool)}, not a string"
+    cut = path.find("?")
+    if cut >= 0:
+        path = path[:cut]
+    if not path.startswith("/"):
+        path = "/" + path  # paths are relative to the tool's base URL; "a/b" and "/a/b" are one path
+    refused = _refused(item)
+    if isinstance(refused, str):
+        return refused
+    return _new(TraceEntry, (index, method.strip().upper(), path, status, tool, refused))
 
 
 def _refused(item: Mapping[str, Any]) -> bool | str:

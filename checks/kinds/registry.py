@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.jsonvalue import json_type
+from core.registry import Registry, UnknownName
 
 from .base import ConfigError, Context, Evidence, FieldSpec, Outcome, Verdict
 
@@ -154,38 +155,23 @@ def _check_type(spec: FieldSpec, value: Any) -> tuple[str, Any]:
     return "", copy.deepcopy(value)
 
 
-class UnknownKind(KeyError):
+class UnknownKind(UnknownName):
     """No kind is registered under this name."""
 
-    def __init__(self, name: object) -> None:
-        self.name = name
-        known = ", ".join(_REGISTRY) or "none"
-        self.message = f"unknown check kind {name!r}; known kinds: {known}"
-        super().__init__(self.message)
 
-    def __str__(self) -> str:
-        return self.message
-
-
-_REGISTRY: dict[str, Kind] = {}
+_REGISTRY: Registry[Kind] = Registry("check kind", "kinds", UnknownKind)
 
 
 def register(kind: Kind) -> Kind:
     """Add a kind to the registry and return it. A second kind with the same name is refused."""
     if not isinstance(kind, Kind):
         raise TypeError(f"register() takes a Kind, not {type(kind).__name__}")
-    if kind.name in _REGISTRY:
-        raise ValueError(f"check kind {kind.name!r} is already registered")
-    _REGISTRY[kind.name] = kind
-    return kind
+    return _REGISTRY.add(kind)
 
 
 def get_kind(name: str) -> Kind:
     """The kind registered as ``name``; raises UnknownKind (a KeyError) otherwise."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise UnknownKind(name) from None
+    return _REGISTRY.named(name)
 
 
 def all_kinds() -> list[Kind]:

@@ -19,7 +19,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ._common import indeterminate, json_text, json_type, judged, plural
+from ._common import bounded_list, indeterminate, json_text, json_type, judged, plural
 from .base import Context, Evidence, FieldSpec, Verdict
 from .evidence import TraceEntry, trace_of
 from .registry import Kind, register
@@ -102,18 +102,11 @@ def compile_pattern(pattern: str) -> Pattern:
 
 
 def _clean_patterns(name: str, value: Any, errors: dict[str, str]) -> list[str]:
-    if value is None:
-        return []
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list | tuple):
-        errors[name] = f"must be a pattern or a list of patterns, not {json_type(value)}"
-        return []
-    if len(value) > MAX_PATTERNS:
-        errors[name] = f"at most {MAX_PATTERNS} patterns"
-        return []
     cleaned = []
-    for i, pattern in enumerate(value):
+    patterns = bounded_list(value, errors, name, MAX_PATTERNS, "patterns", "a pattern or a list of patterns")
+    for i, pattern in enumerate(patterns):
         problem = pattern_problem(pattern)
         if problem:
             errors[f"{name}.{i}"] = problem

@@ -162,6 +162,16 @@ def test_trace_config_errors(config, field):
     assert field in caught.value.errors
 
 
+def test_trace_config_says_what_a_pattern_list_must_be():
+    for value, message in (
+        (5, "must be a pattern or a list of patterns, not a number"),
+        (["GET /a"] * 51, "at most 50 patterns"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            get_kind("trace").validate_config({"called": value})
+        assert caught.value.errors["called"] == message
+
+
 def test_trace_config_is_normalised():
     kind = get_kind("trace")
     assert kind.validate_config({"called": " GET /a "}) == {

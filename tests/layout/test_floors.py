@@ -22,7 +22,14 @@ FLOORS = [
     "reviews",  # human review queues, labels, judge calibration (agreement.py is pure)
     "evalconsole",  # the roof: settings, URLs, the API router, the CLI and commands
 ]
-PURE = ["checks/kinds", "runs/outcomes.py", "worlds/engine", "reviews/agreement.py"]
+PURE = [
+    "core/jsonvalue.py",
+    "core/registry.py",
+    "checks/kinds",
+    "runs/outcomes.py",
+    "worlds/engine",
+    "reviews/agreement.py",
+]
 NOT_DJANGO_FREE = ("django", "rest_framework", "django_filters", "django_htmx", "django_q", "drf_spectacular")
 
 

@@ -13,7 +13,7 @@ from worlds.engine.clock import Clock, iso, parse_start
 from worlds.engine.credentials import make_credentials, matches, secret_values
 from worlds.engine.events import EventLog
 from worlds.engine.http import Request, Response
-from worlds.engine.trace import BODY_LIMIT, Trace, cut
+from worlds.engine.trace import BODY_LIMIT, PartialHistory, Trace, cut
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -184,6 +184,30 @@ def test_events_are_numbered_with_simulated_time_in_order():
         log.add("message", START)
     with pytest.raises(ValueError, match="unknown event type"):
         log.add("mystery", START + timedelta(seconds=2))
+
+
+def test_a_history_that_forgot_its_items_numbers_on_and_refuses_to_be_read_whole():
+    log, trace = EventLog(), Trace()
+    log.add("message", START, channel="slack_support")
+    trace.record(at=START, tool="crm", method="get", path="/crm/1", status=200)
+    with pytest.raises(ValueError, match="continue_from needs an empty event log"):
+        log.continue_from(5, START)
+    with pytest.raises(ValueError, match="continue_from needs an empty trace"):
+        trace.continue_from(5)
+    log.forget()
+    trace.forget()
+    assert (len(log), log.events, len(trace), trace.entries) == (1, [], 1, [])
+    with pytest.raises(PartialHistory, match="the event log holds events after 1 only"):
+        list(log)
+    with pytest.raises(PartialHistory, match="the trace holds entries after 1 only"):
+        trace.to_list()
+    with pytest.raises(ValueError, match="before the last event"):
+        log.add("message", START - timedelta(seconds=1))  # time order carries on over what was forgotten
+    assert log.add("message", START).n == 2
+    assert trace.record(at=START, tool="crm", method="get", path="/crm/2", status=200).seq == 2
+    resumed = EventLog()
+    resumed.continue_from(7, START)
+    assert resumed.add("decided", START, person="mike").n == 8 and len(resumed) == 8
 
 
 FORMATS = {

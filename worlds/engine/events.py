@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from .clock import iso, parse_iso
-from .trace import PartialHistory
+from .trace import History
 
 __all__ = ["EVENT_TYPES", "Event", "EventLog"]
 
@@ -51,10 +51,11 @@ class Event:
         return cls(data["n"], parse_iso(data["at"]), data["type"], rest)
 
 
-class EventLog:
+class EventLog(History):
+    names = ("event log", "events")
+
     def __init__(self) -> None:
-        self.events: list[Event] = []
-        self.skipped = 0  # earlier events not held here (see continue_from / forget)
+        super().__init__()
         self._last_at: datetime | None = None  # the time of the latest skipped event
         # Called with each event once it is recorded (the world's people hear messages this way).
         self.listener: Callable[[Event], None] | None = None
@@ -63,11 +64,11 @@ class EventLog:
         """Append an event; refuses an unknown type or time going backwards."""
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
-        last = self.events[-1].at if self.events else self._last_at
+        last = self.held[-1].at if self.held else self._last_at
         if last is not None and at < last:
             raise ValueError(f"event at {iso(at)} is before the last event ({iso(last)})")
-        event = Event(self.skipped + len(self.events) + 1, at, type, dict(data))
-        self.events.append(event)
+        event = Event(self._next_number(), at, type, dict(data))
+        self.held.append(event)
         if self.listener is not None:
             self.listener(event)
         return event
@@ -75,32 +76,30 @@ class EventLog:
     def continue_from(self, count: int, last_at: datetime | None) -> None:
         """Carry on after ``count`` events stored elsewhere (the latest at ``last_at``), an empty log
         only. Such a log takes events; reading it whole raises PartialHistory."""
-        if self.events:
-            raise ValueError("continue_from needs an empty event log")
-        self.skipped, self._last_at = count, last_at
+        self._carry_on(count)
+        self._last_at = last_at
 
     def forget(self) -> None:
         """Drop the events held (they are stored elsewhere); numbering and time order carry on."""
-        if self.events:
-            self._last_at = self.events[-1].at
-        self.skipped += len(self.events)
-        self.events = []
+        if self.held:
+            self._last_at = self.held[-1].at
+        super().forget()
 
-    def _whole(self) -> list[Event]:
-        if self.skipped:
-            raise PartialHistory(f"the event log holds events after {self.skipped} only")
-        return self.events
+    @property
+    def events(self) -> list[Event]:
+        """The events held (all of them unless ``skipped``)."""
+        return self.held
 
     @classmethod
     def restore(cls, events: list[dict[str, Any]]) -> EventLog:
         log = cls()
-        log.events = [Event.from_dict(e) for e in events]
+        log.held = [Event.from_dict(e) for e in events]
         return log
 
     def since(self, count: int) -> list[Event]:
         """The events numbered after ``count`` (held here: those added since the log was at ``count``)."""
         out = []
-        for event in reversed(self.events):
+        for event in reversed(self.held):
             if event.n <= count:
                 break
             out.append(event)
@@ -108,12 +107,6 @@ class EventLog:
 
     def of_type(self, *types: str) -> list[Event]:
         return [e for e in self._whole() if e.type in types]
-
-    def __iter__(self):
-        return iter(self._whole())
-
-    def __len__(self) -> int:
-        return self.skipped + len(self.events)
 
     def to_list(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self._whole()]

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.registry import Registry, UnknownName
+
 from .durations import DurationError, parse_duration
 from .problems import Problems, join_path
 from .refs import Namespace, RefError
@@ -130,31 +132,20 @@ class Tool:
         return next((r for r in self.records if r.collection == collection), None)
 
 
-class UnknownTool(KeyError):
-    def __init__(self, name: object) -> None:
-        self.message = f"unknown tool {name!r}; known tools: {', '.join(_REGISTRY) or 'none'}"
-        super().__init__(self.message)
-
-    def __str__(self) -> str:
-        return self.message
+class UnknownTool(UnknownName):
+    """No tool is registered under this name."""
 
 
-_REGISTRY: dict[str, Tool] = {}
+_REGISTRY: Registry[Tool] = Registry("tool", "tools", UnknownTool)
 
 
 def register(tool: Tool) -> Tool:
     """Add a tool to the registry and return it; a second tool with the same name is refused."""
-    if tool.name in _REGISTRY:
-        raise ValueError(f"tool {tool.name!r} is already registered")
-    _REGISTRY[tool.name] = tool
-    return tool
+    return _REGISTRY.add(tool)
 
 
 def get_tool(name: str) -> Tool:
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise UnknownTool(name) from None
+    return _REGISTRY.named(name)
 
 
 def all_tools() -> list[Tool]:

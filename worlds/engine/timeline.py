@@ -35,10 +35,28 @@ def _who(e: Mapping[str, Any]) -> str:
     return str(e.get("by") or e.get("from") or e.get("user") or "someone")
 
 
+class _Fields(dict):
+    """An event's fields for a sentence template; a field the event lacks reads as None (as e.get does)."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+# The sentences that only fill in an event's fields; the others are built in _line.
+_SENTENCES = {
+    "call": "call {seq}: {tool} {method} {path} → {status}",
+    "learned": "{person} learned {fact} (from {source}, event {message})",
+    "revealed": "{person} revealed {fact} when asked (event {asked})",
+    "decided": "{person} decided {decision}: {option}",
+    "trial_ended": "the trial ended ({reason})",
+}
+
+
 def _line(e: Mapping[str, Any]) -> str:  # noqa: C901 - one branch per event type
     kind = e.get("type")
-    if kind == "call":
-        return f"call {e.get('seq')}: {e.get('tool')} {e.get('method')} {e.get('path')} → {e.get('status')}"
+    sentence = _SENTENCES.get(kind) if isinstance(kind, str) else None
+    if sentence is not None:
+        return sentence.format_map(_Fields(e))
     if kind == "message":
         reached = e.get("to")
         to = f" → reached {', '.join(reached)}" if reached else (" → reached no one" if reached == [] else "")
@@ -47,12 +65,6 @@ def _line(e: Mapping[str, Any]) -> str:  # noqa: C901 - one branch per event typ
         return f"{_who(e)} edited a message in {_where(e)}: “{_short(e.get('text'))}”"
     if kind == "message_deleted":
         return f"a message in {_where(e)} was deleted"
-    if kind == "learned":
-        return f"{e.get('person')} learned {e.get('fact')} (from {e.get('source')}, event {e.get('message')})"
-    if kind == "revealed":
-        return f"{e.get('person')} revealed {e.get('fact')} when asked (event {e.get('asked')})"
-    if kind == "decided":
-        return f"{e.get('person')} decided {e.get('decision')}: {e.get('option')}"
     if kind == "fault_started":
         effects = ", ".join(e.get("effects") or ()) or "no effects"
         return f"fault {e.get('fault')} started ({effects})"
@@ -67,8 +79,6 @@ def _line(e: Mapping[str, Any]) -> str:  # noqa: C901 - one branch per event typ
         return f"monitor {e.get('name') or e.get('monitor')}: {e.get('from')} → {e.get('to')}"
     if kind == "issue_labeled":
         return f"{e.get('repo_name')}#{e.get('number')} labeled {', '.join(e.get('labels') or ())}"
-    if kind == "trial_ended":
-        return f"the trial ended ({e.get('reason')})"
     return str(kind)
 
 

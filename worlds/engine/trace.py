@@ -27,6 +27,43 @@ class PartialHistory(RuntimeError):
     it can carry on numbering, not be read whole (judge a world restored in full)."""
 
 
+class History:
+    """A numbered history, the trace or the event log, that may hold only its latest items: ``skipped``
+    earlier ones are stored elsewhere. It carries on their numbering; reading it whole raises
+    PartialHistory."""
+
+    names = ("history", "items")  # (what it is, what it holds), for messages
+
+    def __init__(self) -> None:
+        self.held: list[Any] = []
+        self.skipped = 0  # earlier items not held here (see continue_from / forget)
+
+    def _next_number(self) -> int:
+        return self.skipped + len(self.held) + 1
+
+    def _carry_on(self, count: int) -> None:
+        """Carry on after ``count`` items stored elsewhere and not loaded (an empty history only)."""
+        if self.held:
+            raise ValueError(f"continue_from needs an empty {self.names[0]}")
+        self.skipped = count
+
+    def forget(self) -> None:
+        """Drop the items held (they are stored elsewhere); numbering carries on."""
+        self.skipped += len(self.held)
+        self.held = []
+
+    def _whole(self) -> list[Any]:
+        if self.skipped:
+            raise PartialHistory(f"the {self.names[0]} holds {self.names[1]} after {self.skipped} only")
+        return self.held
+
+    def __iter__(self):
+        return iter(self._whole())
+
+    def __len__(self) -> int:
+        return self.skipped + len(self.held)
+
+
 @dataclass(frozen=True)
 class TraceEntry:
     seq: int
@@ -191,14 +228,20 @@ def _text_head(value: Any, need: int) -> str:
     return "".join(parts)
 
 
-class Trace:
+class Trace(History):
     """The world's trace. ``record`` numbers the entry and strips credentials; ``secrets`` are the
     world's credential values, never stored even where an agent puts them in a body."""
 
+    names = ("trace", "entries")
+
     def __init__(self, secrets: tuple[str, ...] = ()) -> None:
-        self.entries: list[TraceEntry] = []
+        super().__init__()
         self.secrets = tuple(secrets)
-        self.skipped = 0  # earlier entries not held here (see continue_from / forget)
+
+    @property
+    def entries(self) -> list[TraceEntry]:
+        """The entries held (all of them unless ``skipped``)."""
+        return self.held
 
     def record(
         self,
@@ -220,7 +263,7 @@ class Trace:
         req, req_cut = cut(scrub_body(request), self.secrets)
         resp, resp_cut = cut(response, self.secrets, response_wire)
         entry = TraceEntry(
-            seq=self.skipped + len(self.entries) + 1,
+            seq=self._next_number(),
             at=at,
             tool=tool,
             method=method.upper(),
@@ -235,38 +278,20 @@ class Trace:
             slack_ok=slack_ok if tool == "slack" else None,
             graphql_errors_only=graphql_errors_only,
         )
-        self.entries.append(entry)
+        self.held.append(entry)
         return entry
 
     @classmethod
     def restore(cls, entries: list[dict[str, Any]], secrets: tuple[str, ...] = ()) -> Trace:
         trace = cls(secrets)
-        trace.entries = [TraceEntry.from_dict(e) for e in entries]
+        trace.held = [TraceEntry.from_dict(e) for e in entries]
         return trace
 
     def continue_from(self, count: int) -> None:
         """Carry on after ``count`` entries that are stored elsewhere and not loaded (an empty trace
         only): the next entry is ``count + 1``. Such a trace answers calls; reading it whole raises
         :class:`PartialHistory`."""
-        if self.entries:
-            raise ValueError("continue_from needs an empty trace")
-        self.skipped = count
-
-    def forget(self) -> None:
-        """Drop the entries held (they are stored elsewhere); numbering carries on."""
-        self.skipped += len(self.entries)
-        self.entries = []
-
-    def _whole(self) -> list[TraceEntry]:
-        if self.skipped:
-            raise PartialHistory(f"the trace holds entries after {self.skipped} only")
-        return self.entries
-
-    def __iter__(self):
-        return iter(self._whole())
-
-    def __len__(self) -> int:
-        return self.skipped + len(self.entries)
+        self._carry_on(count)
 
     def to_list(self, *, copy: bool = True) -> list[dict[str, Any]]:
         return [e.to_dict(copy=copy) for e in self._whole()]

@@ -15,10 +15,11 @@ own list. A wrapped tool called outside any recording runs normally and is not r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, overload
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, overload
 
 from .protocol import TOOL_STATUSES, error_message, to_jsonable
 
@@ -155,26 +156,32 @@ class ToolRecorder:
 
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                entry = self._start(tool_name, args, kwargs, signature)
-                try:
-                    result = await fn(*args, **kwargs)
-                except BaseException as exc:
-                    self._failed(entry, exc)
-                    raise
-                self._succeeded(entry, result)
-                return result
+                with self._recording(tool_name, args, kwargs, signature) as succeeded:
+                    return succeeded(await fn(*args, **kwargs))
 
             return async_wrapper
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            entry = self._start(tool_name, args, kwargs, signature)
-            try:
-                result = fn(*args, **kwargs)
-            except BaseException as exc:
-                self._failed(entry, exc)
-                raise
+            with self._recording(tool_name, args, kwargs, signature) as succeeded:
+                return succeeded(fn(*args, **kwargs))
+
+        return wrapper
+
+    @contextlib.contextmanager
+    def _recording(
+        self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], signature: Optional[inspect.Signature]
+    ) -> Iterator[Callable[[Any], Any]]:
+        """Record one call of a tool: the block hands its result to the yielded ``succeeded`` (which
+        records and returns it); an exception leaving the block is recorded as ``failed`` and re-raised."""
+        entry = self._start(name, args, kwargs, signature)
+
+        def succeeded(result: Any) -> Any:
             self._succeeded(entry, result)
             return result
 
-        return wrapper
+        try:
+            yield succeeded
+        except BaseException as exc:
+            self._failed(entry, exc)
+            raise

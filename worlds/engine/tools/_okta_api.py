@@ -127,19 +127,19 @@ def compile_expression(text: str, rules: Mapping[str, tuple[str, ...]], *, fold:
         pos += 1
         return tokens[pos - 1]
 
-    def disjunction() -> Predicate:
-        parts = [conjunction()]
-        while (peek() or "").lower() == "or":
+    def joined(word: str, operand: Callable[[], Predicate], combine: Callable) -> Predicate:
+        """``operand (word operand)*``: one predicate, or ``combine`` (any / all) of them."""
+        parts = [operand()]
+        while (peek() or "").lower() == word:
             take()
-            parts.append(conjunction())
-        return parts[0] if len(parts) == 1 else (lambda u: any(p(u) for p in parts))
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else (lambda u: combine(p(u) for p in parts))
+
+    def disjunction() -> Predicate:
+        return joined("or", conjunction, any)
 
     def conjunction() -> Predicate:
-        parts = [comparison()]
-        while (peek() or "").lower() == "and":
-            take()
-            parts.append(comparison())
-        return parts[0] if len(parts) == 1 else (lambda u: all(p(u) for p in parts))
+        return joined("and", comparison, all)
 
     def comparison() -> Predicate:
         if peek() == "(":

@@ -9,7 +9,7 @@ Wire format: ``Authorization: Token token=…``; JSON bodies wrapped in the enti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,6 +29,7 @@ PAGE_DEFAULT, PAGE_MAX = 25, 100
 FROM_MISSING = 'You must specify a user\'s email address in the "From" header to perform this action'
 CHANNEL = {"summary": "The PagerDuty website or APIs"}
 FAR = "9999-12-31T00:00:00Z"
+STORED_AS = {"user": "users", "service": "services", "escalation_policy": "policies", "schedule": "schedules"}
 KINDS = {  # our record kind -> (collection path, reference type, html path)
     "user": ("users", "user_reference", "users"),
     "service": ("services", "service_reference", "service-directory"),
@@ -324,21 +325,11 @@ class PagerDutySimulator(Simulator):
             "html_url": f"https://{self.state['sub']}.pagerduty.com/{html}/{rid}",
         }
 
-    def _user_ref(self, root: str, uid: str) -> dict[str, Any]:
-        user = self.state["users"].get(uid)
-        return self._reference(root, "user", uid, user["name"] if user else uid)
-
-    def _service_ref(self, root: str, sid: str) -> dict[str, Any]:
-        service = self.state["services"].get(sid)
-        return self._reference(root, "service", sid, service["name"] if service else sid)
-
-    def _policy_ref(self, root: str, pid: str) -> dict[str, Any]:
-        policy = self.state["policies"].get(pid)
-        return self._reference(root, "escalation_policy", pid, policy["name"] if policy else pid)
-
-    def _schedule_ref(self, root: str, sch: str) -> dict[str, Any]:
-        schedule = self.state["schedules"].get(sch)
-        return self._reference(root, "schedule", sch, schedule["name"] if schedule else sch)
+    def _ref(self, root: str, kind: str, rid: str) -> dict[str, Any]:
+        """A reference to a user, service, escalation policy or schedule, summarised by its name (by its
+        id when the record is gone)."""
+        record = self.state[STORED_AS[kind]].get(rid)
+        return self._reference(root, kind, rid, record["name"] if record else rid)
 
     def _full(self, root: str, kind: str, rid: str, summary: str) -> dict[str, Any]:
         out = self._reference(root, kind, rid, summary)
@@ -358,14 +349,14 @@ class PagerDutySimulator(Simulator):
                 "updated_at": incident["updated_at"],
                 "status": incident["status"],
                 "incident_key": incident["key"],
-                "service": self._service_ref(root, incident["service"]),
+                "service": self._ref(root, "service", incident["service"]),
                 "assignments": [
-                    {"at": at, "assignee": self._user_ref(root, uid)} for uid, at in incident["assigned"]
+                    {"at": at, "assignee": self._ref(root, "user", uid)} for uid, at in incident["assigned"]
                 ],
                 "assigned_via": incident["via"],
                 "last_status_change_at": incident["changed_at"],
                 "last_status_change_by": (
-                    self._user_ref(root, by_id) if by_kind == "user" else self._service_ref(root, by_id)
+                    self._ref(root, "user", by_id) if by_kind == "user" else self._ref(root, "service", by_id)
                 ),
                 "resolved_at": incident["resolved_at"],
                 "first_trigger_log_entry": None,
@@ -376,11 +367,11 @@ class PagerDutySimulator(Simulator):
                 },
                 "is_mergeable": True,
                 "incident_type": {"name": "incident_default"},
-                "escalation_policy": self._policy_ref(root, incident["policy"]),
+                "escalation_policy": self._ref(root, "escalation_policy", incident["policy"]),
                 "teams": [],
                 "pending_actions": [],
                 "acknowledgements": [
-                    {"at": at, "acknowledger": self._user_ref(root, uid)} for uid, at in incident["acks"]
+                    {"at": at, "acknowledger": self._ref(root, "user", uid)} for uid, at in incident["acks"]
                 ],
                 "urgency": incident["urgency"],
                 "priority": None,
@@ -422,7 +413,7 @@ class PagerDutySimulator(Simulator):
                 "created_at": iso(self.world.scene.start),
                 "status": status,
                 "alert_creation": "create_alerts_and_incidents",
-                "escalation_policy": self._policy_ref(root, service["policy"]),
+                "escalation_policy": self._ref(root, "escalation_policy", service["policy"]),
                 "integrations": [],
                 "teams": [],
                 "incident_urgency_rule": {"type": "constant", "urgency": "high"},
@@ -445,7 +436,7 @@ class PagerDutySimulator(Simulator):
         rules = []
         for level, rule in enumerate(policy["rules"], start=1):
             targets = [
-                self._schedule_ref(root, target) if kind == "schedule" else self._user_ref(root, target)
+                self._ref(root, "schedule", target) if kind == "schedule" else self._ref(root, "user", target)
                 for kind, target in rule
             ]
             rule_id = pagerduty_id(self.world.scene.name, f"{policy['ref']} rule {level}")
@@ -458,7 +449,7 @@ class PagerDutySimulator(Simulator):
                 "on_call_handoff_notifications": "if_has_services",
                 "escalation_rules": rules,
                 "services": [
-                    self._service_ref(root, s["id"])
+                    self._ref(root, "service", s["id"])
                     for s in self.state["services"].values()
                     if s["policy"] == policy["id"]
                 ],
@@ -474,9 +465,9 @@ class PagerDutySimulator(Simulator):
                 "name": schedule["name"],
                 "time_zone": "Etc/UTC",
                 "description": "",
-                "users": [self._user_ref(root, u) for u in schedule["users"]],
+                "users": [self._ref(root, "user", u) for u in schedule["users"]],
                 "escalation_policies": [
-                    self._policy_ref(root, p["id"])
+                    self._ref(root, "escalation_policy", p["id"])
                     for p in self.state["policies"].values()
                     if ["schedule", schedule["id"]] in (target for rule in p["rules"] for target in rule)
                 ],
@@ -486,7 +477,7 @@ class PagerDutySimulator(Simulator):
         if detail:
             start, end = self._shift()
             entries = (
-                [{"start": start, "end": end, "user": self._user_ref(root, schedule["users"][0])}]
+                [{"start": start, "end": end, "user": self._ref(root, "user", schedule["users"][0])}]
                 if schedule["users"]
                 else []
             )
@@ -505,18 +496,28 @@ class PagerDutySimulator(Simulator):
     def _note_json(self, root: str, note: dict[str, Any]) -> dict[str, Any]:
         return {
             "id": note["id"],
-            "user": self._user_ref(root, note["user"]),
+            "user": self._ref(root, "user", note["user"]),
             "channel": dict(CHANNEL),
             "content": note["content"],
             "created_at": note["at"],
         }
 
     # -- reading ------------------------------------------------------------------------------------
-    def _incident(self, iid: str) -> dict[str, Any]:
-        incident = self.state["incidents"].get(iid)
-        if incident is None:
+    def _found(self, collection: str, id: str) -> dict[str, Any]:
+        """The record ``id`` of ``collection`` (incidents, users, services, ...); a 404 when there is none."""
+        record = self.state[collection].get(id)
+        if record is None:
             raise NOT_FOUND
-        return incident
+        return record
+
+    def _incident(self, iid: str) -> dict[str, Any]:
+        return self._found("incidents", iid)
+
+    def _listed(self, request: Request, key: str, records: list, as_json: Callable) -> Response:
+        """A page of ``records`` under ``key``, each as ``as_json(root, record)``, and the paging fields."""
+        page, fields = self._page(request, records)
+        root = self._root(request)
+        return Response(200, {key: [as_json(root, r) for r in page], **fields})
 
     def _list_incidents(self, request: Request) -> Response:
         statuses = _values(request, "statuses")
@@ -552,10 +553,7 @@ class PagerDutySimulator(Simulator):
                 if (since and created < since) or (until and created >= until):
                     continue
             found.append(incident)
-        found = self._sorted(request, found)
-        page, fields = self._page(request, found)
-        root = self._root(request)
-        return Response(200, {"incidents": [self._incident_json(root, i) for i in page], **fields})
+        return self._listed(request, "incidents", self._sorted(request, found), self._incident_json)
 
     @staticmethod
     def _sorted(request: Request, incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -591,14 +589,10 @@ class PagerDutySimulator(Simulator):
             for u in self.state["users"].values()
             if not query or query in u["name"].casefold() or query in u["email"].casefold()
         ]
-        page, fields = self._page(request, users)
-        root = self._root(request)
-        return Response(200, {"users": [self._user_json(root, u) for u in page], **fields})
+        return self._listed(request, "users", users, self._user_json)
 
     def _get_user(self, request: Request, id: str) -> Response:
-        user = self.state["users"].get(id)
-        if user is None:
-            raise NOT_FOUND
+        user = self._found("users", id)
         return Response(200, {"user": self._user_json(self._root(request), user)})
 
     @staticmethod
@@ -607,38 +601,32 @@ class PagerDutySimulator(Simulator):
         return [r for r in records.values() if not query or query in r["name"].casefold()]
 
     def _list_services(self, request: Request) -> Response:
-        page, fields = self._page(request, self._named(request, self.state["services"]))
-        root, statuses = self._root(request), self._service_statuses()
-        body = [self._service_json(root, s, statuses.get(s["id"], "active")) for s in page]
-        return Response(200, {"services": body, **fields})
+        statuses = self._service_statuses()
+
+        def as_json(root: str, service: dict[str, Any]) -> dict[str, Any]:
+            return self._service_json(root, service, statuses.get(service["id"], "active"))
+
+        return self._listed(request, "services", self._named(request, self.state["services"]), as_json)
 
     def _get_service(self, request: Request, id: str) -> Response:
-        service = self.state["services"].get(id)
-        if service is None:
-            raise NOT_FOUND
+        service = self._found("services", id)
         status = self._service_statuses().get(id, "active")
         return Response(200, {"service": self._service_json(self._root(request), service, status)})
 
     def _list_policies(self, request: Request) -> Response:
-        page, fields = self._page(request, self._named(request, self.state["policies"]))
-        root = self._root(request)
-        return Response(200, {"escalation_policies": [self._policy_json(root, p) for p in page], **fields})
+        policies = self._named(request, self.state["policies"])
+        return self._listed(request, "escalation_policies", policies, self._policy_json)
 
     def _get_policy(self, request: Request, id: str) -> Response:
-        policy = self.state["policies"].get(id)
-        if policy is None:
-            raise NOT_FOUND
+        policy = self._found("policies", id)
         return Response(200, {"escalation_policy": self._policy_json(self._root(request), policy)})
 
     def _list_schedules(self, request: Request) -> Response:
-        page, fields = self._page(request, self._named(request, self.state["schedules"]))
-        root = self._root(request)
-        return Response(200, {"schedules": [self._schedule_json(root, s) for s in page], **fields})
+        schedules = self._named(request, self.state["schedules"])
+        return self._listed(request, "schedules", schedules, self._schedule_json)
 
     def _get_schedule(self, request: Request, id: str) -> Response:
-        schedule = self.state["schedules"].get(id)
-        if schedule is None:
-            raise NOT_FOUND
+        schedule = self._found("schedules", id)
         return Response(200, {"schedule": self._schedule_json(self._root(request), schedule, detail=True)})
 
     def _list_oncalls(self, request: Request) -> Response:
@@ -670,9 +658,9 @@ class PagerDutySimulator(Simulator):
         start, end = self._shift()
         oncalls = [
             {
-                "user": self._user_ref(root, uid),
-                "schedule": self._schedule_ref(root, sch) if sch else None,
-                "escalation_policy": self._policy_ref(root, pid),
+                "user": self._ref(root, "user", uid),
+                "schedule": self._ref(root, "schedule", sch) if sch else None,
+                "escalation_policy": self._ref(root, "escalation_policy", pid),
                 "escalation_level": level,
                 "start": start if sch else None,
                 "end": end if sch else None,
