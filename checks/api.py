@@ -237,7 +237,7 @@ class TestViewSet(ServiceWritesViewSet):
         tests = list(rows)
         versions = [test.current_version for test in tests if test.current_version is not None]
         attached = TestCheck.objects.all()
-        attach_rows(versions, "listed_checks", attached, "test_version_id", LISTED_CHECK_COLUMNS)
+        attach_rows(versions, "listed_checks", attached, "test_version", LISTED_CHECK_COLUMNS)
         return tests
 
     create_serializer_class = TestCreateSerializer

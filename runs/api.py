@@ -16,7 +16,7 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from core.api import ListFilterSet, export_action, list_rows, object_action, unpaged_action
+from core.api import ListFilterSet, attach_rows, export_action, list_rows, object_action, unpaged_action
 from runs import export as run_export
 from runs.compare import batch_groups
 from runs.models import VERDICT_FIELDS, CheckResult, Run, RunCheck, Sample
@@ -125,7 +125,8 @@ def with_check_rows(runs) -> list[Run]:
     for run in runs:
         run.check_rows = by_run.setdefault(run.pk, [])
     if by_run:
-        found = RunCheck.objects.filter(run_id__in=list(by_run)).order_by("position")
+        # `run__pk__in`: the SQL of `run_id__in`, without normalizing each id as a related object
+        found = RunCheck.objects.filter(run__pk__in=list(by_run)).order_by("position")
         for run_id, *row in found.values_list(*RUN_CHECK_VALUES):
             by_run[run_id].append(tuple(row))
     return runs
@@ -259,14 +260,14 @@ class RunViewSet(TeamScopedReadViewSet):
         run = self.get_object()
         # Not shown: what the worker keeps (the request sent, attempts, lease), the results' details and
         # times, and the check versions' config.
-        results = CheckResult.objects.select_related("check_version").only(*SAMPLE_RESULT_COLUMNS)
         samples = (
             Sample.objects.filter(run=run)
             .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
-            .prefetch_related(Prefetch("results", queryset=results.order_by("id"), to_attr="listed_results"))
             .order_by("scenario_index", "sample_index", "id")
         )
+        results = CheckResult.objects.order_by("id")  # as plain rows (core.api.attach_rows): one query
         page = self.paginate_queryset(samples)
+        page = attach_rows(page, "listed_results", results, "sample", SAMPLE_RESULT_COLUMNS)
         names = {
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }

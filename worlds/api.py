@@ -112,7 +112,7 @@ class TestViewSet(checks_api.TestViewSet):
         tests = super().with_related(rows)
         versions = [test.current_version for test in tests if test.current_version is not None]
         scenes = TestScene.objects.all()
-        attach_rows(versions, "listed_scenes", scenes, "test_version_id", ("scene_id", "scene__name"))
+        attach_rows(versions, "listed_scenes", scenes, "test_version", ("scene_id", "scene__name"))
         return tests
 
     def rules(self, fields: dict, obj=None) -> None:

@@ -189,20 +189,20 @@ def test_attached_rows_are_the_prefetch_they_replace(library, member, django_ass
     prefetched = list(TestVersion.objects.order_by("id").prefetch_related(as_list))
     versions = list(TestVersion.objects.order_by("id"))
     with django_assert_num_queries(1):
-        attach_rows(versions, "rows", attached, "test_version_id", ("id", "library_check_id", "required"))
+        attach_rows(versions, "rows", attached, "test_version", ("id", "library_check_id", "required"))
     shown = [[(c.id, c.library_check_id, c.required) for c in v.p] for v in prefetched]
     assert [[(r.id, r.library_check_id, r.required) for r in v.rows] for v in versions] == shown
     assert [] in shown and any(len(rows) > 1 for rows in shown)  # a version without checks, one with two
     with django_assert_num_queries(0):
-        assert attach_rows([], "rows", attached, "test_version_id", ("id",)) == []
+        assert attach_rows([], "rows", attached, "test_version", ("id",)) == []
 
     # One level of relation: `a__b` is `.a.b`, and a missing related row is None.
     kept, orphan = (runs.launch_run(test=library["test"], by=member) for _ in range(2))
     Run.objects.filter(pk=orphan.pk).update(launched_by=None)
     ordered = Run.objects.order_by("id")
-    tests = attach_rows([library["test"]], "listed", ordered, "test_id", ("id", "launched_by__username"))
+    tests = attach_rows([library["test"]], "listed", ordered, "test", ("id", "launched_by__username"))
     found = {row.id: row.launched_by for row in tests[0].listed}
     assert found[kept.pk].username == member.username
     assert found[orphan.pk] is None
     with pytest.raises(ValueError, match="one level"):
-        attach_rows(tests, "listed", Run.objects.all(), "test_id", ("test_version__test__name",))
+        attach_rows(tests, "listed", Run.objects.all(), "test", ("test_version__test__name",))
