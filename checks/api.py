@@ -53,6 +53,13 @@ class TestSetFilter(ArchivedFilterSet):
         fields = ["agent", "archived"]
 
 
+# What the checks and scenes lists show of a versioned identity (core.immutable.Versioned) itself.
+LISTED_COLUMNS = (
+    *("id", "agent_id", "name", "version", "current_version_id"),
+    *("created_at", "updated_at", "archived_at"),
+)
+
+
 # What AttachedCheckOutSerializer shows of a test version's attached checks.
 LISTED_CHECK_COLUMNS = ("library_check_id", "required")
 
@@ -98,11 +105,12 @@ class CheckViewSet(ServiceWritesViewSet):
     filterset_class = CheckFilter
 
     def get_queryset(self) -> QuerySet[Check]:
-        return (
-            Check.objects.visible_to(self.request.user)
-            .select_related("agent", "current_version")
-            .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
-            .order_by("agent_id", "kind", "name", "id")
+        checks = Check.objects.visible_to(self.request.user).order_by("agent_id", "kind", "name", "id")
+        if self.action == "list":  # what CheckSerializer reads: no agent row, the version's config only
+            listed = checks.select_related("current_version")
+            return listed.only(*LISTED_COLUMNS, "kind", "current_version__config")
+        return checks.select_related("agent", "current_version").defer(
+            *(f"agent__{name}" for name in UNLISTED_FIELDS)
         )
 
 

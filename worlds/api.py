@@ -63,11 +63,11 @@ class SceneViewSet(ServiceWritesViewSet):
     fixed_field = "agent"
 
     def get_queryset(self) -> QuerySet[Scene]:
-        return (
-            Scene.objects.visible_to(self.request.user)
-            .select_related("agent", "current_version")
-            .order_by("agent_id", "name", "id")
-        )
+        scenes = Scene.objects.visible_to(self.request.user).order_by("agent_id", "name", "id")
+        if self.action == "list":  # what SceneSerializer reads: no agent row, the version's source only
+            listed = scenes.select_related("current_version")
+            return listed.only(*checks_api.LISTED_COLUMNS, "current_version__source")
+        return scenes.select_related("agent", "current_version")
 
     def rules(self, fields: dict, obj: Scene | None = None) -> None:
         _scene_rules(fields, obj)
