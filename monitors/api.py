@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from agents.models import Agent
 from checks.models import Check, CheckVersion
-from core.api import ApiPagination, SafeJSONParser, list_rows
+from core.api import ApiPagination, SafeJSONParser, attach_rows, list_rows
 from core.errors import ValidationFailed
 from core.jsontext import json_text_problem
 from monitors import services as monitoring
@@ -160,12 +160,12 @@ class TaskViewSet(TeamScopedReadViewSet):
 
 
 def monitor_queryset(user, *, listed: bool = False) -> QuerySet[Monitor]:
-    """The monitors as MonitorSerializer reads them; `listed`: as the list does (the checks' shown
-    columns in a plain list, `listed_checks`, and no agent row: the body names the agent by id)."""
+    """The monitors as MonitorSerializer reads them; `listed`: as the list does (no agent row: the body
+    names the agent by id; the checks' shown columns come in a plain list, `listed_checks`, added by
+    MonitorViewSet.with_related)."""
     checks = Check.objects.order_by("name", "id")
-    if listed:
-        checks = Prefetch("checks", checks.only("id", "name", "kind", "version"), to_attr="listed_checks")
-        return Monitor.objects.visible_to(user).prefetch_related(checks).order_by("name", "id")
+    if listed:  # the checks: MonitorViewSet.with_related
+        return Monitor.objects.visible_to(user).order_by("name", "id")
     return (
         Monitor.objects.visible_to(user)
         .select_related("agent")
@@ -193,6 +193,11 @@ class MonitorViewSet(TeamScopedViewMixin, ListRowsMixin, viewsets.ModelViewSet):
 
     def get_queryset(self) -> QuerySet[Monitor]:
         return _filter_by_agent(monitor_queryset(self.request.user, listed=self.action == "list"), self)
+
+    def with_related(self, rows):
+        # Each monitor's checks (through the many-to-many's join), their shown columns in a plain list.
+        checks = Check.objects.order_by("name", "id")
+        return attach_rows(rows, "listed_checks", checks, "monitors", ("pk", "name", "kind", "version"))
 
     def get_serializer_class(self):
         return MonitorUpdateSerializer if self.action in ("update", "partial_update") else MonitorSerializer
@@ -279,6 +284,8 @@ class EvaluationViewSet(TeamScopedReadViewSet):
     filter_backends: list = []
 
     def get_queryset(self) -> QuerySet[Evaluation]:
+        if self.action == "results":  # only which evaluation (scoped to the user's teams): no counts or checks
+            return _filter_by_agent(Evaluation.objects.visible_to(self.request.user).only("id"), self)
         return _filter_by_agent(evaluation_queryset(self.request.user), self)
 
     def get_serializer_class(self):

@@ -206,3 +206,27 @@ def test_attached_rows_are_the_prefetch_they_replace(library, member, django_ass
     assert found[orphan.pk] is None
     with pytest.raises(ValueError, match="one level"):
         attach_rows(tests, "listed", Run.objects.all(), "test", ("test_version__test__name",))
+
+
+def test_a_foreign_key_id_reads_what_drf_reads(library, member):
+    """A ModelSerializer's PrimaryKeyRelatedField of a foreign key is read from its id column (DRF goes
+    through serializable_value and a PKOnlyObject); null keys, and rows that are no model instance, too."""
+    from runs import services as runs
+    from runs.models import Run
+
+    class RunIds(serializers.ModelSerializer):
+        class Meta:
+            model = Run
+            fields = ["id", "test", "launched_by", "launched_by_token"]  # set, set, null
+
+    kept, orphan = (runs.launch_run(test=library["test"], by=member) for _ in range(2))
+    Run.objects.filter(pk=orphan.pk).update(launched_by=None)
+    shown = RunIds()
+    row = row_function(shown)
+    for run in Run.objects.filter(pk__in=[kept.pk, orphan.pk]):
+        assert row(run) == shown.to_representation(run)
+    assert row(Run.objects.get(pk=orphan.pk))["launched_by"] is None
+    plain = SimpleNamespace(id=1, test=library["test"], launched_by=member, launched_by_token=None)
+    assert row(plain) == shown.to_representation(plain) == {
+        "id": 1, "test": library["test"].pk, "launched_by": member.pk, "launched_by_token": None
+    }
