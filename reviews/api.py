@@ -40,6 +40,8 @@ def _int(raw) -> int:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
 
 
+# What a queue row shows of the queue itself (ReviewQueueSerializer).
+QUEUE_COLUMNS = ("id", "team_id", "name", "description", "created_by", "created_at")
 # What an item row shows of its sample's or task's results (ItemResultSerializer; `pk`: their order) and
 # of its labels (LabelSerializer).
 ITEM_RESULT_COLUMNS = (
@@ -63,6 +65,8 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
 
     def get_queryset(self) -> QuerySet[ReviewQueue]:
         queues = ReviewQueue.objects.visible_to(self.request.user).select_related("created_by")
+        if self.action == "list":  # what ReviewQueueSerializer reads of the queue and its author
+            queues = queues.only(*QUEUE_COLUMNS, "created_by__username")
         if self.action in ("list", "retrieve", "create"):
             queues = queues.with_counts()
         return queues.order_by("name", "id")
