@@ -149,7 +149,10 @@ class RunViewSet(TeamScopedReadViewSet):
     def get_queryset(self) -> QuerySet[Run]:
         if self.action == "batch":
             return Run.objects.visible_to(self.request.user).select_related("test", "test_version")
-        if self.action in ("samples", "export", "sample_world"):  # only the run's scenarios are read
+        if self.action == "samples":  # the run's scenario names, nothing else
+            runs = Run.objects.visible_to(self.request.user).select_related("test_version")
+            return runs.only("id", "test_version", "test_version__scenarios")
+        if self.action in ("export", "sample_world"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user, checks=self.action != "list")
 
