@@ -284,7 +284,7 @@ class EvaluationViewSet(TeamScopedReadViewSet):
     filter_backends: list = []
 
     def get_queryset(self) -> QuerySet[Evaluation]:
-        if self.action == "results":  # which evaluation (the user's teams'), no counts or checks
+        if self.action == "results":  # which evaluation (of the user's teams), no counts or checks
             return _filter_by_agent(Evaluation.objects.visible_to(self.request.user).only("id"), self)
         return _filter_by_agent(evaluation_queryset(self.request.user), self)
 
