@@ -6,7 +6,7 @@ Thin over monitors.services. Another team's agent, task, monitor or evaluation i
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, F, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -157,6 +157,16 @@ class TaskViewSet(TeamScopedReadViewSet):
     def get_serializer_class(self):
         return TaskDetailSerializer if self.action == "retrieve" else TaskSerializer
 
+
+
+# What EvaluationResultSerializer shows of a result's task and check version (field: path), read from
+# columns of the result (`listed_<field>`, row_sources).
+RESULT_COLUMNS = {
+    "external_id": "task__external_id",
+    "check": "check_version__parent_id",
+    "version": "check_version__number",
+    "name": "check_version__name",
+}
 
 
 def monitor_queryset(user, *, listed: bool = False) -> QuerySet[Monitor]:
@@ -334,20 +344,14 @@ class EvaluationViewSet(TeamScopedReadViewSet):
     @action(detail=True, methods=["get"], pagination_class=ApiPagination)
     def results(self, request, pk=None):
         evaluation = self.get_object()
+        # The task's and check version's shown columns joined into the row (RESULT_COLUMNS), not as a
+        # model instance of each per result.
         qs = (
             CheckResult.objects.filter(evaluation=evaluation)
-            .select_related("check_version", "task")
-            .only(
-                "id",
-                "task__id",
-                "task__external_id",
-                "check_version__id",
-                "check_version__parent_id",
-                "check_version__number",
-                "check_version__name",
-                *VERDICT_FIELDS,
-            )
+            .only("id", "task", "check_version", *VERDICT_FIELDS)
+            .annotate(**{f"listed_{name}": F(path) for name, path in RESULT_COLUMNS.items()})
             .order_by("task_id", "check_version__parent_id")
         )
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response(list_rows(EvaluationResultSerializer, page, {}))
+        sources = {name: f"listed_{name}" for name in RESULT_COLUMNS}
+        return self.get_paginated_response(list_rows(EvaluationResultSerializer, page, {}, sources))
