@@ -10,9 +10,9 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from agents import services
-from agents.models import Agent, AgentKind, Protocol
+from agents.models import Agent, AgentKind, Node, Protocol
 from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
-from core.api import ArchivedFilterSet
+from core.api import ArchivedFilterSet, attach_rows
 from teams.api import TeamScopedViewSet, default_team
 
 
@@ -35,9 +35,15 @@ class AgentFilter(ArchivedFilterSet):
 class AgentViewSet(TeamScopedViewSet):
     serializer_class = AgentSerializer
     filterset_class = AgentFilter
+    row_sources = {"nodes": "listed_nodes"}
 
     def get_queryset(self) -> QuerySet[Agent]:
-        return Agent.objects.visible_to(self.request.user).prefetch_related("nodes").order_by("name", "id")
+        agents = Agent.objects.visible_to(self.request.user).order_by("name", "id")
+        return agents if self.action == "list" else agents.prefetch_related("nodes")  # list: with_related
+
+    def with_related(self, rows):
+        # Each agent's nodes as NodeSerializer shows them, in a plain list (row_sources).
+        return attach_rows(rows, "listed_nodes", Node.objects.all(), "agent", ("name", "kind"))
 
 
     @extend_schema(

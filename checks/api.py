@@ -24,7 +24,7 @@ from checks.serializers import (
     TestSetEditSerializer,
     TestSetSerializer,
 )
-from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter, attach_rows
 from teams.api import ServiceWritesViewSet, service_writes_schema, versions_action
 
 
@@ -51,6 +51,17 @@ class TestSetFilter(ArchivedFilterSet):
     class Meta:
         model = TestSet
         fields = ["agent", "archived"]
+
+
+# What the checks and scenes lists show of a versioned identity (core.immutable.Versioned) itself.
+LISTED_COLUMNS = (
+    *("id", "agent_id", "name", "version", "current_version_id"),
+    *("created_at", "updated_at", "archived_at"),
+)
+
+
+# What AttachedCheckOutSerializer shows of a test version's attached checks.
+LISTED_CHECK_COLUMNS = ("library_check_id", "required")
 
 
 class TestFilter(ArchivedFilterSet):
@@ -94,11 +105,12 @@ class CheckViewSet(ServiceWritesViewSet):
     filterset_class = CheckFilter
 
     def get_queryset(self) -> QuerySet[Check]:
-        return (
-            Check.objects.visible_to(self.request.user)
-            .select_related("agent", "current_version")
-            .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
-            .order_by("agent_id", "kind", "name", "id")
+        checks = Check.objects.visible_to(self.request.user).order_by("agent_id", "kind", "name", "id")
+        if self.action == "list":  # what CheckSerializer reads: no agent row, the version's config only
+            listed = checks.select_related("current_version")
+            return listed.only(*LISTED_COLUMNS, "kind", "current_version__config")
+        return checks.select_related("agent", "current_version").defer(
+            *(f"agent__{name}" for name in UNLISTED_FIELDS)
         )
 
 
@@ -160,13 +172,19 @@ class TestSetViewSet(ServiceWritesViewSet):
     filterset_class = TestSetFilter
 
     def get_queryset(self) -> QuerySet[TestSet]:
+        sets = TestSet.objects.visible_to(self.request.user).order_by("name", "id")
+        if self.action == "list":  # the row reads the agent's id only; the tests: with_related
+            return sets
         return (
-            TestSet.objects.visible_to(self.request.user)
-            .select_related("agent")
+            sets.select_related("agent")
             .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
             .prefetch_related(Prefetch("tests", queryset=Test.objects.order_by("name", "id")))
-            .order_by("name", "id")
         )
+
+    def with_related(self, rows):
+        # The ids of each set's active tests (TestSetSerializer.get_tests), in a plain list.
+        active = Test.objects.filter(archived_at__isnull=True).order_by("name", "id")
+        return attach_rows(rows, "active_test_ids", active, "test_set", ("pk",))
 
 
     create_serializer_class = TestSetCreateSerializer
@@ -218,19 +236,23 @@ class TestViewSet(ServiceWritesViewSet):
     def get_queryset(self) -> QuerySet[Test]:
         # The list keeps each version's attached checks in a plain list (read through row_sources): no
         # related-manager queryset made per row. One object's body reads the manager's prefetch.
-        attached = (
-            Prefetch("current_version__attached_checks", TestCheck.objects.all(), to_attr="listed_checks")
-            if self.action == "list"
-            else "current_version__attached_checks"
-        )
+        tests = Test.objects.visible_to(self.request.user).order_by("name", "id")
+        if self.action == "list":  # the row reads the set's agent id, not the agent; checks: with_related
+            return tests.select_related("test_set", "current_version").defer("test_set__description")
         return (
-            Test.objects.visible_to(self.request.user)
-            .select_related("test_set__agent", "current_version")
+            tests.select_related("test_set__agent", "current_version")
             .defer("test_set__description", *(f"test_set__agent__{name}" for name in UNLISTED_FIELDS))
-            .prefetch_related(attached)
-            .order_by("name", "id")
+            .prefetch_related("current_version__attached_checks")
         )
 
+
+    def with_related(self, rows):
+        # Each version's attached checks as the list shows them, in a plain list (row_sources).
+        tests = list(rows)
+        versions = [test.current_version for test in tests if test.current_version is not None]
+        attached = TestCheck.objects.all()
+        attach_rows(versions, "listed_checks", attached, "test_version", LISTED_CHECK_COLUMNS)
+        return tests
 
     create_serializer_class = TestCreateSerializer
     edit_serializer_class = TestEditSerializer

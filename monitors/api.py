@@ -6,7 +6,7 @@ Thin over monitors.services. Another team's agent, task, monitor or evaluation i
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, F, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from agents.models import Agent
 from checks.models import Check, CheckVersion
-from core.api import ApiPagination, SafeJSONParser, list_rows
+from core.api import ApiPagination, SafeJSONParser, attach_rows, list_rows
 from core.errors import ValidationFailed
 from core.jsontext import json_text_problem
 from monitors import services as monitoring
@@ -159,13 +159,23 @@ class TaskViewSet(TeamScopedReadViewSet):
 
 
 
+# What EvaluationResultSerializer shows of a result's task and check version (field: path), read from
+# columns of the result (`listed_<field>`, row_sources).
+RESULT_COLUMNS = {
+    "external_id": "task__external_id",
+    "check": "check_version__parent_id",
+    "version": "check_version__number",
+    "name": "check_version__name",
+}
+
+
 def monitor_queryset(user, *, listed: bool = False) -> QuerySet[Monitor]:
-    """The monitors as MonitorSerializer reads them; `listed`: as the list does (the checks' shown
-    columns in a plain list, `listed_checks`, and no agent row: the body names the agent by id)."""
+    """The monitors as MonitorSerializer reads them; `listed`: as the list does (no agent row: the body
+    names the agent by id; the checks' shown columns come in a plain list, `listed_checks`, added by
+    MonitorViewSet.with_related)."""
     checks = Check.objects.order_by("name", "id")
-    if listed:
-        checks = Prefetch("checks", checks.only("id", "name", "kind", "version"), to_attr="listed_checks")
-        return Monitor.objects.visible_to(user).prefetch_related(checks).order_by("name", "id")
+    if listed:  # the checks: MonitorViewSet.with_related
+        return Monitor.objects.visible_to(user).order_by("name", "id")
     return (
         Monitor.objects.visible_to(user)
         .select_related("agent")
@@ -193,6 +203,11 @@ class MonitorViewSet(TeamScopedViewMixin, ListRowsMixin, viewsets.ModelViewSet):
 
     def get_queryset(self) -> QuerySet[Monitor]:
         return _filter_by_agent(monitor_queryset(self.request.user, listed=self.action == "list"), self)
+
+    def with_related(self, rows):
+        # Each monitor's checks (through the many-to-many's join), their shown columns in a plain list.
+        checks = Check.objects.order_by("name", "id")
+        return attach_rows(rows, "listed_checks", checks, "monitors", ("pk", "name", "kind", "version"))
 
     def get_serializer_class(self):
         return MonitorUpdateSerializer if self.action in ("update", "partial_update") else MonitorSerializer
@@ -279,6 +294,8 @@ class EvaluationViewSet(TeamScopedReadViewSet):
     filter_backends: list = []
 
     def get_queryset(self) -> QuerySet[Evaluation]:
+        if self.action == "results":  # which evaluation (of the user's teams), no counts or checks
+            return _filter_by_agent(Evaluation.objects.visible_to(self.request.user).only("id"), self)
         return _filter_by_agent(evaluation_queryset(self.request.user), self)
 
     def get_serializer_class(self):
@@ -327,20 +344,14 @@ class EvaluationViewSet(TeamScopedReadViewSet):
     @action(detail=True, methods=["get"], pagination_class=ApiPagination)
     def results(self, request, pk=None):
         evaluation = self.get_object()
+        # The task's and check version's shown columns joined into the row (RESULT_COLUMNS), not as a
+        # model instance of each per result.
         qs = (
             CheckResult.objects.filter(evaluation=evaluation)
-            .select_related("check_version", "task")
-            .only(
-                "id",
-                "task__id",
-                "task__external_id",
-                "check_version__id",
-                "check_version__parent_id",
-                "check_version__number",
-                "check_version__name",
-                *VERDICT_FIELDS,
-            )
+            .only("id", "task", "check_version", *VERDICT_FIELDS)
+            .annotate(**{f"listed_{name}": F(path) for name, path in RESULT_COLUMNS.items()})
             .order_by("task_id", "check_version__parent_id")
         )
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response(list_rows(EvaluationResultSerializer, page, {}))
+        sources = {name: f"listed_{name}" for name in RESULT_COLUMNS}
+        return self.get_paginated_response(list_rows(EvaluationResultSerializer, page, {}, sources))

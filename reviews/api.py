@@ -6,7 +6,7 @@ send items and label; another team's queue or check is a 404.
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -17,10 +17,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
-from core.api import export_action, list_rows
+from core.api import attach_rows, export_action, list_rows
 from reviews import calibration, services
 from reviews import export as label_export
-from reviews.models import Label, ReviewItem, ReviewQueue, shown_results
+from reviews.models import Label, ReviewItem, ReviewQueue
 from reviews.serializers import (
     CalibrationSerializer,
     LabelSerializer,
@@ -31,6 +31,7 @@ from reviews.serializers import (
     SendSerializer,
     SentSerializer,
 )
+from runs.models import CheckResult
 from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
 
 
@@ -38,6 +39,19 @@ def _int(raw) -> int:
     raw = str(raw or "")
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
 
+
+# What a queue row shows of the queue itself (ReviewQueueSerializer).
+QUEUE_COLUMNS = ("id", "team_id", "name", "description", "created_by", "created_at")
+# What an item row shows of its sample's or task's results (ItemResultSerializer; `pk`: their order) and
+# of its labels (LabelSerializer).
+ITEM_RESULT_COLUMNS = (
+    *("pk", "check_version_id", "outcome"),
+    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
+)
+ITEM_LABEL_COLUMNS = (
+    *("id", "item_id", "check_version_id", "check_version__parent_id", "check_version__number"),
+    *("result__outcome", "verdict", "note", "reviewer__username", "created_at", "updated_at"),
+)
 
 @extend_schema_view(
     list=extend_schema(
@@ -51,6 +65,8 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
 
     def get_queryset(self) -> QuerySet[ReviewQueue]:
         queues = ReviewQueue.objects.visible_to(self.request.user).select_related("created_by")
+        if self.action == "list":  # what ReviewQueueSerializer reads of the queue and its author
+            queues = queues.only(*QUEUE_COLUMNS, "created_by__username")
         if self.action in ("list", "retrieve", "create"):
             queues = queues.with_counts()
         return queues.order_by("name", "id")
@@ -65,34 +81,24 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         team = data.pop("team", None) or default_team(request.user)
         return self._show(services.create_queue(team=team, by=request.user, **data), status.HTTP_201_CREATED)
 
-    def _items(self, queue: ReviewQueue):
-        results = shown_results()
-        labels = Label.objects.select_related("reviewer", "check_version", "result").only(
-            "id",
-            "item_id",
-            "verdict",
-            "note",
-            "created_at",
-            "updated_at",
-            "reviewer__username",
-            "check_version__id",
-            "check_version__parent_id",
-            "check_version__number",
-            "result__outcome",
-        )
-        return (
+    def _items(self, queue: ReviewQueue) -> list[ReviewItem]:
+        """A page of the queue's items, each owner's results and each item's labels in plain lists (one
+        query each, core.api.attach_rows: no model instance or prefetch queryset per row)."""
+        items = (
             ReviewItem.objects.filter(queue=queue)
             .select_related("sample", "task")
             .only(
                 "id", "queue_id", "position", "sample_id", "task_id", "added_at", "sample__run_id", "task__id"
             )
-            .prefetch_related(
-                Prefetch("sample__results", queryset=results, to_attr="fetched_results"),
-                Prefetch("task__results", queryset=results, to_attr="fetched_results"),
-                Prefetch("labels", queryset=labels.order_by("created_at", "id"), to_attr="listed_labels"),
-            )
             .order_by("position")
         )
+        items = list(self.paginate_queryset(items))
+        results = CheckResult.objects.order_by("id")
+        for owner in ("sample", "task"):
+            owners = [getattr(item, owner) for item in items if getattr(item, f"{owner}_id")]
+            attach_rows(owners, "fetched_results", results, owner, ITEM_RESULT_COLUMNS)
+        labels = Label.objects.order_by("created_at", "id")
+        return attach_rows(items, "listed_labels", labels, "item", ITEM_LABEL_COLUMNS)
 
     @extend_schema(
         methods=["GET"],
@@ -133,8 +139,7 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
                     outcome=data.get("outcome"),
                 )
             return Response(SentSerializer(sent).data, status=status.HTTP_201_CREATED)
-        page = self.paginate_queryset(self._items(queue))
-        rows = list_rows(ReviewItemSerializer, page, {}, {"labels": "listed_labels"})
+        rows = list_rows(ReviewItemSerializer, self._items(queue), {}, {"labels": "listed_labels"})
         return self.get_paginated_response(rows)
 
     @extend_schema(

@@ -16,7 +16,7 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from core.api import ApiPagination, export_action, list_rows, object_action, unpaged_action
+from core.api import ListFilterSet, attach_rows, export_action, list_rows, object_action, unpaged_action
 from runs import export as run_export
 from runs.compare import batch_groups
 from runs.models import VERDICT_FIELDS, CheckResult, Run, RunCheck, Sample
@@ -46,7 +46,7 @@ def _visible(model):
     return queryset
 
 
-class RunFilter(django_filters.FilterSet):
+class RunFilter(ListFilterSet):
     agent = django_filters.ModelChoiceFilter(queryset=_visible(Agent))
     test = django_filters.ModelChoiceFilter(queryset=_visible(Test))
     test_set = django_filters.ModelChoiceFilter(queryset=_visible(TestSet), field_name="test__test_set")
@@ -101,7 +101,6 @@ SAMPLE_RESULT_COLUMNS = (
     *("id", "sample_id", "check_version_id", "required", *VERDICT_FIELDS),
     *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
 )
-PAGE_PARAMETERS = {ApiPagination.page_query_param, ApiPagination.page_size_query_param}
 
 
 def run_queryset(user, *, checks: bool = True) -> QuerySet[Run]:
@@ -126,7 +125,8 @@ def with_check_rows(runs) -> list[Run]:
     for run in runs:
         run.check_rows = by_run.setdefault(run.pk, [])
     if by_run:
-        found = RunCheck.objects.filter(run_id__in=list(by_run)).order_by("position")
+        # `run__pk__in`: the SQL of `run_id__in`, without normalizing each id as a related object
+        found = RunCheck.objects.filter(run__pk__in=list(by_run)).order_by("position")
         for run_id, *row in found.values_list(*RUN_CHECK_VALUES):
             by_run[run_id].append(tuple(row))
     return runs
@@ -149,16 +149,12 @@ class RunViewSet(TeamScopedReadViewSet):
     def get_queryset(self) -> QuerySet[Run]:
         if self.action == "batch":
             return Run.objects.visible_to(self.request.user).select_related("test", "test_version")
-        if self.action in ("samples", "export", "sample_world"):  # only the run's scenarios are read
+        if self.action == "samples":  # the run's scenario names, nothing else
+            runs = Run.objects.visible_to(self.request.user).select_related("test_version")
+            return runs.only("id", "test_version", "test_version__scenarios")
+        if self.action in ("export", "sample_world"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
         return run_queryset(self.request.user, checks=self.action != "list")
-
-    def filter_queryset(self, queryset):
-        # With no filter named (only the page), RunFilter leaves the runs as they are (each of its filters
-        # skips an empty value); building its form and pickers is ~5,000 calls, a tenth of the list.
-        if self.action == "list" and self.request.query_params.keys() <= PAGE_PARAMETERS:
-            return queryset
-        return super().filter_queryset(queryset)
 
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
@@ -267,14 +263,14 @@ class RunViewSet(TeamScopedReadViewSet):
         run = self.get_object()
         # Not shown: what the worker keeps (the request sent, attempts, lease), the results' details and
         # times, and the check versions' config.
-        results = CheckResult.objects.select_related("check_version").only(*SAMPLE_RESULT_COLUMNS)
         samples = (
             Sample.objects.filter(run=run)
             .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
-            .prefetch_related(Prefetch("results", queryset=results.order_by("id"), to_attr="listed_results"))
             .order_by("scenario_index", "sample_index", "id")
         )
+        results = CheckResult.objects.order_by("id")  # as plain rows (core.api.attach_rows): one query
         page = self.paginate_queryset(samples)
+        page = attach_rows(page, "listed_results", results, "sample", SAMPLE_RESULT_COLUMNS)
         names = {
             i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
         }

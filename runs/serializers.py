@@ -235,30 +235,33 @@ class RunSerializer(serializers.ModelSerializer):
     def _summary(self, run: Run) -> dict[str, Any]:
         return run.summary if isinstance(run.summary, dict) else {}
 
-    def _figures(self, run: Run) -> Figures:
-        """pass^k and pass@k from the run's stored counts (computed once per run and serializer)."""
+    def _figures(self, run: Run) -> tuple[Figures, dict[str, Any], list[dict[str, Any]]]:
+        """pass^k and pass@k from the run's stored counts, with the run's and each scenario's as JSON:
+        once per run and serializer, and the JSON once per distinct figures (a list of 50 runs has few:
+        summary_figures hands out one Figures per distinct counts). Callers copy what they show."""
         cache = self.__dict__.setdefault("_figures_cache", {})
-        if run.pk not in cache:
-            cache[run.pk] = summary_figures(self._summary(run), len(run.test_version.scenarios or []))
-        return cache[run.pk]
-
-    def _run_figures(self, run: Run) -> dict[str, Any]:
-        """The run's figures as JSON (once per run and serializer: pass_hat_k and pass_at_k share it)."""
-        cache = self.__dict__.setdefault("_run_figures_cache", {})
-        if run.pk not in cache:
-            cache[run.pk] = self._figures(run).run.as_dict()
-        return cache[run.pk]
+        found = cache.get(run.pk)
+        if found is None:
+            figures = summary_figures(self._summary(run), len(run.test_version.scenarios or []))
+            shown = self.__dict__.setdefault("_figures_json", {})
+            found = shown.get(id(figures))  # the value holds `figures`: its id stays its own
+            if found is None:
+                found = shown[id(figures)] = (
+                    figures, figures.run.as_dict(), [s.as_dict() for s in figures.scenarios]
+                )
+            cache[run.pk] = found
+        return found
 
     def get_determinate(self, run: Run) -> int:
-        return self._figures(run).run.determinate
+        return self._figures(run)[0].run.determinate
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
     def get_pass_hat_k(self, run: Run) -> dict[str, float]:
-        return self._run_figures(run)["pass_hat_k"]
+        return dict(self._figures(run)[1]["pass_hat_k"])
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
     def get_pass_at_k(self, run: Run) -> dict[str, float]:
-        return self._run_figures(run)["pass_at_k"]
+        return dict(self._figures(run)[1]["pass_at_k"])
 
     @extend_schema_field(ScenarioCountsSerializer(many=True))
     def get_scenarios(self, run: Run) -> list[dict[str, Any]]:
@@ -278,8 +281,8 @@ class RunSerializer(serializers.ModelSerializer):
             found = counted.get(index)
             if found:
                 row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
-            figures = self._figures(run).scenarios[index].as_dict()
-            row["pass_hat_k"], row["pass_at_k"] = figures["pass_hat_k"], figures["pass_at_k"]
+            figures = self._figures(run)[2][index]
+            row["pass_hat_k"], row["pass_at_k"] = dict(figures["pass_hat_k"]), dict(figures["pass_at_k"])
             rows.append(row)
         return rows
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from django.db.models import QuerySet
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -12,7 +13,14 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import ApiPagination, SafeJSONParser, list_rows, validated_or_400
+from core.api import (
+    PAGE_PARAMETERS,
+    ApiPagination,
+    ListFilterSet,
+    SafeJSONParser,
+    list_rows,
+    validated_or_400,
+)
 from core.errors import ValidationFailed
 from teams import access, services
 from teams.models import ApiToken, Team
@@ -86,7 +94,17 @@ class TeamScopedViewMixin:
 
     def filter_queryset(self, queryset):
         # Filters (and the "active only" default) shape lists; a detail URL finds archived objects too.
-        return super().filter_queryset(queryset) if self.action == "list" else queryset
+        if self.action != "list":
+            return queryset
+        filterset = getattr(self, "filterset_class", None)
+        if (
+            self.request.query_params.keys() <= PAGE_PARAMETERS
+            and isinstance(filterset, type)
+            and issubclass(filterset, ListFilterSet)
+            and list(self.filter_backends) == [DjangoFilterBackend]
+        ):
+            return filterset.unfiltered(queryset)  # no filter named: the FilterSet's default, no form
+        return super().filter_queryset(queryset)
 
     def _body(self, serializer_class, *args, **kwargs) -> dict:
         """The request body as `serializer_class(*args, data=, **kwargs)` validates it, or a 400."""
@@ -158,10 +176,15 @@ class ListRowsMixin(mixins.ListModelMixin):
     # queryset prefetched into a plain list: {"checks": "listed_checks"}.
     row_sources: dict[str, str] | None = None
 
+    def with_related(self, rows):
+        """The list's rows with what their list reads besides (e.g. core.api.attach_rows); by default as
+        they are."""
+        return rows
+
     def list(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
-        rows = queryset if page is None else page
+        rows = self.with_related(queryset if page is None else page)
         data = list_rows(self.get_serializer_class(), rows, self.get_serializer_context(), self.row_sources)
         return Response(data) if page is None else self.get_paginated_response(data)
 

@@ -8,10 +8,10 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from agents.models import Agent
 from checks import api as checks_api
 from checks import services as checks_services
-from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter, attach_rows
 from teams.api import ServiceWritesViewSet, service_writes_schema, versions_action
 from worlds import services
-from worlds.models import Scene
+from worlds.models import Scene, TestScene
 from worlds.serializers import (
     SceneCreateSerializer,
     SceneEditSerializer,
@@ -63,11 +63,11 @@ class SceneViewSet(ServiceWritesViewSet):
     fixed_field = "agent"
 
     def get_queryset(self) -> QuerySet[Scene]:
-        return (
-            Scene.objects.visible_to(self.request.user)
-            .select_related("agent", "current_version")
-            .order_by("agent_id", "name", "id")
-        )
+        scenes = Scene.objects.visible_to(self.request.user).order_by("agent_id", "name", "id")
+        if self.action == "list":  # what SceneSerializer reads: no agent row, the version's source only
+            listed = scenes.select_related("current_version")
+            return listed.only(*checks_api.LISTED_COLUMNS, "current_version__source")
+        return scenes.select_related("agent", "current_version")
 
     def rules(self, fields: dict, obj: Scene | None = None) -> None:
         _scene_rules(fields, obj)
@@ -100,8 +100,20 @@ class TestViewSet(checks_api.TestViewSet):
     create_service = _create_test
     edit_service = services.edit_scene_test
 
+    row_sources = {**checks_api.TestViewSet.row_sources, "scenes": "current_version.listed_scenes"}
+
     def get_queryset(self):
+        if self.action == "list":
+            return super().get_queryset()  # the scenes: with_related
         return super().get_queryset().prefetch_related("current_version__attached_scenes__scene")
+
+    def with_related(self, rows):
+        # Each version's scenes with the scene's name joined, in a plain list (row_sources).
+        tests = super().with_related(rows)
+        versions = [test.current_version for test in tests if test.current_version is not None]
+        scenes = TestScene.objects.all()
+        attach_rows(versions, "listed_scenes", scenes, "test_version", ("scene_id", "scene__name"))
+        return tests
 
     def rules(self, fields: dict, obj=None) -> None:
         scenes = fields.pop("scenes", None)

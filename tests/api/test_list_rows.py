@@ -170,3 +170,63 @@ def test_absolute_url_is_what_django_builds(path, host, rf, settings):
     request = rf.get("/api/v1/runs/", HTTP_HOST=host, secure=host != "testserver")
     assert absolute_url(request, path) == request.build_absolute_uri(path)
     assert absolute_url(request, path) == request.build_absolute_uri(path)
+
+
+def test_attached_rows_are_the_prefetch_they_replace(library, member, django_assert_num_queries):
+    from django.db.models import Prefetch
+
+    from checks.models import TestCheck, TestVersion
+    from checks.services import create_test
+    from core.api import attach_rows
+    from runs import services as runs
+    from runs.models import Run
+
+    create_test(test_set=library["test_set"], by=member, name="Bare", scenarios=[{"input": "x"}])
+    both = [{"check": library["check"].pk}, {"check": library["extra_check"].pk, "required": False}]
+    create_test(test_set=library["test_set"], by=member, name="Two", scenarios=[{"input": "x"}], checks=both)
+    attached = TestCheck.objects.all()
+    as_list = Prefetch("attached_checks", attached, to_attr="p")
+    prefetched = list(TestVersion.objects.order_by("id").prefetch_related(as_list))
+    versions = list(TestVersion.objects.order_by("id"))
+    with django_assert_num_queries(1):
+        attach_rows(versions, "rows", attached, "test_version", ("id", "library_check_id", "required"))
+    shown = [[(c.id, c.library_check_id, c.required) for c in v.p] for v in prefetched]
+    assert [[(r.id, r.library_check_id, r.required) for r in v.rows] for v in versions] == shown
+    assert [] in shown and any(len(rows) > 1 for rows in shown)  # a version without checks, one with two
+    with django_assert_num_queries(0):
+        assert attach_rows([], "rows", attached, "test_version", ("id",)) == []
+
+    # One level of relation: `a__b` is `.a.b`, and a missing related row is None.
+    kept, orphan = (runs.launch_run(test=library["test"], by=member) for _ in range(2))
+    Run.objects.filter(pk=orphan.pk).update(launched_by=None)
+    ordered = Run.objects.order_by("id")
+    tests = attach_rows([library["test"]], "listed", ordered, "test", ("id", "launched_by__username"))
+    found = {row.id: row.launched_by for row in tests[0].listed}
+    assert found[kept.pk].username == member.username
+    assert found[orphan.pk] is None
+    with pytest.raises(ValueError, match="one level"):
+        attach_rows(tests, "listed", Run.objects.all(), "test", ("test_version__test__name",))
+
+
+def test_a_foreign_key_id_reads_what_drf_reads(library, member):
+    """A ModelSerializer's PrimaryKeyRelatedField of a foreign key is read from its id column (DRF goes
+    through serializable_value and a PKOnlyObject); null keys, and rows that are no model instance, too."""
+    from runs import services as runs
+    from runs.models import Run
+
+    class RunIds(serializers.ModelSerializer):
+        class Meta:
+            model = Run
+            fields = ["id", "test", "launched_by", "launched_by_token"]  # set, set, null
+
+    kept, orphan = (runs.launch_run(test=library["test"], by=member) for _ in range(2))
+    Run.objects.filter(pk=orphan.pk).update(launched_by=None)
+    shown = RunIds()
+    row = row_function(shown)
+    for run in Run.objects.filter(pk__in=[kept.pk, orphan.pk]):
+        assert row(run) == shown.to_representation(run)
+    assert row(Run.objects.get(pk=orphan.pk))["launched_by"] is None
+    plain = SimpleNamespace(id=1, test=library["test"], launched_by=member, launched_by_token=None)
+    assert row(plain) == shown.to_representation(plain) == {
+        "id": 1, "test": library["test"].pk, "launched_by": member.pk, "launched_by_token": None
+    }

@@ -127,6 +127,8 @@ def test_a_test_plays_scenes_given_as_files_and_as_library_ids(api, agent, test_
     assert Scene.objects.filter(agent=agent).count() == 2, "the pasted file joined the library"
     shown = api.get("viewer", f"/api/v1/tests/{body['id']}/").json()
     assert shown["scenes"] == body["scenes"]
+    listed = api.get("viewer", "/api/v1/tests/").json()["results"]  # the list reads them as plain rows
+    assert [row for row in listed if row["id"] == body["id"]] == [shown]
 
     edited = api.patch("member", f"/api/v1/tests/{body['id']}/", {"scenes": [kept.pk]})
     assert edited.status_code == 200, edited.json()

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from monitors import services as monitoring
 from monitors.models import Evaluation, Monitor, Task
@@ -240,6 +242,15 @@ def test_evaluation_grid_50_tasks_x_3_checks(
     assert CheckResult.objects.filter(evaluation_id=evaluation_id).count() == 150
     results = api.get(f"{V1}/evaluations/{evaluation_id}/results/", {"page_size": 200}).json()
     assert results["count"] == 150 and results["results"][0]["explanation"]
+    # Each result names its task and check version (joined columns of the list: monitors.api).
+    shown = {(r["external_id"], r["check"], r["version"], r["name"]) for r in results["results"]}
+    assert shown == {(f"conv-{i}", c.pk, c.version, c.name) for i in range(50) for c in checks}
+    url = f"{V1}/evaluations/{evaluation_id}/results/"
+    with CaptureQueriesContext(connection) as one:
+        api.get(url, {"page_size": 1})
+    with CaptureQueriesContext(connection) as all_of_them:
+        api.get(url, {"page_size": 200})
+    assert len(one) == len(all_of_them)
 
 
 def test_evaluation_api_by_filter_and_errors(
