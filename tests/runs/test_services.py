@@ -482,7 +482,7 @@ def _ahead_claim(run_test, member, live_agent, *, cap: int):
 
 def test_samples_claimed_ahead_hold_no_slot_and_no_execution(make_test, member, live_agent):
     run, started, ahead = _ahead_claim(
-        make_test(scenarios=["a", "b", "c"], samples=2), member, live_agent, cap=2, samples=6
+        make_test(scenarios=["a", "b", "c"], samples=2), member, live_agent, cap=2
     )
     assert (len(started), len(ahead)) == (2, 2)  # one ahead per call claimed, the agent's cap for the calls
     rows = {s.pk: s for s in Sample.objects.filter(run=run)}
@@ -509,9 +509,7 @@ def test_samples_claimed_ahead_hold_no_slot_and_no_execution(make_test, member, 
 
 
 def test_a_sample_held_ahead_is_not_started_once_its_run_is_cancelled(make_test, member, live_agent):
-    run, started, ahead = _ahead_claim(
-        make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1, samples=4
-    )
+    run, started, ahead = _ahead_claim(make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1)
     assert (len(started), len(ahead)) == (1, 1)
     services.cancel_run(run=run, by=member)
     assert queue.start_ahead(ahead) == {}  # no agent call for it
@@ -520,9 +518,7 @@ def test_a_sample_held_ahead_is_not_started_once_its_run_is_cancelled(make_test,
 
 
 def test_samples_held_ahead_go_back_to_the_queue_unstarted(make_test, member, live_agent):
-    run, started, ahead = _ahead_claim(
-        make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1, samples=4
-    )
+    run, started, ahead = _ahead_claim(make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1)
     other = ahead[0]
     assert queue.release_ahead(started) == 0  # a started sample is not released
     assert (
@@ -541,9 +537,7 @@ def test_a_dead_workers_samples_held_ahead_are_queued_again_without_an_execution
     make_test, member, live_agent, settings
 ):
     settings.EVALCONSOLE_MAX_SAMPLE_EXECUTIONS = 1
-    run, started, ahead = _ahead_claim(
-        make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1, samples=4
-    )
+    run, started, ahead = _ahead_claim(make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1)
     Sample.objects.filter(status="running").update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     report = queue.recover_runs()
     # The called one has used its one execution and is given up; the one held ahead was never called.
