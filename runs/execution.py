@@ -433,6 +433,7 @@ class _Drain:
         # ended (queue.start_ahead), without waiting for that call's write and a new claim.
         self.ahead: dict[int, collections.deque[ClaimedSample]] = {}
         self.targets: dict[int, AgentTarget | Exception] = {}
+        self.ahead_due = False
         self.report = DrainReport()
         # Runs written since their summaries were last recounted (done counts are always exact): a
         # write recounts them at most every SUMMARY_EVERY_S, and a run is recounted when it completes.
@@ -519,6 +520,8 @@ class _Drain:
                 if claimed_last:
                     last_work = last_claim
                     self._start(claim)
+                    # Calls went out: claim their samples ahead on the next turn, without a pause.
+                    self.ahead_due = bool(self._ahead_wanted()[0])
             now = time.monotonic()
             if not (self.inflight or self.finished):
                 last_heartbeat = now  # nothing held: the next renewal is due a heartbeat after a claim
@@ -723,6 +726,10 @@ class _Drain:
 
     async def _wait(self) -> None:
         if self._done:
+            return
+        if self.ahead_due:
+            self.ahead_due = False
+            await asyncio.sleep(0)  # the new calls send their requests first
             return
         if not self.inflight:
             await asyncio.sleep(self.poll_s)

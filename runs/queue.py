@@ -431,13 +431,14 @@ def claim_samples(
     slots, oldest first, with ``UPDATE ... WHERE id IN (the first claimable ids) AND status = 'queued'
     RETURNING ...``: what this claim token actually got.
 
-    ``ahead`` (agent id -> how many): also claim that many samples ahead per agent, plus one per sample
-    claimed here for it, ``ahead_max`` in all. A sample claimed ahead is ``running`` under the claim token
-    and its lease like any other (renewed, recovered when its worker dies, cancelled with its run) but
-    not started: ``started_at`` NULL, no execution counted, no slot of the agent's cap. Its worker starts
-    it (``start_ahead``) in the slot of one of its own calls to that agent that ended, before that call's
-    result is written, so a freed slot calls again without waiting for the database; it never holds more
-    ahead than it has calls to the agent. An agent in an AIMD window (429s) gets none.
+    ``ahead`` (agent id -> how many): also claim that many samples ahead per agent, ``ahead_max`` in all
+    (the drain asks for one per call it has in flight to the agent, once those calls went out). A sample
+    claimed ahead is ``running`` under the claim token and its lease like any other (renewed, recovered
+    when its worker dies, cancelled with its run) but not started: ``started_at`` NULL, no execution
+    counted, no slot of the agent's cap. Its worker starts it (``start_ahead``) in the slot of one of its
+    own calls to that agent that ended, before that call's result is written, so a freed slot calls again
+    without waiting for the database; it never holds more ahead than it has calls to the agent. An agent
+    in an AIMD window (429s) gets none.
     """
     result = Claim()
     ahead = dict(ahead or {})
@@ -505,11 +506,7 @@ def claim_samples(
                         [token, lease_until, at, agent_id, at, take],
                     )
                 )
-            more = (
-                0
-                if agent.concurrency_window is not None
-                else min(ahead.get(agent_id, 0) + len(got), ahead_left)
-            )
+            more = 0 if agent.concurrency_window is not None else min(ahead.get(agent_id, 0), ahead_left)
             held = []
             if more > 0:
                 held = sorted(

@@ -333,9 +333,9 @@ def test_a_drain_starts_samples_claimed_ahead_in_freed_slots_within_the_agents_c
 def test_a_drain_that_stops_claiming_puts_what_it_held_ahead_back(make_test, member, fake, live_agent):
     live_agent.max_concurrency = 1
     live_agent.save()
-    scenarios = [{"input": ORDER, "metadata": {"fake": {"delay_ms": 400}}} for _ in range(4)]
+    scenarios = [{"input": ORDER, "metadata": {"fake": {"delay_ms": 1500}}} for _ in range(4)]
     run = services.launch_run(test=make_test(scenarios=scenarios), by=member)
-    report = drain(idle_ms=0, max_seconds=0.1)  # claims once, then only finishes what it started
+    report = drain(idle_ms=0, max_seconds=0.5)  # claims (one call, one ahead), then only finishes that call
     assert (report.claimed, report.ahead, report.released, report.work_left) == (1, 1, 1, True)
     rows = sorted(run.samples.values_list("status", "executions", "claimed_by"))
     assert [(status, n) for status, n, _ in rows] == [("done", 1)] + [("queued", 0)] * 3

@@ -474,7 +474,10 @@ def _ahead_claim(run_test, member, live_agent, *, cap: int):
     live_agent.max_concurrency = cap
     live_agent.save()
     run = services.launch_run(test=run_test, by=member)
-    claim = queue.claim_samples(worker="w1", capacity=10, ahead={}, ahead_max=10)
+    first = queue.claim_samples(worker="w1", capacity=10)
+    # the drain's next claim, its calls out: one sample ahead per call to the agent
+    claim = queue.claim_samples(worker="w1", capacity=10, ahead={live_agent.pk: cap}, ahead_max=10)
+    claim.samples[:0] = first.samples
     started = [s for s in claim.samples if not s.ahead]
     ahead = [s for s in claim.samples if s.ahead]
     return run, started, ahead
