@@ -13,6 +13,13 @@ version of the run on the evidence (checks.evaluation, in a thread), compute the
 (runs.outcomes.sample_outcome) and hand the result to the writer, which records finished samples
 in batches (one transaction each, every sample guarded by its claim token).
 
+Claim ahead: once its calls are out, a drain also holds one queued sample per call it has in flight to
+each agent (runs.queue.claim_samples(ahead=...): running under a lease, not started, outside the agent's
+cap). When a call ends, its slot (still counted until its result is written) goes to one of those
+(runs.queue.start_ahead, one UPDATE that refuses a cancelled run's sample), so a freed slot calls again
+without waiting for the write and a new claim; writes no slot waits for are made when the replies pause
+(WRITE_QUIET_S). What a drain holds ahead and will not start goes back to the queue (release_ahead).
+
 While calls run the loop renews their leases every second (one UPDATE for all of them, however
 many); a sample that was cancelled or taken over (its lease expired) is dropped: its call is
 cancelled and nothing is written. Leases are short (EVALCONSOLE_SAMPLE_LEASE_S, 5 s), so the
