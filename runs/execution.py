@@ -13,6 +13,13 @@ version of the run on the evidence (checks.evaluation, in a thread), compute the
 (runs.outcomes.sample_outcome) and hand the result to the writer, which records finished samples
 in batches (one transaction each, every sample guarded by its claim token).
 
+Claim ahead: once its calls are out, a drain also holds one queued sample per call it has in flight to
+each agent (runs.queue.claim_samples(ahead=...): running under a lease, not started, outside the agent's
+cap). When a call ends, its slot (still counted until its result is written) goes to one of those
+(runs.queue.start_ahead, one UPDATE that refuses a cancelled run's sample), so a freed slot calls again
+without waiting for the write and a new claim; writes no slot waits for are made when the replies pause
+(WRITE_QUIET_S). What a drain holds ahead and will not start goes back to the queue (release_ahead).
+
 While calls run the loop renews their leases every second (one UPDATE for all of them, however
 many); a sample that was cancelled or taken over (its lease expired) is dropped: its call is
 cancelled and nothing is written. Leases are short (EVALCONSOLE_SAMPLE_LEASE_S, 5 s), so the
@@ -28,6 +35,7 @@ leftovers get a new task.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -65,6 +73,11 @@ MAX_DB_FAILURES = 20  # database steps failing in a row before a drain gives up
 # How often a drain recounts the summaries of the runs it is writing (a recount reads every sample and
 # check result of a run; done counts are kept exact on every write, and a completing run is recounted).
 SUMMARY_EVERY_S = 0.5
+# A write that no freed slot waits for (every finished call's slot went to a sample claimed ahead) is
+# made once replies have paused this long, or its oldest result waited WRITE_MAX_AGE_S: replies often
+# come in bursts (slots started together), and a write in the middle of one would hold up the rest.
+WRITE_QUIET_S = 0.005
+WRITE_MAX_AGE_S = 0.05
 
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
@@ -297,6 +310,8 @@ class DrainReport:
     db_calls: int = 0
     work_left: bool = False
     errors: list[str] = field(default_factory=list)
+    ahead: int = 0  # samples claimed ahead (held, not started); the started ones count in `claimed`
+    released: int = 0  # claimed ahead and put back in the queue unstarted
 
 
 class _DB:
@@ -417,6 +432,15 @@ class _Drain:
         self.inflight: dict[asyncio.Task, ClaimedSample] = {}
         # Finished, not yet written (their leases are still renewed until they are).
         self.finished: list[tuple[ClaimedSample, SampleWrite]] = []
+        # Finished samples whose slot of their agent's cap was not handed to a sample claimed ahead: the
+        # slot frees when they are written, so their write is due at once.
+        self.waiting: set[int] = set()
+        self.finished_at = self.last_reply = 0.0
+        # Claimed ahead per agent (never more than our calls to it): started in the slot of a call that
+        # ended (queue.start_ahead), without waiting for that call's write and a new claim.
+        self.ahead: dict[int, collections.deque[ClaimedSample]] = {}
+        self.targets: dict[int, AgentTarget | Exception] = {}
+        self.ahead_due = False
         self.report = DrainReport()
         # Runs written since their summaries were last recounted (done counts are always exact): a
         # write recounts them at most every SUMMARY_EVERY_S, and a run is recounted when it completes.
@@ -444,6 +468,9 @@ class _Drain:
                 await asyncio.gather(*self.inflight, return_exceptions=True)
             if not shared:
                 await self.client.aclose()
+            if any(self.ahead.values()):  # back to the queue for whoever claims next
+                with contextlib.suppress(DatabaseError):
+                    await self._release(self._all_ahead())
             if self.stale:  # leave no summary behind its done count
                 with contextlib.suppress(DatabaseError):
                     await self._recount()
@@ -466,19 +493,29 @@ class _Drain:
             elapsed = now - start
             claiming = elapsed < self.claim_for_s
             self._collect()
-            if self.finished and await self._step("write results", self._flush):
+            if claiming and self.waiting and any(self.ahead.values()):
+                # First: a slot freed by a reply goes to a sample claimed ahead at once.
+                await self._step("start samples claimed ahead", self._start_ahead)
+                self._collect()
+            if self._write_due(time.monotonic()) and await self._step("write results", self._flush):
                 # Written first: a finished sample still holds its agent's slot until then.
                 last_work = time.monotonic()
                 claimed_last = True
+            surplus = self._surplus_ahead(everything=not claiming)
+            if surplus:
+                await self._step("release samples claimed ahead", self._release, surplus)
             free = self.capacity - len(self.inflight)
-            if claiming and free > 0 and (claimed_last or now - last_claim >= poll):
+            ahead, ahead_room = self._ahead_wanted()
+            if claiming and (free > 0 or ahead) and (claimed_last or now - last_claim >= poll):
                 claim = await self._step(
                     "claim samples",
                     self.db,
                     queue.claim_samples,
                     worker=self.worker,
-                    capacity=free,
+                    capacity=max(0, free),
                     known_runs=set(self.plans),
+                    ahead=ahead,
+                    ahead_max=ahead_room,
                 )
                 last_claim = time.monotonic()
                 claimed_last = bool(claim and claim.samples)
@@ -490,6 +527,8 @@ class _Drain:
                 if claimed_last:
                     last_work = last_claim
                     self._start(claim)
+                    # Calls went out: claim their samples ahead on the next turn, without a pause.
+                    self.ahead_due = bool(self._ahead_wanted()[0])
             now = time.monotonic()
             if not (self.inflight or self.finished):
                 last_heartbeat = now  # nothing held: the next renewal is due a heartbeat after a claim
@@ -510,7 +549,7 @@ class _Drain:
                     queued_left = claimed_last = True
             if self.stale and not self.finished and (now >= self.recount_at or not self.inflight):
                 await self._step("recount run summaries", self._recount)
-            if not self.inflight and not self.finished:
+            if not self.inflight and not self.finished and not any(self.ahead.values()):
                 if not claiming:
                     self.report.work_left = queued_left
                     return
@@ -546,33 +585,109 @@ class _Drain:
 
     def _start(self, claim: queue.Claim) -> None:
         self.plans.update(claim.plans)
-        targets: dict[int, AgentTarget | Exception] = {}
         for agent_id, agent in claim.agents.items():
             try:
-                targets[agent_id] = target_for(agent)
+                self.targets[agent_id] = target_for(agent)
             except Exception as exc:  # noqa: BLE001 - e.g. a protocol the engine does not know
-                targets[agent_id] = exc
+                self.targets[agent_id] = exc
         claimed = {sample.id for sample in claim.samples}
         for task, old in list(self.inflight.items()):
             if old.id in claimed and not task.done():
                 # We claimed it again: our older claim lapsed (its lease expired and the sample was
                 # re-queued); only the new claim may call the agent and write.
                 task.cancel()
+        for agent_id, held in self.ahead.items():
+            if any(sample.id in claimed for sample in held):
+                self.ahead[agent_id] = collections.deque(s for s in held if s.id not in claimed)
         for sample in claim.samples:
-            plan = self.plans[sample.run_id]
-            target = targets[sample.agent_id]
-            if isinstance(target, Exception):
-                coro = self._bad_target(sample, plan, target)
+            if sample.ahead:
+                self.ahead.setdefault(sample.agent_id, collections.deque()).append(sample)
+                self.report.ahead += 1
             else:
-                inline = not any(c.kind in BLOCKING_KINDS for c in plan.checks)
-                if sample.scenario_index in plan.scenes:
-                    coro = self._scene_sample(sample, plan, target, inline)
-                else:
-                    coro = execute_sample(sample, plan, target, self.client, evaluate_inline=inline)
-            task = asyncio.ensure_future(coro)
-            task.add_done_callback(self._on_done)
-            self.inflight[task] = sample
-            self.report.claimed += 1
+                self._launch(sample)
+
+    def _launch(self, sample: ClaimedSample) -> None:
+        plan = self.plans[sample.run_id]
+        target = self.targets[sample.agent_id]
+        if isinstance(target, Exception):
+            coro = self._bad_target(sample, plan, target)
+        else:
+            inline = not any(c.kind in BLOCKING_KINDS for c in plan.checks)
+            if sample.scenario_index in plan.scenes:
+                coro = self._scene_sample(sample, plan, target, inline)
+            else:
+                coro = execute_sample(sample, plan, target, self.client, evaluate_inline=inline)
+        task = asyncio.ensure_future(coro)
+        task.add_done_callback(self._on_done)
+        self.inflight[task] = sample
+        self.report.claimed += 1
+
+    async def _start_ahead(self) -> None:
+        """Hand the slots of finished calls (not written yet: the agent's count still holds them) to
+        samples claimed ahead for the same agent, and start those calls."""
+        pairs: list[tuple[int, ClaimedSample]] = []
+        for sample, write in self.finished:
+            held = self.ahead.get(sample.agent_id)
+            if held and sample.id in self.waiting and write.requeue_at is None and not write.saw_429:
+                self.waiting.discard(sample.id)
+                pairs.append((sample.id, held.popleft()))
+        if not pairs:
+            return
+        try:
+            started = await self.db(queue.start_ahead, [sample for _, sample in pairs])
+        except BaseException:
+            for slot, sample in reversed(pairs):  # nothing started: as they were
+                self.ahead[sample.agent_id].appendleft(sample)
+                self.waiting.add(slot)
+            raise
+        for slot, sample in pairs:
+            if sample.id in started:
+                self._launch(dataclasses.replace(sample, executions=started[sample.id], ahead=False))
+            else:  # cancelled or taken over meanwhile: its slot still frees with the write
+                self.waiting.add(slot)
+
+    def _ahead_wanted(self) -> tuple[dict[int, int], int]:
+        """(per agent: how many more to claim ahead, room left in all): one per call in flight to it."""
+        calls = collections.Counter(sample.agent_id for sample in self.inflight.values())
+        wanted = {
+            a: n - len(self.ahead.get(a, ())) for a, n in calls.items() if n > len(self.ahead.get(a, ()))
+        }
+        room = self.capacity - sum(len(held) for held in self.ahead.values())
+        return (wanted, room) if room > 0 else ({}, 0)
+
+    def _surplus_ahead(self, *, everything: bool) -> list[ClaimedSample]:
+        """Samples claimed ahead beyond our calls to their agent (or all of them, once we stop claiming):
+        nothing would start them."""
+        if everything:
+            return self._all_ahead()
+        calls = collections.Counter(sample.agent_id for sample in self.inflight.values())
+        surplus: list[ClaimedSample] = []
+        for agent_id, held in self.ahead.items():
+            while len(held) > calls.get(agent_id, 0):
+                surplus.append(held.pop())
+        return surplus
+
+    def _all_ahead(self) -> list[ClaimedSample]:
+        every = [sample for held in self.ahead.values() for sample in held]
+        self.ahead.clear()
+        return every
+
+    async def _release(self, samples: list[ClaimedSample]) -> None:
+        try:
+            self.report.released += await self.db(queue.release_ahead, samples)
+        except BaseException:
+            for sample in samples:  # still ours: renewed, released again later
+                self.ahead.setdefault(sample.agent_id, collections.deque()).append(sample)
+            raise
+
+    def _write_due(self, now: float) -> bool:
+        """Write now: a freed slot waits for it, nothing is in flight, or the replies paused or it waited
+        long enough (see WRITE_QUIET_S)."""
+        if not self.finished:
+            return False
+        if self.waiting or not self.inflight:
+            return True
+        return now - self.last_reply >= WRITE_QUIET_S or now - self.finished_at >= WRITE_MAX_AGE_S
 
     async def _scene_sample(self, sample: ClaimedSample, plan: RunPlan, target: AgentTarget, inline: bool):
         """A sample of a scene: a fresh world stored for it, the agent called with that world, the
@@ -619,17 +734,31 @@ class _Drain:
     async def _wait(self) -> None:
         if self._done:
             return
+        if self.ahead_due:
+            self.ahead_due = False
+            await asyncio.sleep(0)  # the new calls send their requests first
+            return
         if not self.inflight:
             await asyncio.sleep(self.poll_s)
             return
         # Wake on the first finished call; otherwise poll for new work (or just renew leases when full).
         timeout = self.heartbeat_s if len(self.inflight) >= self.capacity else self.poll_s * 5
+        if self.finished:  # a write held back for the replies to pause
+            now = time.monotonic()
+            timeout = max(
+                0.0,
+                min(timeout, self.last_reply + WRITE_QUIET_S - now, self.finished_at + WRITE_MAX_AGE_S - now),
+            )
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), timeout)
 
     def _collect(self) -> None:
         done, self._done = self._done, []
+        if done:
+            self.last_reply = time.monotonic()
+            if not self.finished:
+                self.finished_at = self.last_reply
         for task in done:
             sample = self.inflight.pop(task, None)
             if sample is None:
@@ -643,6 +772,7 @@ class _Drain:
                 self.report.errors.append(repr(exc))
                 continue
             self.finished.append((sample, task.result()))
+            self.waiting.add(sample.id)
 
     async def _flush(self) -> None:
         # Everything that finished while we were busy is written together (one transaction).
@@ -650,10 +780,14 @@ class _Drain:
         if not self.finished:
             return
         batch = [write for _, write in self.finished]
+        ids = [sample.id for sample, _ in self.finished]
         now = time.monotonic()
         recount = set(self.stale) if now >= self.recount_at else set()
         written = await self.db(queue.record_sample_results, batch, recount)
         del self.finished[: len(batch)]
+        self.waiting.difference_update(ids)  # their slots are free in the agent's count now
+        if self.finished:
+            self.finished_at = time.monotonic()
         if recount:
             self.stale -= recount
             self.recount_at = now + SUMMARY_EVERY_S
@@ -669,11 +803,15 @@ class _Drain:
 
     async def _heartbeat(self) -> None:
         # Finished samples waiting for their write (it failed, or is retried) keep their leases too.
-        samples = list(self.inflight.values()) + [sample for sample, _ in self.finished]
+        ahead = [sample for held in self.ahead.values() for sample in held]
+        samples = list(self.inflight.values()) + [sample for sample, _ in self.finished] + ahead
         held = await self.db(queue.renew_leases, samples)
         for task, sample in list(self.inflight.items()):
             if sample.id not in held and not task.done():
                 task.cancel()  # cancelled or taken over: stop calling the agent
+        if any(sample.id not in held for sample in ahead):  # no longer ours: never started
+            for agent_id, queued in self.ahead.items():
+                self.ahead[agent_id] = collections.deque(s for s in queued if s.id in held)
 
 
 def services_failure(sample: ClaimedSample, plan: RunPlan, message: str) -> SampleWrite:

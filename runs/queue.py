@@ -2,7 +2,10 @@
 
 Workers (runs/execution.py) call the sync functions below from a database thread:
 
-    claim_samples()         queued -> running, with a lease and a claim token, per-agent cap held
+    claim_samples()         queued -> running, with a lease and a claim token, per-agent cap held;
+                            optionally samples claimed ahead (started_at NULL: held, not yet called)
+    start_ahead()           a sample claimed ahead starts in the slot of a call that just ended
+    release_ahead()         samples claimed ahead that will not be started go back to the queue
     renew_leases()          keep the leases of samples whose agent call is still running
     record_sample_results() write finished samples (fields + CheckResults + run counters) in one
                             transaction; a write whose claim token is stale changes nothing
@@ -21,7 +24,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -64,10 +67,12 @@ __all__ = [
     "recover_runs",
     "refresh_runs",
     "renew_leases",
+    "release_ahead",
     "retried_db_step",
     "run_summaries",
     "run_summary",
     "scenario_specs",
+    "start_ahead",
     "worker_name",
 ]
 
@@ -334,6 +339,7 @@ class ClaimedSample:
     executions: int
     previous_attempts: list
     windowed: bool = False  # the agent's AIMD window was below its cap when claimed
+    ahead: bool = False  # claimed ahead: held under its lease, not started (start_ahead starts it)
 
 
 @dataclass
@@ -355,10 +361,13 @@ def _claimable(now: datetime) -> Q:
 
 
 def _in_flight(agent_id: int, now: datetime) -> int:
+    """The agent's slots in use: its running samples with a live lease, except those claimed ahead and not
+    started yet (started_at NULL: no call, and one starts only in the slot of a call that ended)."""
     t = _Tables()
     return _fetch(
         f"SELECT COUNT(*) FROM {t.sample} s JOIN {t.run} r ON r.id = s.run_id "
-        f"WHERE r.agent_id = %s AND s.status = '{Sample.Status.RUNNING}' AND s.lease_expires_at > %s",
+        f"WHERE r.agent_id = %s AND s.status = '{Sample.Status.RUNNING}' AND s.lease_expires_at > %s "
+        "AND s.started_at IS NOT NULL",
         [agent_id, _moment(now)],
     )[0][0]
 
@@ -407,16 +416,33 @@ def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
     return plans
 
 
-def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ()) -> Claim:
+def claim_samples(
+    *,
+    worker: str,
+    capacity: int,
+    known_runs: Iterable[int] = (),
+    ahead: Mapping[int, int] | None = None,
+    ahead_max: int = 0,
+) -> Claim:
     """Claim up to ``capacity`` queued samples across all runs, holding each agent's in-flight cap.
 
     Per agent: lock the agent row (PostgreSQL; SQLite's IMMEDIATE transaction locks the database),
     count its running samples with an unexpired lease (every worker's) and claim at most the free
     slots, oldest first, with ``UPDATE ... WHERE id IN (the first claimable ids) AND status = 'queued'
     RETURNING ...``: what this claim token actually got.
+
+    ``ahead`` (agent id -> how many): also claim that many samples ahead per agent, ``ahead_max`` in all
+    (the drain asks for one per call it has in flight to the agent, once those calls went out). A sample
+    claimed ahead is ``running`` under the claim token and its lease like any other (renewed, recovered
+    when its worker dies, cancelled with its run) but not started: ``started_at`` NULL, no execution
+    counted, no slot of the agent's cap. Its worker starts it (``start_ahead``) in the slot of one of its
+    own calls to that agent that ended, before that call's result is written, so a freed slot calls again
+    without waiting for the database; it never holds more ahead than it has calls to the agent. An agent
+    in an AIMD window (429s) gets none.
     """
     result = Claim()
-    if capacity <= 0:
+    ahead = dict(ahead or {})
+    if capacity <= 0 and not (ahead_max > 0 and any(n > 0 for n in ahead.values())):
         return result
     now = timezone.now()
     at, lease_until = _moment(now), _moment(now + timedelta(seconds=lease_seconds()))
@@ -439,18 +465,29 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
         )
         return result
     result.queued_left = True
-    left = capacity
+    left, ahead_left = max(0, capacity), max(0, ahead_max)
     claimed_runs: set[int] = set()
+    pick = (
+        f"WHERE id IN (SELECT s.id FROM {t.sample} s JOIN {t.run} r ON r.id = s.run_id "
+        f"WHERE r.agent_id = %s AND {claimable} ORDER BY s.id LIMIT %s) "
+        f"AND status = '{Sample.Status.QUEUED}' "
+        "RETURNING id, run_id, scenario_index, sample_index, executions, attempts"
+    )
     for agent_id in agent_ids:
-        if left <= 0:
+        if left <= 0 and ahead_left <= 0:
             break
+        if left <= 0 and not ahead.get(agent_id):
+            continue
         if connection.vendor == "sqlite":
             # A cheap unlocked look first: on SQLite the transaction below locks the whole database.
             cap_row = _fetch(
                 f"SELECT max_concurrency, concurrency_window FROM {t.agent} WHERE id = %s", [agent_id]
             )
-            if not cap_row or _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row[0]):
-                result.capped = True
+            if not cap_row:
+                continue
+            capped = _in_flight(agent_id, now) >= limiter.allowed_in_flight(*cap_row[0])
+            result.capped = result.capped or capped
+            if capped and not (ahead.get(agent_id) and ahead_left and cap_row[0][1] is None):
                 continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
         with transaction.atomic():
@@ -459,39 +496,48 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
                 agent_id, now
             )
             take = min(free, left)
-            if take <= 0:
-                result.capped = result.capped or free <= 0
-                continue
-            got = sorted(
-                _fetch(
-                    f"UPDATE {t.sample} SET status = '{Sample.Status.RUNNING}', claimed_by = %s, "
-                    "lease_expires_at = %s, executions = executions + 1, started_at = %s "
-                    f"WHERE id IN (SELECT s.id FROM {t.sample} s JOIN {t.run} r ON r.id = s.run_id "
-                    f"WHERE r.agent_id = %s AND {claimable} ORDER BY s.id LIMIT %s) "
-                    f"AND status = '{Sample.Status.QUEUED}' "
-                    "RETURNING id, run_id, scenario_index, sample_index, executions, attempts",
-                    [token, lease_until, at, agent_id, at, take],
+            result.capped = result.capped or free <= 0
+            got = []
+            if take > 0:
+                got = sorted(
+                    _fetch(
+                        f"UPDATE {t.sample} SET status = '{Sample.Status.RUNNING}', claimed_by = %s, "
+                        f"lease_expires_at = %s, executions = executions + 1, started_at = %s {pick}",
+                        [token, lease_until, at, agent_id, at, take],
+                    )
                 )
-            )
-        if not got:
+            more = 0 if agent.concurrency_window is not None else min(ahead.get(agent_id, 0), ahead_left)
+            held = []
+            if more > 0:
+                held = sorted(
+                    _fetch(
+                        f"UPDATE {t.sample} SET status = '{Sample.Status.RUNNING}', claimed_by = %s, "
+                        f"lease_expires_at = %s, started_at = NULL {pick}",
+                        [token, lease_until, agent_id, at, more],
+                    )
+                )
+        if not got and not held:
             continue
         result.agents[agent_id] = agent
-        for pk, run_id, scenario_index, sample_index, executions, attempts in got:
-            result.samples.append(
-                ClaimedSample(
-                    id=pk,
-                    run_id=run_id,
-                    agent_id=agent_id,
-                    scenario_index=scenario_index,
-                    sample_index=sample_index,
-                    claim=token,
-                    executions=executions,
-                    previous_attempts=list(_json(attempts) or []),
-                    windowed=agent.concurrency_window is not None,
+        for rows, is_ahead in ((got, False), (held, True)):
+            for pk, run_id, scenario_index, sample_index, executions, attempts in rows:
+                result.samples.append(
+                    ClaimedSample(
+                        id=pk,
+                        run_id=run_id,
+                        agent_id=agent_id,
+                        scenario_index=scenario_index,
+                        sample_index=sample_index,
+                        claim=token,
+                        executions=executions,
+                        previous_attempts=list(_json(attempts) or []),
+                        windowed=agent.concurrency_window is not None,
+                        ahead=is_ahead,
+                    )
                 )
-            )
-            claimed_runs.add(run_id)
+                claimed_runs.add(run_id)
         left -= len(got)
+        ahead_left -= len(held)
     if claimed_runs:
         runs = sorted(claimed_runs)
         with connection.cursor() as cursor:
@@ -502,6 +548,51 @@ def claim_samples(*, worker: str, capacity: int, known_runs: Iterable[int] = ())
             )
         result.plans = load_plans(claimed_runs - set(known_runs))
     return result
+
+
+def _held_by(samples: Iterable[ClaimedSample]) -> tuple[dict[int, str], list[str]]:
+    claims = {sample.id: sample.claim for sample in samples}
+    return claims, sorted(set(claims.values()))
+
+
+@retried_db_step
+def start_ahead(samples: Sequence[ClaimedSample]) -> dict[int, int]:
+    """Start samples claimed ahead, each in the slot of a call to its agent that ended in this worker (its
+    result not written yet, so the agent's count already holds the slot): one UPDATE that sets
+    ``started_at``, counts the execution and renews the lease, only where the claim still holds (a
+    cancelled run's sample, or one taken over, is not started). Returns {sample id: executions}.
+    """
+    if not samples:
+        return {}
+    claims, tokens = _held_by(samples)
+    now = timezone.now()
+    t, ids = _Tables(), sorted(claims)
+    rows = _fetch(
+        f"UPDATE {t.sample} SET started_at = %s, executions = executions + 1, lease_expires_at = %s "
+        f"WHERE id IN ({_marks(ids)}) AND status = '{Sample.Status.RUNNING}' AND started_at IS NULL "
+        f"AND claimed_by IN ({_marks(tokens)}) RETURNING id, claimed_by, executions",
+        [_moment(now), _moment(now + timedelta(seconds=lease_seconds())), *ids, *tokens],
+    )
+    return {pk: executions for pk, claim, executions in rows if claims.get(pk) == claim}
+
+
+@retried_db_step
+def release_ahead(samples: Sequence[ClaimedSample]) -> int:
+    """Put samples claimed ahead and never started back in the queue (a drain that ends, or holds more
+    ahead than it has calls); returns how many went back. Started or no-longer-held ones are untouched."""
+    if not samples:
+        return 0
+    claims, tokens = _held_by(samples)
+    t, ids = _Tables(), sorted(claims)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {t.sample} SET status = '{Sample.Status.QUEUED}', claimed_by = '', "
+            "lease_expires_at = NULL "
+            f"WHERE id IN ({_marks(ids)}) AND status = '{Sample.Status.RUNNING}' AND started_at IS NULL "
+            f"AND claimed_by IN ({_marks(tokens)})",
+            [*ids, *tokens],
+        )
+        return cursor.rowcount
 
 
 @retried_db_step

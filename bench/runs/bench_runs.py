@@ -258,7 +258,7 @@ def main() -> None:
                 for rep in range(a.repeat):
                     time.sleep(idle_s + 0.5)  # the worker's drain has returned: a cold start
                     http_json(f"http://127.0.0.1:{port}/stats/reset", "POST")
-                    t0 = time.time()
+                    t0, t0_mono = time.time(), time.monotonic()
                     with RssSampler(worker.p.pid) as rss:
                         if a.separate_launches:  # each its own transaction and enqueue (before issue 19)
                             ids = [services.launch_run(test=test, by=user).pk for _ in range(a.runs)]
@@ -271,7 +271,12 @@ def main() -> None:
                     wall = last - t0
                     per_run = sorted(r.finished_at.timestamp() - r.created_at.timestamp() for r in runs)
                     total = a.runs * a.samples
-                    ideal = math.ceil(total / a.max_concurrency) * latency / 1000
+                    cycles = math.ceil(total / a.max_concurrency)  # calls in a row per agent slot
+                    ideal = cycles * latency / 1000
+                    # The agent's own view (its clock is CLOCK_MONOTONIC too): its first request after the
+                    # launch began, and first request -> last reply, whose excess over the ideal is what
+                    # the slots lose between a reply and their next call.
+                    span = stats["first_to_last_s"] or 0.0
                     row = {
                         "latency_ms": latency,
                         "rep": rep,
@@ -285,6 +290,10 @@ def main() -> None:
                         "run_p95_s": round(per_run[max(0, math.ceil(0.95 * len(per_run)) - 1)], 3),
                         "agent_requests": stats["requests"],
                         "agent_max_in_flight": stats["max_in_flight"],
+                        "agent_first_call_ms": round((stats["first_request_t"] - t0_mono) * 1000, 1),
+                        "agent_span_s": round(span, 3),
+                        "gap_per_call_ms": round((span - ideal) / cycles * 1000, 1),
+                        "after_last_reply_ms": round((wall - (stats["last_reply_t"] - t0_mono)) * 1000, 1),
                         "worker_max_rss_mib": rss.max_mib,  # the largest process of the worker's tree
                         "worker_cpu_ms_per_sample": round(rss.cpu_used * 1000 / total, 3),
                     }
@@ -368,8 +377,10 @@ def report(r: dict) -> str:
         "",
     ]
     lines += [
-        "| load | latency ms | wall s | samples/s | ideal s | overhead per run ms | run median / p95 s |",
-        "|---|---|---|---|---|---|---|",
+        "| load | latency ms | wall s | samples/s | ideal s | overhead per run ms | run median / p95 s "
+        "| launch → agent's first call ms | slot gap per call ms | last reply → done ms "
+        "| worker CPU ms/sample |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for latency in sorted({row["latency_ms"] for row in r["burst"]}, reverse=True):
         rows = [row for row in r["burst"] if row["latency_ms"] == latency]
@@ -378,7 +389,11 @@ def report(r: dict) -> str:
             f"{_med([x['samples_per_s'] for x in rows])} | {rows[0]['ideal_s']:g} | "
             f"{_med([x['overhead_per_run_ms'] for x in rows])} | "
             f"{statistics.median([x['run_median_s'] for x in rows]):g} / "
-            f"{statistics.median([x['run_p95_s'] for x in rows]):g} |"
+            f"{statistics.median([x['run_p95_s'] for x in rows]):g} | "
+            f"{_med([x.get('agent_first_call_ms', 0) for x in rows])} | "
+            f"{_med([x.get('gap_per_call_ms', 0) for x in rows])} | "
+            f"{_med([x.get('after_last_reply_ms', 0) for x in rows])} | "
+            f"{_med([x['worker_cpu_ms_per_sample'] for x in rows])} |"
         )
     if r["single"]:
         lines += [

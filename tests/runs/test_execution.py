@@ -274,7 +274,15 @@ def test_only_steps_marked_repeatable_are_retried_on_a_database_error(monkeypatc
 
     monkeypatch.setattr(execution.time, "sleep", lambda seconds: None)
     marked = {name for name in queue.__all__ if queue.is_retried_db_step(getattr(queue, name))}
-    assert marked == {"record_sample_results", "refresh_runs", "renew_leases", "recover_runs"}  # not claims
+    # not claims; starting or releasing samples claimed ahead is one conditional UPDATE, safe to repeat
+    assert marked == {
+        "record_sample_results",
+        "refresh_runs",
+        "renew_leases",
+        "recover_runs",
+        "start_ahead",
+        "release_ahead",
+    }
 
     def failing(calls: list, fails: int):
         def step():
@@ -303,3 +311,33 @@ def test_only_steps_marked_repeatable_are_retried_on_a_database_error(monkeypatc
     with pytest.raises(OperationalError):
         execution._with_retries(queue.retried_db_step(failing(calls, execution.DB_STEP_TRIES)))
     assert len(calls) == execution.DB_STEP_TRIES
+
+
+def test_a_drain_starts_samples_claimed_ahead_in_freed_slots_within_the_agents_cap(
+    make_test, member, fake, live_agent
+):
+    live_agent.max_concurrency = 2
+    live_agent.save()
+    scenarios = [{"input": ORDER, "metadata": {"fake": {"delay_ms": 50}}} for _ in range(5)]
+    run = services.launch_run(test=make_test(scenarios=scenarios, samples=2), by=member)
+    report = drain(idle_ms=0)
+    run.refresh_from_db()
+    assert (run.status, run.result, run.done_samples) == ("completed", "pass", 10)
+    assert report.ahead > 0 and (report.claimed, report.written, report.dropped) == (10, 10, 0)
+    assert set(run.samples.values_list("executions", flat=True)) == {1}
+    stats = fake.stats()
+    assert sorted(stats["sample_attempts"].values()) == [1] * 10  # none called twice
+    assert stats["max_in_flight"] <= 2  # a sample held ahead only ever took a freed slot
+
+
+def test_a_drain_that_stops_claiming_puts_what_it_held_ahead_back(make_test, member, fake, live_agent):
+    live_agent.max_concurrency = 1
+    live_agent.save()
+    scenarios = [{"input": ORDER, "metadata": {"fake": {"delay_ms": 1500}}} for _ in range(4)]
+    run = services.launch_run(test=make_test(scenarios=scenarios), by=member)
+    report = drain(idle_ms=0, max_seconds=0.5)  # claims (one call, one ahead), then only finishes that call
+    assert (report.claimed, report.ahead, report.released, report.work_left) == (1, 1, 1, True)
+    rows = sorted(run.samples.values_list("status", "executions", "claimed_by"))
+    assert [(status, n) for status, n, _ in rows] == [("done", 1)] + [("queued", 0)] * 3
+    assert all(claim == "" for status, _, claim in rows if status == "queued")
+    assert fake.stats()["requests"] == 1

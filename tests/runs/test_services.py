@@ -465,3 +465,94 @@ def test_a_429_shrinks_the_window_and_claims_follow_it(make_test, member, live_a
     live_agent.refresh_from_db()
     assert live_agent.concurrency_window == 5.0
     assert len(queue.claim_samples(worker="w", capacity=100).samples) == 5
+
+
+# --------------------------------------------------------------------------- claimed ahead
+
+
+def _ahead_claim(run_test, member, live_agent, *, cap: int):
+    live_agent.max_concurrency = cap
+    live_agent.save()
+    run = services.launch_run(test=run_test, by=member)
+    first = queue.claim_samples(worker="w1", capacity=10)
+    # the drain's next claim, its calls out: one sample ahead per call to the agent
+    claim = queue.claim_samples(worker="w1", capacity=10, ahead={live_agent.pk: cap}, ahead_max=10)
+    claim.samples[:0] = first.samples
+    started = [s for s in claim.samples if not s.ahead]
+    ahead = [s for s in claim.samples if s.ahead]
+    return run, started, ahead
+
+
+def test_samples_claimed_ahead_hold_no_slot_and_no_execution(make_test, member, live_agent):
+    run, started, ahead = _ahead_claim(
+        make_test(scenarios=["a", "b", "c"], samples=2), member, live_agent, cap=2
+    )
+    assert (len(started), len(ahead)) == (2, 2)  # one ahead per call claimed, the agent's cap for the calls
+    rows = {s.pk: s for s in Sample.objects.filter(run=run)}
+    assert all(
+        rows[s.id].status == "running" and rows[s.id].started_at and rows[s.id].executions == 1
+        for s in started
+    )
+    assert all(
+        rows[s.id].status == "running" and rows[s.id].started_at is None and rows[s.id].executions == 0
+        for s in ahead
+    )
+    assert all(rows[s.id].lease_expires_at > timezone.now() for s in ahead)  # under a lease like the rest
+    # Another worker: the cap is held by the two calls; the samples held ahead are not claimable either.
+    assert queue.claim_samples(worker="w2", capacity=10).samples == []
+    assert queue.renew_leases(ahead) == {s.id for s in ahead}
+
+    # A call ended (its write follows): the sample held ahead starts in its slot and counts an execution.
+    first = ahead[0]
+    assert queue.start_ahead([first]) == {first.id: 1}
+    assert Sample.objects.get(pk=first.id).started_at is not None
+    assert queue.start_ahead([first]) == {}  # once
+    queue.record_sample_results([_write(rows[started[0].id], started[0].claim)])
+    assert queue.claim_samples(worker="w2", capacity=10).samples == []  # still 2 calls: the cap holds
+
+
+def test_a_sample_held_ahead_is_not_started_once_its_run_is_cancelled(make_test, member, live_agent):
+    run, started, ahead = _ahead_claim(make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1)
+    assert (len(started), len(ahead)) == (1, 1)
+    services.cancel_run(run=run, by=member)
+    assert queue.start_ahead(ahead) == {}  # no agent call for it
+    assert queue.release_ahead(ahead) == 0
+    assert set(Sample.objects.filter(run=run).values_list("status", flat=True)) == {"cancelled"}
+
+
+def test_samples_held_ahead_go_back_to_the_queue_unstarted(make_test, member, live_agent):
+    run, started, ahead = _ahead_claim(make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1)
+    other = ahead[0]
+    assert queue.release_ahead(started) == 0  # a started sample is not released
+    assert (
+        queue.release_ahead([dataclasses.replace(other, claim="someone-else")]) == 0
+    )  # only under its claim
+    assert queue.release_ahead(ahead) == 1
+    row = Sample.objects.get(pk=other.id)
+    assert (row.status, row.claimed_by, row.lease_expires_at, row.executions) == ("queued", "", None, 0)
+    assert queue.start_ahead(ahead) == {}  # released: its old claim starts nothing
+    queue.record_sample_results([_write(Sample.objects.get(pk=started[0].id), started[0].claim)])
+    again = queue.claim_samples(worker="w2", capacity=10)
+    assert [s.id for s in again.samples] == [other.id] and not again.samples[0].ahead
+
+
+def test_a_dead_workers_samples_held_ahead_are_queued_again_without_an_execution(
+    make_test, member, live_agent, settings
+):
+    settings.EVALCONSOLE_MAX_SAMPLE_EXECUTIONS = 1
+    run, started, ahead = _ahead_claim(make_test(scenarios=["a", "b"], samples=2), member, live_agent, cap=1)
+    Sample.objects.filter(status="running").update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    report = queue.recover_runs()
+    # The called one has used its one execution and is given up; the one held ahead was never called.
+    assert (report.requeued, report.errored) == (1, 1)
+    row = Sample.objects.get(pk=ahead[0].id)
+    assert (row.status, row.executions) == ("queued", 0)
+    assert Sample.objects.get(pk=started[0].id).outcome == "error"
+
+
+def test_an_agent_in_a_429_window_gets_nothing_claimed_ahead(make_test, member, live_agent):
+    live_agent.concurrency_window = 2.0
+    live_agent.save()
+    services.launch_run(test=make_test(scenarios=["a", "b"], samples=3), by=member)
+    claim = queue.claim_samples(worker="w", capacity=10, ahead={live_agent.pk: 5}, ahead_max=10)
+    assert len(claim.samples) == 2 and not any(s.ahead for s in claim.samples)
