@@ -7,13 +7,17 @@ The look is the `.trunc` class of the console stylesheet.
 
 from __future__ import annotations
 
+import html
+from datetime import datetime
+
 from django import template
+from django.conf import settings
 from django.template import defaulttags
 from django.template.defaultfilters import date as date_filter
 from django.urls import NoReverseMatch
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
-from django.utils.timezone import template_localtime
+from django.utils.timezone import get_current_timezone, template_localtime
 
 from core.urls import pk_url, plain_url
 
@@ -25,11 +29,19 @@ def trunc(value: object) -> SafeString | str:
     text = "" if value is None else str(value)
     if not text:
         return ""
+    if type(text) is str:  # format_html's own escaping, without its three calls a value (rows call this)
+        text = html.escape(text)
+        return SafeString(f'<span class="trunc" title="{text}">{text}</span>')
     return format_html('<span class="trunc" title="{}">{}</span>', text, text)
 
 
 def local_time(value, fmt: str = "Y-m-d H:i") -> str:
-    """``{{ value|date:fmt }}`` in the current time zone, for rows drawn in Python."""
+    """``{{ value|date:fmt }}`` in the current time zone, for rows drawn in Python. An aware datetime in
+    the lists' format is written directly (the date filter's ``"%04d"``/``"%02d"`` fields, ~90 calls a
+    value less); anything else goes through the filter."""
+    if fmt == "Y-m-d H:i" and type(value) is datetime and value.utcoffset() is not None and settings.USE_TZ:
+        v = value.astimezone(get_current_timezone())
+        return f"{v.year:04d}-{v.month:02d}-{v.day:02d} {v.hour:02d}:{v.minute:02d}"
     return date_filter(template_localtime(value), fmt)
 
 
