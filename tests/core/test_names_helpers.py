@@ -42,17 +42,18 @@ MOMENTS = [
 ]
 
 
+@pytest.mark.parametrize("fmt", ["Y-m-d H:i", "Y-m-d"])
 @pytest.mark.parametrize("zone", ZONES)
 @pytest.mark.parametrize("moment", MOMENTS)
-def test_local_time_is_the_date_filter(zone, moment):
+def test_local_time_is_the_date_filter(zone, moment, fmt):
     with dj_timezone.override(zoneinfo.ZoneInfo(zone)):
         try:
-            expected = date_filter(dj_timezone.template_localtime(moment), "Y-m-d H:i")
+            expected = date_filter(dj_timezone.template_localtime(moment), fmt)
         except OverflowError:  # year 1 minus an offset: both sides refuse it the same way
             with pytest.raises(OverflowError):
-                local_time(moment)
+                local_time(moment, fmt)
             return
-        assert local_time(moment) == expected
+        assert local_time(moment, fmt) == expected
 
 
 @pytest.mark.parametrize(
