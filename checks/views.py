@@ -216,12 +216,11 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     used = request.GET.get("used", "")
     if used not in USED_FILTERS or archived:
         used = ""
-    counts = library.usage_counts()
-    counts["archived"] = agent_checks.filter(archived_at__isnull=False).count()
+    counts = agent_checks.usage_counts()
     listed = agent_checks.filter(archived_at__isnull=False) if archived else library.used(used)
     checks = (
         listed
-        .select_related("current_version", "created_by")
+        .select_related("current_version")
         .annotate(**_use_counts())
         .order_by(*sort.order_by("kind"))  # grouped by kind, sorted within each group
     )
