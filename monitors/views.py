@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, QuerySet
 from django.db.models.functions import Left
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -22,7 +22,7 @@ from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from agents.models import UNLISTED_FIELDS, Agent
+from agents.models import Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import local_time, trunc
@@ -345,15 +345,12 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     """Monitors of the current team, optionally of one agent. Queries: session, user, team, agents, role,
     count, page, checks (prefetch)."""
     team = request.team
-    agents = list(_team_agents(request))
+    agents = list(_team_agents(request).values_list("pk", "name"))
     monitors = (
         Monitor.objects.visible_to(request.user)
         .filter(agent__team=team)
         .select_related("agent")
-        .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
-        .prefetch_related(
-            Prefetch("checks", queryset=Check.objects.only("id", "name", "version").order_by("name", "id"))
-        )
+        .only("name", "sample_rate", "active", "agent__name")  # what a row shows
         .order_by("agent__name", "name", "id")
     )
     agent_id = request.GET.get("agent") or ""
@@ -363,12 +360,14 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
         agent_id = ""
     page = Paginator(monitors, 50).get_page(request.GET.get("page"))
     rows = list(page.object_list)
+    _list_checks(rows)
     for monitor in rows:
         monitor.row = _monitor_row(monitor)
     context = {
         "page": page,
         "monitors": rows,
         "agents": agents,
+        "agent_options": _agent_options(agents, agent_id),
         "agent_id": agent_id,
         "query": urlencode({"agent": agent_id}) if agent_id else "",
         **page_flags(request.user, team),
@@ -376,10 +375,41 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     return render(request, "monitors/monitor_list.html", context)
 
 
+def _agent_options(agents: list[tuple[int, str]], selected: str) -> SafeString:
+    """The agent picker's options after "All agents", as monitors/monitor_list.html drew them: `agents`
+    are (pk, name) pairs, `selected` the chosen pk as text ("" for none)."""
+    return mark_safe(  # noqa: S308 - the names are escaped here
+        "".join(
+            f'<option value="{pk}"{" selected" if selected == str(pk) else ""}>{escape(name)}</option>'
+            for pk, name in agents
+        )
+    )
+
+
+def _list_checks(monitors: list[Monitor]) -> None:
+    """Each monitor's checks as (name, version) pairs in `listed_checks`, by name: one query for the page
+    (what a prefetch of the checks costs, without a model instance per check)."""
+    listed: dict[int, list[tuple[str, int]]] = {m.pk: [] for m in monitors}
+    if not monitors:
+        return
+    pairs = (
+        Monitor.checks.through.objects.filter(monitor_id__in=listed)
+        .order_by("check__name", "check_id")
+        .values_list("monitor_id", "check__name", "check__version")
+    )
+    for monitor_id, name, version in pairs:
+        listed[monitor_id].append((name, version))
+    for m in monitors:
+        m.listed_checks = listed[m.pk]
+
+
 def _monitor_row(m: Monitor) -> SafeString:
-    """One row of the monitors list, as the template would draw it (50 a page: Python, not the engine)."""
+    """One row of the monitors list, as the template would draw it (50 a page: Python, not the engine);
+    its checks are `m.listed_checks` (_list_checks) or else its manager's."""
     tag = '{} <span class="tag">v{}</span>'
-    checks = ", ".join(tag.format(trunc(c.name), escape(c.version)) for c in m.checks.all())
+    listed = getattr(m, "listed_checks", None)
+    listed = [(c.name, c.version) for c in m.checks.all()] if listed is None else listed
+    checks = ", ".join(tag.format(trunc(name), escape(version)) for name, version in listed)
     status = '<span class="badge idle">Paused</span>'
     status = '<span class="badge running">Active</span>' if m.active else status
     url, agent_url = escape(m.get_absolute_url()), escape(m.agent.get_absolute_url())
