@@ -14,6 +14,7 @@ from django import template
 from django.conf import settings
 from django.template import defaulttags
 from django.template.defaultfilters import date as date_filter
+from django.template.defaultfilters import truncatechars
 from django.urls import NoReverseMatch
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
@@ -33,6 +34,22 @@ def trunc(value: object) -> SafeString | str:
         text = html.escape(text)
         return SafeString(f'<span class="trunc" title="{text}">{text}</span>')
     return format_html('<span class="trunc" title="{}">{}</span>', text, text)
+
+
+def esc(value: object) -> str:
+    """The text of ``django.utils.html.escape(value)`` (which escapes even a safe string) as a plain str,
+    without its lazy-argument wrapper: for rows drawn in Python, inside the markup they mark safe."""
+    return html.escape(str(value))
+
+
+def truncate(value: object, length: int) -> str:
+    """``value|truncatechars:length`` (not escaped): ASCII text that fits is returned as it is (what the
+    filter returns for it: NFC leaves ASCII alone and it has no combining marks), anything else goes
+    through the filter."""
+    text = str(value)
+    if len(text) <= length and text.isascii():
+        return text
+    return truncatechars(text, length)
 
 
 _FAST = frozenset({"Y-m-d H:i", "Y-m-d"})

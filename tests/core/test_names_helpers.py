@@ -12,7 +12,7 @@ from django.utils import timezone as dj_timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from core.templatetags.names import local_time, trunc
+from core.templatetags.names import esc, local_time, trunc, truncate
 
 
 def reference_trunc(value):
@@ -77,3 +77,33 @@ def test_local_time_other_formats_of_aware_datetimes():
     with dj_timezone.override(zoneinfo.ZoneInfo("Asia/Kathmandu")):
         for fmt in ["Y-m-d", "H:i:s", "c"]:
             assert local_time(moment, fmt) == date_filter(dj_timezone.template_localtime(moment), fmt)
+
+
+TEXTS = [
+    "",
+    "plain",
+    "x" * 30,
+    "x" * 31,
+    "<b>\"a\" & 'b'</b>",
+    "é" * 10,
+    "e\u0301" * 40,
+    "𝄞" * 31,
+    17,
+    None,
+    "a\nb",
+]
+
+
+@pytest.mark.parametrize("value", [*TEXTS, mark_safe("<i>safe</i>")])
+def test_esc_is_escape(value):
+    from django.utils.html import escape
+
+    assert esc(value) == escape(value)
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 30, 31, 100])
+@pytest.mark.parametrize("value", TEXTS)
+def test_truncate_is_truncatechars(value, length):
+    from django.template.defaultfilters import truncatechars
+
+    assert truncate(value, length) == truncatechars(value, length)
