@@ -8,8 +8,7 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.backends.utils import csrf_input
-from django.template.defaultfilters import timesince_filter, truncatechars
-from django.utils.html import escape
+from django.template.defaultfilters import timesince_filter
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
@@ -18,7 +17,7 @@ from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
 from core.htmx import is_fragment_request
-from core.templatetags.names import trunc
+from core.templatetags.names import esc, trunc, truncate
 from core.urls import pk_url
 from core.views import count_related, flag_param, newest_related
 from teams.access import page_flags
@@ -34,7 +33,7 @@ def _agent_row(a: Agent, *, csrf: str | None) -> SafeString:
     tags += ' <span class="tag warn">archived</span>' if a.archived_at else ""
     restore = ""
     if a.archived_at and csrf is not None:
-        action = escape(pk_url("agents:agent-archive", a.pk))
+        action = esc(pk_url("agents:agent-archive", a.pk))
         restore = (
             f'<form method="post" action="{action}" class="inline-form">{csrf}'
             '<input type="hidden" name="restore" value="1">'
@@ -42,24 +41,24 @@ def _agent_row(a: Agent, *, csrf: str | None) -> SafeString:
         )
     description = ""
     if a.description:
-        description = f'<div class="muted small">{escape(truncatechars(a.description, 90))}</div>'
+        description = f'<div class="muted small">{esc(truncate(a.description, 90))}</div>'
     last = '<span class="muted">never</span>'
     if a.last_run_id:
-        shown = escape(a.last_run_result or a.last_run_status)
-        ago = escape(timesince_filter(a.last_run_at))
-        run_url = escape(pk_url("runs:run-detail", a.last_run_id))
+        shown = esc(a.last_run_result or a.last_run_status)
+        ago = esc(timesince_filter(a.last_run_at))
+        run_url = esc(pk_url("runs:run-detail", a.last_run_id))
         last = f'<a href="{run_url}"><span class="badge {shown}">{shown}</span></a>'
         last += f' <span class="muted small">{ago} ago</span>'
-    url, checks_url = escape(pk_url("agents:agent-detail", a.pk)), escape(pk_url("checks:check-list", a.pk))
+    url, checks_url = esc(pk_url("agents:agent-detail", a.pk)), esc(pk_url("checks:check-list", a.pk))
     return mark_safe(  # noqa: S308 - every value is escaped above or here
         "\n    <tr>"
         f'\n      <td><a href="{url}"><strong>{trunc(a.name)}</strong></a>{tags}'
         f"\n        {restore}"
         f"\n        {description}</td>"
-        f"\n      <td>{escape(a.protocol)}</td>"
-        f"\n      <td><code>{escape(truncatechars(a.shown_endpoint_url, 48))}</code></td>"
-        f'\n      <td class="num"><a href="{checks_url}">{escape(a.check_count or 0)}</a></td>'
-        f'\n      <td class="num">{escape(a.test_set_count or 0)}</td>'
+        f"\n      <td>{esc(a.protocol)}</td>"
+        f"\n      <td><code>{esc(truncate(a.shown_endpoint_url, 48))}</code></td>"
+        f'\n      <td class="num"><a href="{checks_url}">{esc(a.check_count or 0)}</a></td>'
+        f'\n      <td class="num">{esc(a.test_set_count or 0)}</td>'
         f"\n      <td>{last}</td>"
         "\n    </tr>\n  "
     )

@@ -13,7 +13,7 @@ from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.backends.utils import csrf_input
-from django.template.defaultfilters import pluralize, truncatechars
+from django.template.defaultfilters import pluralize
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
@@ -35,7 +35,7 @@ from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.templatetags.names import local_time, trunc
+from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import pk_url, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
@@ -112,18 +112,18 @@ def _usage(tests: int, monitors: int) -> str:
 
 def _library_row(c: Check, kind_label: str) -> SafeString:
     """One row of the check library, as the template would draw it (50 a page: Python, not the engine)."""
-    name, url = escape(c.name), escape(c.get_absolute_url())
-    agent_url = escape(pk_url("checks:check-list", c.agent_id))
+    name, url = esc(c.name), esc(c.get_absolute_url())
+    agent_url = esc(pk_url("checks:check-list", c.agent_id))
     archived = ' <span class="tag warn">archived</span>' if c.archived_at else ""
     updated = local_time(c.updated_at, "Y-m-d H:i")
     return mark_safe(  # noqa: S308 - every value is escaped above or here
         f'\n    <tr class="check-row" data-check="{name}">'
         f'\n      <td><a href="{url}"><strong>{trunc(c.name)}</strong></a>{archived}</td>'
         f'\n      <td><a href="{agent_url}">{trunc(c.agent.name)}</a></td>'
-        f'\n      <td class="small">{escape(kind_label)}</td>'
-        f"\n      <td>v{escape(c.version)}</td>"
+        f'\n      <td class="small">{esc(kind_label)}</td>'
+        f"\n      <td>v{esc(c.version)}</td>"
         f'\n      <td class="small">{_usage(c.test_count, c.monitor_count)}</td>'
-        f'\n      <td class="small muted">{escape(updated)}</td>'
+        f'\n      <td class="small muted">{esc(updated)}</td>'
         "\n    </tr>\n  "
     )
 
@@ -179,17 +179,17 @@ def _check_row(c: Check, *, restore_form: str | None) -> SafeString:
     engine). `restore_form` is the Restore button's form (with the CSRF input) with "{url}" for the
     check's archive URL, for admins; None for everyone else."""
     if c.archived_at:
-        when = f"archived {escape(local_time(c.archived_at, 'Y-m-d H:i'))}"
+        when = f"archived {esc(local_time(c.archived_at, 'Y-m-d H:i'))}"
         if restore_form is not None:
-            when += restore_form.format(url=escape(pk_url("checks:check-archive", c.pk)))
+            when += restore_form.format(url=esc(pk_url("checks:check-archive", c.pk)))
         when += "\n            "
     else:
-        when = escape(local_time(c.updated_at, "Y-m-d H:i"))
+        when = esc(local_time(c.updated_at, "Y-m-d H:i"))
     return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n        <tr class="check-row" data-check="{escape(c.name)}">'
-        f'\n          <td><a href="{escape(c.get_absolute_url())}"><strong>{trunc(c.name)}</strong></a></td>'
-        f"\n          <td>v{escape(c.version)}</td>"
-        f'\n          <td class="small"><code>{escape(c.summary)}</code></td>'
+        f'\n        <tr class="check-row" data-check="{esc(c.name)}">'
+        f'\n          <td><a href="{esc(c.get_absolute_url())}"><strong>{trunc(c.name)}</strong></a></td>'
+        f"\n          <td>v{esc(c.version)}</td>"
+        f'\n          <td class="small"><code>{esc(c.summary)}</code></td>'
         f'\n          <td class="small">{_usage(c.test_count, c.monitor_count)}</td>'
         f'\n          <td class="small muted">{when}</td>'
         "\n        </tr>\n      "
@@ -505,14 +505,14 @@ def _listed_test_row(t: Test) -> str:
     version = t.current_version
     last = '<span class="muted">never run</span>'
     if t.last_run_id:
-        shown = escape(t.last_run_result or t.last_run_status)
-        run_url = escape(pk_url("runs:run-detail", t.last_run_id))
+        shown = esc(t.last_run_result or t.last_run_status)
+        run_url = esc(pk_url("runs:run-detail", t.last_run_id))
         last = f'<a href="{run_url}"><span class="badge {shown}">{shown}</span></a>'
     return (
-        f'\n      <tr><td><a href="{escape(t.get_absolute_url())}">{trunc(t.name)}</a></td>'
-        f"<td>v{escape(t.version)}</td>"
+        f'\n      <tr><td><a href="{esc(t.get_absolute_url())}">{trunc(t.name)}</a></td>'
+        f"<td>v{esc(t.version)}</td>"
         f'\n        <td class="num">{len(version.scenarios or "") if version else 0}</td>'
-        f'<td class="num">{escape(version.samples_per_scenario) if version else ""}</td>'
+        f'<td class="num">{esc(version.samples_per_scenario) if version else ""}</td>'
         f"\n        <td>{last}</td></tr>\n    "
     )
 
@@ -523,14 +523,14 @@ def _set_section(ts: TestSet, *, with_agent: bool, can_edit: bool) -> SafeString
     tests = ts.active_tests
     agent = ""
     if with_agent:
-        agent_url = escape(pk_url("agents:agent-detail", ts.agent_id))
+        agent_url = esc(pk_url("agents:agent-detail", ts.agent_id))
         agent = f'<a href="{agent_url}">{trunc(ts.agent.name)}</a> · '
-    description = f" · {escape(truncatechars(ts.description, 100))}" if ts.description else ""
+    description = f" · {esc(truncate(ts.description, 100))}" if ts.description else ""
     actions = ""
     if can_edit:
-        actions = f'<a class="button small" href="{escape(pk_url("checks:test-create", ts.pk))}">New test</a>'
+        actions = f'<a class="button small" href="{esc(pk_url("checks:test-create", ts.pk))}">New test</a>'
         if tests:
-            launch = escape(plain_url("runs:run-launch"))
+            launch = esc(plain_url("runs:run-launch"))
             actions += f' <a class="button small" href="{launch}?test_set={ts.pk}">Run all</a>'
     table = ""
     if tests:
@@ -548,7 +548,7 @@ def _set_section(ts: TestSet, *, with_agent: bool, can_edit: bool) -> SafeString
         '\n  <div class="pagehead">'
         "\n    <div>"
         f'\n      <h2 id="ts-{ts.pk}" style="margin:0">'
-        f'<a href="{escape(ts.get_absolute_url())}">{trunc(ts.name)}</a></h2>'
+        f'<a href="{esc(ts.get_absolute_url())}">{trunc(ts.name)}</a></h2>'
         f'\n      <p class="muted small">{agent}{len(tests)} test{pluralize(len(tests))}{description}</p>'
         "\n    </div>"
         '\n    <div class="actions">'
@@ -673,22 +673,22 @@ def _set_test_row(t: Test, launch: str) -> SafeString:
     version = t.current_version
     last = '<span class="muted">never</span>'
     if t.last_run_id:
-        shown = escape(t.last_run_result or t.last_run_status)
-        url = escape(pk_url("runs:run-detail", t.last_run_id))
+        shown = esc(t.last_run_result or t.last_run_status)
+        url = esc(pk_url("runs:run-detail", t.last_run_id))
         last = f'<a href="{url}"><span class="badge {shown}">{shown}</span></a>'
     run = f'<a class="button small" href="{launch}?test={t.pk}">Run</a>' if launch else ""
     rule = ("", "")
     if version is not None:
-        rule = (escape(version.required_pass_rate), escape(version.min_valid_per_scenario))
+        rule = (esc(version.required_pass_rate), esc(version.min_valid_per_scenario))
     return mark_safe(  # noqa: S308 - every value is escaped here
         "\n    <tr>"
-        f'\n      <td><a href="{escape(t.get_absolute_url())}"><strong>{trunc(t.name)}</strong></a></td>'
-        f"\n      <td>v{escape(t.version)}</td>"
+        f'\n      <td><a href="{esc(t.get_absolute_url())}"><strong>{trunc(t.name)}</strong></a></td>'
+        f"\n      <td>v{esc(t.version)}</td>"
         f'\n      <td class="num">{len(version.scenarios or "") if version else 0}</td>'
-        f'\n      <td class="num">{escape(version.total_samples) if version else ""}</td>'
-        f'\n      <td class="num">{escape(t.check_count or 0)}</td>'
+        f'\n      <td class="num">{esc(version.total_samples) if version else ""}</td>'
+        f'\n      <td class="num">{esc(t.check_count or 0)}</td>'
         f'\n      <td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>'
-        f'\n      <td class="num">{escape(t.run_count or 0)}</td>'
+        f'\n      <td class="num">{esc(t.run_count or 0)}</td>'
         f"\n      <td>{last}</td>"
         f"\n      <td>{run}</td>"
         "\n    </tr>\n  "

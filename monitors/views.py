@@ -16,16 +16,16 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import Left
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import floatformat, truncatechars
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
-from django.utils.html import conditional_escape, escape
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
-from core.templatetags.names import local_time, trunc
+from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import pk_url
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
@@ -138,18 +138,18 @@ def _task_row(t: Task, can_edit: bool) -> SafeString:
     if can_edit:
         pick = (
             f'<td><input type="checkbox" name="task" value="{t.pk}" id="task-{t.pk}" '
-            f'aria-label="Select task {escape(t.external_id)}"></td>'
+            f'aria-label="Select task {esc(t.external_id)}"></td>'
         )
     completed = local_time(t.completed_at, "Y-m-d H:i:s")
     mark = '<span class="badge fail">Failures</span>' if t.has_failures else ""
     mark = mark or ('<span class="tag">sampled</span>' if t.sampled else "")
-    url = escape(pk_url("monitors:task-detail", t.pk))
+    url = esc(pk_url("monitors:task-detail", t.pk))
     return mark_safe(  # noqa: S308 - every value is escaped here
         f"\n      <tr>\n        {pick}"
-        f'\n        <td><a href="{url}">{escape(t.external_id)}</a></td>'
+        f'\n        <td><a href="{url}">{esc(t.external_id)}</a></td>'
         f"\n        <td>{trunc(t.agent.name)}</td>"
-        f'\n        <td class="small">{escape(completed)}</td>'
-        f'\n        <td class="small">{escape(truncatechars(t.preview, 120))}</td>'
+        f'\n        <td class="small">{esc(completed)}</td>'
+        f'\n        <td class="small">{esc(truncate(t.preview, 120))}</td>'
         f"\n        <td>{mark}</td>"
         "\n      </tr>\n      "
     )
@@ -380,7 +380,7 @@ def _agent_options(agents: list[tuple[int, str]], selected: str) -> SafeString:
     are (pk, name) pairs, `selected` the chosen pk as text ("" for none)."""
     return mark_safe(  # noqa: S308 - the names are escaped here
         "".join(
-            f'<option value="{pk}"{" selected" if selected == str(pk) else ""}>{escape(name)}</option>'
+            f'<option value="{pk}"{" selected" if selected == str(pk) else ""}>{esc(name)}</option>'
             for pk, name in agents
         )
     )
@@ -409,10 +409,10 @@ def _monitor_row(m: Monitor) -> SafeString:
     tag = '{} <span class="tag">v{}</span>'
     listed = getattr(m, "listed_checks", None)
     listed = [(c.name, c.version) for c in m.checks.all()] if listed is None else listed
-    checks = ", ".join(tag.format(trunc(name), escape(version)) for name, version in listed)
+    checks = ", ".join(tag.format(trunc(name), esc(version)) for name, version in listed)
     status = '<span class="badge idle">Paused</span>'
     status = '<span class="badge running">Active</span>' if m.active else status
-    url, agent_url = escape(m.get_absolute_url()), escape(m.agent.get_absolute_url())
+    url, agent_url = esc(m.get_absolute_url()), esc(m.agent.get_absolute_url())
     return mark_safe(  # noqa: S308 - every value is escaped here
         f"\n  <tr>"
         f'\n    <td><a href="{url}">{trunc(m.name)}</a></td>'

@@ -9,9 +9,7 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import truncatechars
 from django.urls import reverse
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
@@ -20,7 +18,7 @@ from checks.kinds import Outcome
 from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
-from core.templatetags.names import local_time
+from core.templatetags.names import esc, local_time, truncate
 from core.urls import pk_url
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
@@ -92,18 +90,18 @@ def _queue_row(q: ReviewQueue) -> SafeString:
     """One row of the review queues list, as reviews/queue_list.html drew it (Python, not the engine)."""
     description = ""
     if q.description:
-        description = f'<div class="muted small">{escape(truncatechars(q.description, 120))}</div>'
-    by = f" by {escape(q.created_by)}" if q.created_by else ""
+        description = f'<div class="muted small">{esc(truncate(q.description, 120))}</div>'
+    by = f" by {esc(q.created_by)}" if q.created_by else ""
     review = ""
     if q.item_count:
-        review = f'<a class="button small" href="{escape(pk_url("reviews:queue-start", q.pk))}">Review</a>'
+        review = f'<a class="button small" href="{esc(pk_url("reviews:queue-start", q.pk))}">Review</a>'
     return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n    <tr data-queue="{escape(q.name)}">'
-        f'\n      <td><a href="{escape(q.get_absolute_url())}">{escape(truncatechars(q.name, 80))}</a>'
+        f'\n    <tr data-queue="{esc(q.name)}">'
+        f'\n      <td><a href="{esc(q.get_absolute_url())}">{esc(truncate(q.name, 80))}</a>'
         f"{description}</td>"
-        f'\n      <td class="num">{escape(q.item_count)}</td>'
-        f'\n      <td class="num">{escape(q.labelled_count)}</td>'
-        f'\n      <td class="small">{escape(local_time(q.created_at, "Y-m-d"))}{by}</td>'
+        f'\n      <td class="num">{esc(q.item_count)}</td>'
+        f'\n      <td class="num">{esc(q.labelled_count)}</td>'
+        f'\n      <td class="small">{esc(local_time(q.created_at, "Y-m-d"))}{by}</td>'
         f"\n      <td>{review}</td>"
         "\n    </tr>\n  "
     )
@@ -247,23 +245,23 @@ def _item_url_parts(queue: ReviewQueue) -> tuple[str, str]:
 def _item_row(row: dict, url: str) -> SafeString:
     """One row of a queue's items, as the template drew it (50 a page: Python, not the engine)."""
     item, outcome = row["item"], row["outcome"]
-    badge = f' <span class="badge {escape(outcome)}">{escape(outcome)}</span>' if outcome else ""
+    badge = f' <span class="badge {esc(outcome)}">{esc(outcome)}</span>' if outcome else ""
     results = "".join(
-        f'<span class="badge {escape(r.outcome)}" title="{escape(v.name)} v{escape(v.number)}">'
-        f"{escape(truncatechars(v.name, 30))}: {escape(r.outcome)}</span> "
+        f'<span class="badge {esc(r.outcome)}" title="{esc(v.name)} v{esc(v.number)}">'
+        f"{esc(truncate(v.name, 30))}: {esc(r.outcome)}</span> "
         for r in row["results"]
         for v in (r.check_version,)
     )
     labels = "".join(
-        f'<span class="tag" title="{escape(lab.note)}">{escape(lab.reviewer)} · '
-        f"{escape(truncatechars(lab.check_version.name, 20))}: {escape(lab.verdict)}</span> "
+        f'<span class="tag" title="{esc(lab.note)}">{esc(lab.reviewer)} · '
+        f"{esc(truncate(lab.check_version.name, 20))}: {esc(lab.verdict)}</span> "
         for lab in row["labels"]
     )
     return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr data-item="{escape(item.position)}">'
-        f"\n      <td>{escape(item.position)}</td>"
-        f'\n      <td><a href="{escape(url)}">{escape(truncatechars(row["title"], 90))}</a>'
-        f' <span class="tag">{escape(row["kind"])}</span>{badge}</td>'
+        f'\n    <tr data-item="{esc(item.position)}">'
+        f"\n      <td>{esc(item.position)}</td>"
+        f'\n      <td><a href="{esc(url)}">{esc(truncate(row["title"], 90))}</a>'
+        f' <span class="tag">{esc(row["kind"])}</span>{badge}</td>'
         f'\n      <td class="small">{results or '<span class="muted">none</span>'}</td>'
         f'\n      <td class="small">{labels or '<span class="muted">not labelled</span>'}</td>'
         "\n    </tr>\n  "
