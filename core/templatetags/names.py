@@ -52,17 +52,20 @@ def truncate(value: object, length: int) -> str:
     return truncatechars(text, length)
 
 
-_FAST = frozenset({"Y-m-d H:i", "Y-m-d"})
+_FAST = frozenset({"Y-m-d H:i:s", "Y-m-d H:i", "Y-m-d"})
 
 
 def local_time(value, fmt: str = "Y-m-d H:i") -> str:
     """``{{ value|date:fmt }}`` in the current time zone, for rows drawn in Python. An aware datetime in
-    the lists' formats (``Y-m-d H:i``, ``Y-m-d``) is written directly (the date filter's ``"%04d"`` and
-    ``"%02d"`` fields, ~90 calls a value less); anything else goes through the filter."""
+    the lists' formats (``Y-m-d H:i:s``, ``Y-m-d H:i``, ``Y-m-d``) is written directly (the date filter's
+    ``"%04d"`` and ``"%02d"`` fields, ~90 calls a value less); anything else goes through the filter."""
     if fmt in _FAST and type(value) is datetime and value.utcoffset() is not None and settings.USE_TZ:
         v = value.astimezone(get_current_timezone())
         day = f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
-        return day if fmt == "Y-m-d" else f"{day} {v.hour:02d}:{v.minute:02d}"
+        if fmt == "Y-m-d":
+            return day
+        minute = f"{day} {v.hour:02d}:{v.minute:02d}"
+        return minute if fmt == "Y-m-d H:i" else f"{minute}:{v.second:02d}"
     return date_filter(template_localtime(value), fmt)
 
 

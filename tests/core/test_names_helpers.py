@@ -42,7 +42,7 @@ MOMENTS = [
 ]
 
 
-@pytest.mark.parametrize("fmt", ["Y-m-d H:i", "Y-m-d"])
+@pytest.mark.parametrize("fmt", ["Y-m-d H:i:s", "Y-m-d H:i", "Y-m-d"])
 @pytest.mark.parametrize("zone", ZONES)
 @pytest.mark.parametrize("moment", MOMENTS)
 def test_local_time_is_the_date_filter(zone, moment, fmt):
