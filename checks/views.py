@@ -597,11 +597,13 @@ def testset_list(request: HttpRequest) -> HttpResponse:
             .order_by("name")
             .values("pk", "name")[:200]
         )
+    options = "".join(f'<option value="{a["pk"]}">{esc(a["name"])}</option>' for a in agents)
     context = {
         "page": page,
         "test_sets": test_sets,
         "agent": agent,
         "agents": agents,
+        "agent_options": mark_safe(options),  # noqa: S308 - the names are escaped
         "tab": "tests",
         "query": f"agent={agent.pk}" if agent else "",
         **flags,

@@ -10,6 +10,7 @@ from django.db.models import Prefetch
 from django.template import engines
 from django.urls import reverse
 
+from agents.services import create_agent
 from checks.models import Test, TestSet
 from checks.services import create_test, create_test_set
 from checks.views import _last_run, _set_section
@@ -44,6 +45,10 @@ TEMPLATE_CARD = """{% for ts in test_sets %}
   {% endif %}
 </section>
 {% endfor %}"""  # noqa: E501
+
+
+# The "New test set for" picker's options as the template drew them.
+PICKER = """{% for a in agents %}<option value="{{ a.pk }}">{{ a.name }}</option>{% endfor %}"""
 
 
 def test_cards_are_what_the_template_drew(agent, member):
@@ -90,11 +95,14 @@ def test_cards_are_what_the_template_drew(agent, member):
             )
 
 
-def test_the_page_shows_the_sets_and_their_tests(login, agent, member, viewer):
+def test_the_page_shows_the_sets_and_their_tests(login, team, admin_user, agent, member, viewer):
+    odd = create_agent(team=team, by=admin_user, name='<b>"Odd" & co</b>', endpoint_url="http://127.0.0.1:9/")
     test_set = create_test_set(agent=agent, by=member, name="Orders & more")
     create_test(test_set=test_set, by=member, name="Known <order>", scenarios=["a"])
     html = login(member).get(reverse("checks:testset-list")).content.decode()
     assert "Orders &amp; more" in html and "Known &lt;order&gt;" in html and "1 test" in html
     assert f"?test_set={test_set.pk}" in html and agent.get_absolute_url() in html
+    options = engines["django"].from_string(PICKER).render({"agents": [odd, agent]})  # by name
+    assert f'<select id="new-set-agent" name="agent" style="width:auto">{options}</select>' in html
     as_viewer = login(viewer).get(reverse("checks:testset-list")).content.decode()
     assert "Known &lt;order&gt;" in as_viewer and f"?test_set={test_set.pk}" not in as_viewer
