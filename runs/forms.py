@@ -44,9 +44,41 @@ class LaunchForm(forms.Form):
         ]
 
 
+class _ColumnChoices(forms.models.ModelChoiceIterator):
+    """A picker's options from (pk, *label columns) tuples of its queryset instead of model instances (the
+    runs page lists every agent and every test of the team): the same values and labels."""
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for pk, *columns in self.queryset.values_list("pk", *self.field.label_columns):
+            yield (forms.models.ModelChoiceIteratorValue(pk, None), self.field.label_from_columns(*columns))
+
+
+class _ColumnChoiceField(forms.ModelChoiceField):
+    """A ModelChoiceField whose options are drawn from columns: `label_from_columns(*label_columns)` must
+    be what `label_from_instance` gives for the row. Validation is ModelChoiceField's own."""
+
+    iterator = _ColumnChoices
+
+    def __init__(self, *args, label_columns=("name",), label_from_columns=str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.label_columns, self.label_from_columns = label_columns, label_from_columns
+
+
+def _test_label(agent_name: str, name: str) -> str:
+    return f"{agent_name} · {name}"
+
+
 class RunFilterForm(forms.Form):
-    agent = forms.ModelChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
-    test = forms.ModelChoiceField(queryset=Test.objects.none(), required=False, empty_label="All tests")
+    agent = _ColumnChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
+    test = _ColumnChoiceField(
+        queryset=Test.objects.none(),
+        required=False,
+        empty_label="All tests",
+        label_columns=("test_set__agent__name", "name"),
+        label_from_columns=_test_label,
+    )
     result = forms.ChoiceField(required=False, choices=[("", "Any result"), *Outcome.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Run.Status.choices])
     date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
@@ -65,7 +97,7 @@ class RunFilterForm(forms.Form):
             self.fields["agent"].queryset = agents
         if tests is not None:
             self.fields["test"].queryset = tests
-            self.fields["test"].label_from_instance = lambda t: f"{t.test_set.agent.name} · {t.name}"
+            self.fields["test"].label_from_instance = lambda t: _test_label(t.test_set.agent.name, t.name)
 
     def filter(self, runs):
         if not self.is_valid():
