@@ -7,6 +7,7 @@ from django import forms
 from agents.models import Agent
 from checks.kinds import Outcome
 from checks.models import Test
+from core.forms import ColumnChoiceField
 from runs.models import Run
 
 
@@ -44,35 +45,13 @@ class LaunchForm(forms.Form):
         ]
 
 
-class _ColumnChoices(forms.models.ModelChoiceIterator):
-    """A picker's options from (pk, *label columns) tuples of its queryset instead of model instances (the
-    runs page lists every agent and every test of the team): the same values and labels."""
-
-    def __iter__(self):
-        if self.field.empty_label is not None:
-            yield ("", self.field.empty_label)
-        for pk, *columns in self.queryset.values_list("pk", *self.field.label_columns):
-            yield (forms.models.ModelChoiceIteratorValue(pk, None), self.field.label_from_columns(*columns))
-
-
-class _ColumnChoiceField(forms.ModelChoiceField):
-    """A ModelChoiceField whose options are drawn from columns: `label_from_columns(*label_columns)` must
-    be what `label_from_instance` gives for the row. Validation is ModelChoiceField's own."""
-
-    iterator = _ColumnChoices
-
-    def __init__(self, *args, label_columns=("name",), label_from_columns=str, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.label_columns, self.label_from_columns = label_columns, label_from_columns
-
-
 def _test_label(agent_name: str, name: str) -> str:
     return f"{agent_name} · {name}"
 
 
 class RunFilterForm(forms.Form):
-    agent = _ColumnChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
-    test = _ColumnChoiceField(
+    agent = ColumnChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
+    test = ColumnChoiceField(
         queryset=Test.objects.none(),
         required=False,
         empty_label="All tests",
