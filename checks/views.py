@@ -644,7 +644,7 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     tests = (
         Test.objects.filter(test_set=test_set, archived_at__isnull=True)
-        .select_related("current_version", "created_by")
+        .select_related("current_version")
         .annotate(
             check_count=count_subquery(TestCheck, "test_version", outer="current_version"),
             run_count=count_related(Test, "runs"),

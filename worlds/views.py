@@ -82,7 +82,7 @@ def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     archived = request.GET.get("archived") in ("1", "true")
     scenes = Scene.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=not archived)
     page = Paginator(
-        scenes.select_related("current_version", "created_by").order_by("name", "id"), PAGE_SIZE
+        scenes.select_related("current_version").order_by("name", "id"), PAGE_SIZE
     ).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     for scene in rows:
