@@ -90,7 +90,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
     Queries: session, user, team, agents (filter choices), role, count, page.
     """
     team = request.team
-    agents = list(_team_agents(request))
+    agents = list(_team_agents(request).only("name"))  # the filter picker shows names
     form = TaskFilterForm(request.GET or None, agents=agents)
     valid = form.is_bound and form.is_valid()
     filters = form.filters() if valid else monitoring.TaskFilters()
