@@ -102,6 +102,7 @@ def _use_counts() -> dict:
 
 
 LIBRARY_PAGE_SIZE = 50
+LIBRARY_ROW_COLUMNS = ("name", "kind", "version", "archived_at", "updated_at", "agent__name")  # _library_row's
 
 
 def _usage(tests: int, monitors: int) -> str:
@@ -145,7 +146,8 @@ def check_index(request: HttpRequest) -> HttpResponse:
     checks = (
         Check.objects.visible_to(request.user)
         .filter(agent__team=team, archived_at__isnull=not archived)
-        .select_related("agent", "current_version")
+        .select_related("agent")
+        .only(*LIBRARY_ROW_COLUMNS)
         .annotate(**_use_counts())
         .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
