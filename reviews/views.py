@@ -13,7 +13,6 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from agents.models import UNLISTED_FIELDS
 from checks.kinds import Outcome
 from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
@@ -173,27 +172,21 @@ def _subject(item: ReviewItem) -> dict:
     }
 
 
+# What a row (_item_fields, _subject) reads of an item, its sample or task and their run, version, agent.
+ITEM_ROW_COLUMNS = (
+    *("queue_id", "position", "sample_id", "task_id"),
+    *("sample__run_id", "sample__scenario_index", "sample__sample_index", "sample__outcome"),
+    *("sample__run__test_version_id", "sample__run__test_version__scenarios"),
+    *("task__external_id", "task__has_failures", "task__agent_id", "task__agent__name"),
+)
+
+
 def _items(queue: ReviewQueue):
     results = shown_results()
     return (
         ReviewItem.objects.filter(queue=queue)
         .select_related("sample__run__test_version", "task__agent")
-        .defer(
-            "sample__request",
-            "sample__transcript",
-            "sample__attempts",
-            "sample__world_checks",
-            "sample__tool_calls",
-            "sample__trace",
-            "sample__output",
-            "task__messages",
-            "task__output",
-            "task__tool_calls",
-            "task__trace",
-            "task__metadata",
-            "sample__run__summary",
-            *(f"task__agent__{name}" for name in UNLISTED_FIELDS),
-        )
+        .only(*ITEM_ROW_COLUMNS)
         .prefetch_related(
             # Plain lists (to_attr): no related-manager queryset made per row of 50.
             Prefetch("sample__results", queryset=results, to_attr="listed_results"),

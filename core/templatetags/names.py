@@ -8,6 +8,7 @@ The look is the `.trunc` class of the console stylesheet.
 from __future__ import annotations
 
 import html
+import unicodedata
 from datetime import datetime
 
 from django import template
@@ -43,11 +44,11 @@ def esc(value: object) -> str:
 
 
 def truncate(value: object, length: int) -> str:
-    """``value|truncatechars:length`` (not escaped): ASCII text that fits is returned as it is (what the
-    filter returns for it: NFC leaves ASCII alone and it has no combining marks), anything else goes
-    through the filter."""
+    """``value|truncatechars:length`` (not escaped): text in NFC that fits is returned as it is (what the
+    filter returns for it: it normalizes to NFC, and text no longer than `length` is never cut, combining
+    marks or not), anything else goes through the filter."""
     text = str(value)
-    if len(text) <= length and text.isascii():
+    if len(text) <= length and (text.isascii() or unicodedata.is_normalized("NFC", text)):
         return text
     return truncatechars(text, length)
 
