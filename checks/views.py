@@ -102,7 +102,8 @@ def _use_counts() -> dict:
 
 
 LIBRARY_PAGE_SIZE = 50
-LIBRARY_ROW_COLUMNS = ("name", "kind", "version", "archived_at", "updated_at", "agent__name")  # _library_row's
+# What _library_row reads of a check.
+LIBRARY_ROW_COLUMNS = ("name", "kind", "version", "archived_at", "updated_at", "agent__name")
 
 
 def _usage(tests: int, monitors: int) -> str:
@@ -502,14 +503,18 @@ def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- test sets
 
 
+def _last_run_badge(t: Test, never: str) -> str:
+    """A test's newest run as a linked badge (its result, else its status), or `never` (muted)."""
+    if not t.last_run_id:
+        return f'<span class="muted">{never}</span>'
+    shown, url = esc(t.last_run_result or t.last_run_status), esc(pk_url("runs:run-detail", t.last_run_id))
+    return f'<a href="{url}"><span class="badge {shown}">{shown}</span></a>'
+
+
 def _listed_test_row(t: Test) -> str:
     """One test of a set on the Tests page, as checks/testset_list.html drew it."""
     version = t.current_version
-    last = '<span class="muted">never run</span>'
-    if t.last_run_id:
-        shown = esc(t.last_run_result or t.last_run_status)
-        run_url = esc(pk_url("runs:run-detail", t.last_run_id))
-        last = f'<a href="{run_url}"><span class="badge {shown}">{shown}</span></a>'
+    last = _last_run_badge(t, "never run")
     return (
         f'\n      <tr><td><a href="{esc(t.get_absolute_url())}">{trunc(t.name)}</a></td>'
         f"<td>v{esc(t.version)}</td>"
@@ -675,11 +680,7 @@ def _set_test_row(t: Test, launch: str) -> SafeString:
     """One row of a test set's tests, as the template would draw it (50 a page: Python, not the engine);
     `launch`: the launch page's URL when the user may run the test, else ""."""
     version = t.current_version
-    last = '<span class="muted">never</span>'
-    if t.last_run_id:
-        shown = esc(t.last_run_result or t.last_run_status)
-        url = esc(pk_url("runs:run-detail", t.last_run_id))
-        last = f'<a href="{url}"><span class="badge {shown}">{shown}</span></a>'
+    last = _last_run_badge(t, "never")
     run = f'<a class="button small" href="{launch}?test={t.pk}">Run</a>' if launch else ""
     rule = ("", "")
     if version is not None:
