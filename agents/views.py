@@ -7,6 +7,9 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.backends.utils import csrf_input
+from django.template.defaultfilters import timesince_filter
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from agents import services
@@ -14,11 +17,51 @@ from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
 from core.htmx import is_fragment_request
+from core.templatetags.names import esc, trunc, truncate
+from core.urls import pk_url
 from core.views import count_related, flag_param, newest_related
 from teams.access import page_flags
 from teams.views import archive_or_restore, forbidden, saved_or_errors
 
 PAGE_SIZE = 25
+
+
+def _agent_row(a: Agent, *, csrf: str | None) -> SafeString:
+    """One row of the agent list, as agents/agent_list.html drew it (Python, not the engine); `csrf` is
+    the CSRF input of the Restore form, for admins (None: no Restore button)."""
+    tags = ' <span class="tag">workforce</span>' if a.kind == "workforce" else ""
+    tags += ' <span class="tag warn">archived</span>' if a.archived_at else ""
+    restore = ""
+    if a.archived_at and csrf is not None:
+        action = esc(pk_url("agents:agent-archive", a.pk))
+        restore = (
+            f'<form method="post" action="{action}" class="inline-form">{csrf}'
+            '<input type="hidden" name="restore" value="1">'
+            '<button type="submit" class="small">Restore</button></form>'
+        )
+    description = ""
+    if a.description:
+        description = f'<div class="muted small">{esc(truncate(a.description, 90))}</div>'
+    last = '<span class="muted">never</span>'
+    if a.last_run_id:
+        shown = esc(a.last_run_result or a.last_run_status)
+        ago = esc(timesince_filter(a.last_run_at))
+        run_url = esc(pk_url("runs:run-detail", a.last_run_id))
+        last = f'<a href="{run_url}"><span class="badge {shown}">{shown}</span></a>'
+        last += f' <span class="muted small">{ago} ago</span>'
+    url, checks_url = esc(pk_url("agents:agent-detail", a.pk)), esc(pk_url("checks:check-list", a.pk))
+    return mark_safe(  # noqa: S308 - every value is escaped above or here
+        "\n    <tr>"
+        f'\n      <td><a href="{url}"><strong>{trunc(a.name)}</strong></a>{tags}'
+        f"\n        {restore}"
+        f"\n        {description}</td>"
+        f"\n      <td>{esc(a.protocol)}</td>"
+        f"\n      <td><code>{esc(truncate(a.shown_endpoint_url, 48))}</code></td>"
+        f'\n      <td class="num"><a href="{checks_url}">{esc(a.check_count or 0)}</a></td>'
+        f'\n      <td class="num">{esc(a.test_set_count or 0)}</td>'
+        f"\n      <td>{last}</td>"
+        "\n    </tr>\n  "
+    )
 
 
 @login_required
@@ -43,15 +86,20 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         .order_by("name", "pk")
     )
     page = Paginator(agents, PAGE_SIZE).get_page(request.GET.get("page"))
+    flags = page_flags(request.user, team)
+    rows = list(page.object_list)
+    csrf = str(csrf_input(request)) if flags["can_admin"] and any(a.archived_at for a in rows) else None
+    for a in rows:
+        a.row = _agent_row(a, csrf=csrf)
     context = {
         "page": page,
-        "agents": page.object_list,
+        "agents": rows,
         "team": team,
         "archived": archived,
         "counts": counts,
         "filter_error": filter_error,
         "query": "archived=1" if archived else "",
-        **page_flags(request.user, team),
+        **flags,
     }
     return render(request, "agents/agent_list.html", context, status=400 if filter_error else 200)
 

@@ -17,6 +17,7 @@ from django.forms.fields import InvalidJSONInput
 
 from checks import kinds
 from checks.kinds import FieldSpec, Kind
+from core.forms import ColumnChoiceField
 from core.jsontext import MAX_JSON_DEPTH, json_text_problem
 
 TOO_DEEP = f"is nested more than {MAX_JSON_DEPTH} levels deep"
@@ -360,7 +361,7 @@ class CheckSearchForm(forms.Form):
         },
     )
     kind = forms.ChoiceField(label="Kind", required=False)
-    agent = forms.ModelChoiceField(label="Agent", required=False, queryset=None, empty_label="All agents")
+    agent = ColumnChoiceField(label="Agent", required=False, queryset=None, empty_label="All agents")
 
     def __init__(self, *args, agents, **kwargs):
         super().__init__(*args, **kwargs)

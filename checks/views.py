@@ -12,12 +12,13 @@ from django.db.models import F, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.backends.utils import csrf_input
 from django.template.defaultfilters import pluralize
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from agents.models import Agent
+from agents.models import UNLISTED_FIELDS, Agent
 from checks import kinds, scene_mode, services
 from checks.forms import (
     CheckConfigForm,
@@ -34,7 +35,7 @@ from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.templatetags.names import local_time, trunc
+from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import pk_url, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
@@ -101,6 +102,8 @@ def _use_counts() -> dict:
 
 
 LIBRARY_PAGE_SIZE = 50
+# What _library_row reads of a check.
+LIBRARY_ROW_COLUMNS = ("name", "kind", "version", "archived_at", "updated_at", "agent__name")
 
 
 def _usage(tests: int, monitors: int) -> str:
@@ -111,18 +114,18 @@ def _usage(tests: int, monitors: int) -> str:
 
 def _library_row(c: Check, kind_label: str) -> SafeString:
     """One row of the check library, as the template would draw it (50 a page: Python, not the engine)."""
-    name, url = escape(c.name), escape(c.get_absolute_url())
-    agent_url = escape(pk_url("checks:check-list", c.agent_id))
+    name, url = esc(c.name), esc(c.get_absolute_url())
+    agent_url = esc(pk_url("checks:check-list", c.agent_id))
     archived = ' <span class="tag warn">archived</span>' if c.archived_at else ""
     updated = local_time(c.updated_at, "Y-m-d H:i")
     return mark_safe(  # noqa: S308 - every value is escaped above or here
         f'\n    <tr class="check-row" data-check="{name}">'
         f'\n      <td><a href="{url}"><strong>{trunc(c.name)}</strong></a>{archived}</td>'
         f'\n      <td><a href="{agent_url}">{trunc(c.agent.name)}</a></td>'
-        f'\n      <td class="small">{escape(kind_label)}</td>'
-        f"\n      <td>v{escape(c.version)}</td>"
+        f'\n      <td class="small">{esc(kind_label)}</td>'
+        f"\n      <td>v{esc(c.version)}</td>"
         f'\n      <td class="small">{_usage(c.test_count, c.monitor_count)}</td>'
-        f'\n      <td class="small muted">{escape(updated)}</td>'
+        f'\n      <td class="small muted">{esc(updated)}</td>'
         "\n    </tr>\n  "
     )
 
@@ -144,7 +147,8 @@ def check_index(request: HttpRequest) -> HttpResponse:
     checks = (
         Check.objects.visible_to(request.user)
         .filter(agent__team=team, archived_at__isnull=not archived)
-        .select_related("agent", "current_version")
+        .select_related("agent")
+        .only(*LIBRARY_ROW_COLUMNS)
         .annotate(**_use_counts())
         .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
@@ -173,6 +177,37 @@ def check_index(request: HttpRequest) -> HttpResponse:
     return render(request, "checks/check_library.html", context, status=status)
 
 
+def _check_row(c: Check, *, restore_form: str | None) -> SafeString:
+    """One row of an agent's Checks tab, as checks/check_list.html drew it (50 a page: Python, not the
+    engine). `restore_form` is the Restore button's form (with the CSRF input) with "{url}" for the
+    check's archive URL, for admins; None for everyone else."""
+    if c.archived_at:
+        when = f"archived {esc(local_time(c.archived_at, 'Y-m-d H:i'))}"
+        if restore_form is not None:
+            when += restore_form.format(url=esc(pk_url("checks:check-archive", c.pk)))
+        when += "\n            "
+    else:
+        when = esc(local_time(c.updated_at, "Y-m-d H:i"))
+    return mark_safe(  # noqa: S308 - every value is escaped above or here
+        f'\n        <tr class="check-row" data-check="{esc(c.name)}">'
+        f'\n          <td><a href="{esc(c.get_absolute_url())}"><strong>{trunc(c.name)}</strong></a></td>'
+        f"\n          <td>v{esc(c.version)}</td>"
+        f'\n          <td class="small"><code>{esc(c.summary)}</code></td>'
+        f'\n          <td class="small">{_usage(c.test_count, c.monitor_count)}</td>'
+        f'\n          <td class="small muted">{when}</td>'
+        "\n        </tr>\n      "
+    )
+
+
+def _restore_form(request: HttpRequest) -> str:
+    return (
+        '\n            <form method="post" action="{url}">'
+        + str(csrf_input(request)).replace("{", "{{").replace("}", "}}")
+        + '<input type="hidden" name="restore" value="1">'
+        + '<button type="submit" class="small">Restore</button></form>'
+    )
+
+
 @login_required
 def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     agent = _agent_for(request, agent_pk)
@@ -184,21 +219,23 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     used = request.GET.get("used", "")
     if used not in USED_FILTERS or archived:
         used = ""
-    counts = library.usage_counts()
-    counts["archived"] = agent_checks.filter(archived_at__isnull=False).count()
+    counts = agent_checks.usage_counts()
     listed = agent_checks.filter(archived_at__isnull=False) if archived else library.used(used)
     checks = (
         listed
-        .select_related("current_version", "created_by")
+        .select_related("current_version")
         .annotate(**_use_counts())
         .order_by(*sort.order_by("kind"))  # grouped by kind, sorted within each group
     )
     page = Paginator(checks, PAGE_SIZE).get_page(request.GET.get("page"))
     labels = _kind_labels()
     rows = list(page.object_list)
+    flags = page_flags(request.user, agent.team)
+    restore_form = _restore_form(request) if flags["can_admin"] and any(c.archived_at for c in rows) else None
     for check in rows:
         check.kind_label = labels.get(check.kind, check.kind)
         check.summary = config_summary(check.current_version.config if check.current_version else {})
+        check.row = _check_row(check, restore_form=restore_form)
     keep = request.GET.copy()  # the filter links keep the search and the sort
     for name in ("used", "archived", "page"):
         keep.pop(name, None)
@@ -229,7 +266,7 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "archived_count": counts["archived"],
         "archived_href": archived_href,
         "filter_error": filter_error,
-        **page_flags(request.user, agent.team),
+        **flags,
     }
     return page_or_fragment(
         request,
@@ -466,6 +503,70 @@ def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- test sets
 
 
+def _last_run_badge(t: Test, never: str) -> str:
+    """A test's newest run as a linked badge (its result, else its status), or `never` (muted)."""
+    if not t.last_run_id:
+        return f'<span class="muted">{never}</span>'
+    shown, url = esc(t.last_run_result or t.last_run_status), esc(pk_url("runs:run-detail", t.last_run_id))
+    return f'<a href="{url}"><span class="badge {shown}">{shown}</span></a>'
+
+
+def _listed_test_row(t: Test) -> str:
+    """One test of a set on the Tests page, as checks/testset_list.html drew it."""
+    version = t.current_version
+    last = _last_run_badge(t, "never run")
+    return (
+        f'\n      <tr><td><a href="{esc(t.get_absolute_url())}">{trunc(t.name)}</a></td>'
+        f"<td>v{esc(t.version)}</td>"
+        f'\n        <td class="num">{len(version.scenarios or "") if version else 0}</td>'
+        f'<td class="num">{esc(version.samples_per_scenario) if version else ""}</td>'
+        f"\n        <td>{last}</td></tr>\n    "
+    )
+
+
+def _set_section(ts: TestSet, *, with_agent: bool, can_edit: bool) -> SafeString:
+    """One test set's card on the Tests page (20 a page, with their tests), as checks/testset_list.html
+    drew it: Python, not the engine. `ts.active_tests` is the prefetched list of its active tests."""
+    tests = ts.active_tests
+    agent = ""
+    if with_agent:
+        agent_url = esc(pk_url("agents:agent-detail", ts.agent_id))
+        agent = f'<a href="{agent_url}">{trunc(ts.agent.name)}</a> · '
+    description = f" · {esc(truncate(ts.description, 100))}" if ts.description else ""
+    actions = ""
+    if can_edit:
+        actions = f'<a class="button small" href="{esc(pk_url("checks:test-create", ts.pk))}">New test</a>'
+        if tests:
+            launch = esc(plain_url("runs:run-launch"))
+            actions += f' <a class="button small" href="{launch}?test_set={ts.pk}">Run all</a>'
+    table = ""
+    if tests:
+        table = (
+            '\n  <table class="list">'
+            '\n    <thead><tr><th scope="col">Test</th><th scope="col">Version</th>'
+            '<th scope="col" class="num">Scenarios</th><th scope="col" class="num">Samples each</th>'
+            '<th scope="col">Last run</th></tr></thead>'
+            "\n    <tbody>\n    "
+            + "".join(_listed_test_row(t) for t in tests)
+            + "\n    </tbody>\n  </table>\n  "
+        )
+    return mark_safe(  # noqa: S308 - every value is escaped above or here
+        f'\n<section class="card" aria-labelledby="ts-{ts.pk}">'
+        '\n  <div class="pagehead">'
+        "\n    <div>"
+        f'\n      <h2 id="ts-{ts.pk}" style="margin:0">'
+        f'<a href="{esc(ts.get_absolute_url())}">{trunc(ts.name)}</a></h2>'
+        f'\n      <p class="muted small">{agent}{len(tests)} test{pluralize(len(tests))}{description}</p>'
+        "\n    </div>"
+        '\n    <div class="actions">'
+        f"\n      {actions}"
+        "\n    </div>"
+        "\n  </div>"
+        f"\n  {table}"
+        "\n</section>\n"
+    )
+
+
 @login_required
 def testset_list(request: HttpRequest) -> HttpResponse:
     """The Tests menu entry: test sets of the current team (or of one agent) with their tests."""
@@ -485,13 +586,17 @@ def testset_list(request: HttpRequest) -> HttpResponse:
     )
     sets = (
         sets.select_related("agent")
-        .prefetch_related(Prefetch("tests", queryset=active_tests))
+        .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
+        .prefetch_related(Prefetch("tests", queryset=active_tests, to_attr="active_tests"))
         .order_by("agent__name", "name", "pk")
     )
     page = Paginator(sets, 20).get_page(request.GET.get("page"))
     team = agent.team if agent else request.team
     agents = []
     flags = page_flags(request.user, team)
+    test_sets = list(page.object_list)
+    for ts in test_sets:
+        ts.section = _set_section(ts, with_agent=agent is None, can_edit=flags["can_edit"])
     if flags["can_edit"] and agent is None:
         agents = list(
             Agent.objects.visible_to(request.user)
@@ -499,11 +604,13 @@ def testset_list(request: HttpRequest) -> HttpResponse:
             .order_by("name")
             .values("pk", "name")[:200]
         )
+    options = "".join(f'<option value="{a["pk"]}">{esc(a["name"])}</option>' for a in agents)
     context = {
         "page": page,
-        "test_sets": page.object_list,
+        "test_sets": test_sets,
         "agent": agent,
         "agents": agents,
+        "agent_options": mark_safe(options),  # noqa: S308 - the names are escaped
         "tab": "tests",
         "query": f"agent={agent.pk}" if agent else "",
         **flags,
@@ -544,7 +651,7 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     tests = (
         Test.objects.filter(test_set=test_set, archived_at__isnull=True)
-        .select_related("current_version", "created_by")
+        .select_related("current_version")
         .annotate(
             check_count=count_subquery(TestCheck, "test_version", outer="current_version"),
             run_count=count_related(Test, "runs"),
@@ -573,24 +680,20 @@ def _set_test_row(t: Test, launch: str) -> SafeString:
     """One row of a test set's tests, as the template would draw it (50 a page: Python, not the engine);
     `launch`: the launch page's URL when the user may run the test, else ""."""
     version = t.current_version
-    last = '<span class="muted">never</span>'
-    if t.last_run_id:
-        shown = escape(t.last_run_result or t.last_run_status)
-        url = escape(pk_url("runs:run-detail", t.last_run_id))
-        last = f'<a href="{url}"><span class="badge {shown}">{shown}</span></a>'
+    last = _last_run_badge(t, "never")
     run = f'<a class="button small" href="{launch}?test={t.pk}">Run</a>' if launch else ""
     rule = ("", "")
     if version is not None:
-        rule = (escape(version.required_pass_rate), escape(version.min_valid_per_scenario))
+        rule = (esc(version.required_pass_rate), esc(version.min_valid_per_scenario))
     return mark_safe(  # noqa: S308 - every value is escaped here
         "\n    <tr>"
-        f'\n      <td><a href="{escape(t.get_absolute_url())}"><strong>{trunc(t.name)}</strong></a></td>'
-        f"\n      <td>v{escape(t.version)}</td>"
+        f'\n      <td><a href="{esc(t.get_absolute_url())}"><strong>{trunc(t.name)}</strong></a></td>'
+        f"\n      <td>v{esc(t.version)}</td>"
         f'\n      <td class="num">{len(version.scenarios or "") if version else 0}</td>'
-        f'\n      <td class="num">{escape(version.total_samples) if version else ""}</td>'
-        f'\n      <td class="num">{escape(t.check_count or 0)}</td>'
+        f'\n      <td class="num">{esc(version.total_samples) if version else ""}</td>'
+        f'\n      <td class="num">{esc(t.check_count or 0)}</td>'
         f'\n      <td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>'
-        f'\n      <td class="num">{escape(t.run_count or 0)}</td>'
+        f'\n      <td class="num">{esc(t.run_count or 0)}</td>'
         f"\n      <td>{last}</td>"
         f"\n      <td>{run}</td>"
         "\n    </tr>\n  "

@@ -1,4 +1,5 @@
-"""The console's form renderer: Django's, with <select> drawn in Python.
+"""The console's form renderer: Django's, with <select> drawn in Python; and ColumnChoiceField, a
+ModelChoiceField whose options are read as columns.
 
 Django draws a select through a template include per option (select.html, select_option.html and
 attrs.html each time); a filter form with an agent and a test picker of 50 choices each then costs
@@ -9,6 +10,7 @@ changed) to Django's renderer.
 
 from __future__ import annotations
 
+from django import forms
 from django.forms.renderers import DjangoTemplates
 from django.template.base import render_value_in_context
 from django.template.context import Context
@@ -68,3 +70,26 @@ class FormRenderer(DjangoTemplates):
         ):
             return render_select(widget)
         return super().render(template_name, context, request=request)
+
+
+class ColumnChoices(forms.models.ModelChoiceIterator):
+    """A picker's options from (pk, *label columns) tuples of its queryset instead of model instances (the
+    runs page lists every agent and every test of the team, the check library every agent): the same
+    values and labels."""
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for pk, *columns in self.queryset.values_list("pk", *self.field.label_columns):
+            yield (forms.models.ModelChoiceIteratorValue(pk, None), self.field.label_from_columns(*columns))
+
+
+class ColumnChoiceField(forms.ModelChoiceField):
+    """A ModelChoiceField whose options are drawn from columns: `label_from_columns(*label_columns)` must
+    be what `label_from_instance` gives for the row. Validation is ModelChoiceField's own."""
+
+    iterator = ColumnChoices
+
+    def __init__(self, *args, label_columns=("name",), label_from_columns=str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.label_columns, self.label_from_columns = label_columns, label_from_columns

@@ -9,17 +9,15 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import truncatechars
 from django.urls import reverse
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from agents.models import UNLISTED_FIELDS
 from checks.kinds import Outcome
 from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
+from core.templatetags.names import esc, local_time, truncate
 from core.urls import pk_url
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
@@ -87,6 +85,27 @@ def _queue_for(request: HttpRequest, pk: int) -> ReviewQueue:
     return get_object_or_404(ReviewQueue.objects.visible_to(request.user).select_related("team"), pk=pk)
 
 
+def _queue_row(q: ReviewQueue) -> SafeString:
+    """One row of the review queues list, as reviews/queue_list.html drew it (Python, not the engine)."""
+    description = ""
+    if q.description:
+        description = f'<div class="muted small">{esc(truncate(q.description, 120))}</div>'
+    by = f" by {esc(q.created_by)}" if q.created_by else ""
+    review = ""
+    if q.item_count:
+        review = f'<a class="button small" href="{esc(pk_url("reviews:queue-start", q.pk))}">Review</a>'
+    return mark_safe(  # noqa: S308 - every value is escaped above or here
+        f'\n    <tr data-queue="{esc(q.name)}">'
+        f'\n      <td><a href="{esc(q.get_absolute_url())}">{esc(truncate(q.name, 80))}</a>'
+        f"{description}</td>"
+        f'\n      <td class="num">{esc(q.item_count)}</td>'
+        f'\n      <td class="num">{esc(q.labelled_count)}</td>'
+        f'\n      <td class="small">{esc(local_time(q.created_at, "Y-m-d"))}{by}</td>'
+        f"\n      <td>{review}</td>"
+        "\n    </tr>\n  "
+    )
+
+
 @login_required
 def queue_list(request: HttpRequest) -> HttpResponse:
     """The current team's queues with their counts. Queries: session, user, team, role, count, page."""
@@ -114,7 +133,10 @@ def queue_list(request: HttpRequest) -> HttpResponse:
         .order_by("name", "pk")
     )
     page = Paginator(queues, QUEUES_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "reviews/queue_list.html", {"page": page, "form": form, **flags})
+    rows = list(page.object_list)
+    for q in rows:
+        q.row = _queue_row(q)
+    return render(request, "reviews/queue_list.html", {"page": page, "queues": rows, "form": form, **flags})
 
 
 def _results(owner) -> list[CheckResult]:
@@ -150,27 +172,21 @@ def _subject(item: ReviewItem) -> dict:
     }
 
 
+# What a row (_item_fields, _subject) reads of an item, its sample or task and their run, version, agent.
+ITEM_ROW_COLUMNS = (
+    *("queue_id", "position", "sample_id", "task_id"),
+    *("sample__run_id", "sample__scenario_index", "sample__sample_index", "sample__outcome"),
+    *("sample__run__test_version_id", "sample__run__test_version__scenarios"),
+    *("task__external_id", "task__has_failures", "task__agent_id", "task__agent__name"),
+)
+
+
 def _items(queue: ReviewQueue):
     results = shown_results()
     return (
         ReviewItem.objects.filter(queue=queue)
         .select_related("sample__run__test_version", "task__agent")
-        .defer(
-            "sample__request",
-            "sample__transcript",
-            "sample__attempts",
-            "sample__world_checks",
-            "sample__tool_calls",
-            "sample__trace",
-            "sample__output",
-            "task__messages",
-            "task__output",
-            "task__tool_calls",
-            "task__trace",
-            "task__metadata",
-            "sample__run__summary",
-            *(f"task__agent__{name}" for name in UNLISTED_FIELDS),
-        )
+        .only(*ITEM_ROW_COLUMNS)
         .prefetch_related(
             # Plain lists (to_attr): no related-manager queryset made per row of 50.
             Prefetch("sample__results", queryset=results, to_attr="listed_results"),
@@ -222,23 +238,23 @@ def _item_url_parts(queue: ReviewQueue) -> tuple[str, str]:
 def _item_row(row: dict, url: str) -> SafeString:
     """One row of a queue's items, as the template drew it (50 a page: Python, not the engine)."""
     item, outcome = row["item"], row["outcome"]
-    badge = f' <span class="badge {escape(outcome)}">{escape(outcome)}</span>' if outcome else ""
+    badge = f' <span class="badge {esc(outcome)}">{esc(outcome)}</span>' if outcome else ""
     results = "".join(
-        f'<span class="badge {escape(r.outcome)}" title="{escape(v.name)} v{escape(v.number)}">'
-        f"{escape(truncatechars(v.name, 30))}: {escape(r.outcome)}</span> "
+        f'<span class="badge {esc(r.outcome)}" title="{esc(v.name)} v{esc(v.number)}">'
+        f"{esc(truncate(v.name, 30))}: {esc(r.outcome)}</span> "
         for r in row["results"]
         for v in (r.check_version,)
     )
     labels = "".join(
-        f'<span class="tag" title="{escape(lab.note)}">{escape(lab.reviewer)} · '
-        f"{escape(truncatechars(lab.check_version.name, 20))}: {escape(lab.verdict)}</span> "
+        f'<span class="tag" title="{esc(lab.note)}">{esc(lab.reviewer)} · '
+        f"{esc(truncate(lab.check_version.name, 20))}: {esc(lab.verdict)}</span> "
         for lab in row["labels"]
     )
     return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr data-item="{escape(item.position)}">'
-        f"\n      <td>{escape(item.position)}</td>"
-        f'\n      <td><a href="{escape(url)}">{escape(truncatechars(row["title"], 90))}</a>'
-        f' <span class="tag">{escape(row["kind"])}</span>{badge}</td>'
+        f'\n    <tr data-item="{esc(item.position)}">'
+        f"\n      <td>{esc(item.position)}</td>"
+        f'\n      <td><a href="{esc(url)}">{esc(truncate(row["title"], 90))}</a>'
+        f' <span class="tag">{esc(row["kind"])}</span>{badge}</td>'
         f'\n      <td class="small">{results or '<span class="muted">none</span>'}</td>'
         f'\n      <td class="small">{labels or '<span class="muted">not labelled</span>'}</td>'
         "\n    </tr>\n  "

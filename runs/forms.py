@@ -7,6 +7,7 @@ from django import forms
 from agents.models import Agent
 from checks.kinds import Outcome
 from checks.models import Test
+from core.forms import ColumnChoiceField
 from runs.models import Run
 
 
@@ -44,9 +45,19 @@ class LaunchForm(forms.Form):
         ]
 
 
+def _test_label(agent_name: str, name: str) -> str:
+    return f"{agent_name} · {name}"
+
+
 class RunFilterForm(forms.Form):
-    agent = forms.ModelChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
-    test = forms.ModelChoiceField(queryset=Test.objects.none(), required=False, empty_label="All tests")
+    agent = ColumnChoiceField(queryset=Agent.objects.none(), required=False, empty_label="All agents")
+    test = ColumnChoiceField(
+        queryset=Test.objects.none(),
+        required=False,
+        empty_label="All tests",
+        label_columns=("test_set__agent__name", "name"),
+        label_from_columns=_test_label,
+    )
     result = forms.ChoiceField(required=False, choices=[("", "Any result"), *Outcome.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Run.Status.choices])
     date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
@@ -65,7 +76,7 @@ class RunFilterForm(forms.Form):
             self.fields["agent"].queryset = agents
         if tests is not None:
             self.fields["test"].queryset = tests
-            self.fields["test"].label_from_instance = lambda t: f"{t.test_set.agent.name} · {t.name}"
+            self.fields["test"].label_from_instance = lambda t: _test_label(t.test_set.agent.name, t.name)
 
     def filter(self, runs):
         if not self.is_valid():

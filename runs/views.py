@@ -13,7 +13,7 @@ from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.html import conditional_escape, escape
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
@@ -26,7 +26,7 @@ from checks.models import Check, Test, TestCheck, TestSet
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
-from core.templatetags.names import local_time, trunc
+from core.templatetags.names import esc, local_time, trunc
 from runs import services
 from runs.compare import (
     TREND_RUNS,
@@ -273,21 +273,21 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 def _run_row(r: Run) -> SafeString:
     """One row of the runs list, as the template would draw it (Python, not the engine)."""
-    result = f'<span class="badge {escape(r.result)}">{escape(r.result)}</span>' if r.result else ""
+    result = f'<span class="badge {esc(r.result)}">{esc(r.result)}</span>' if r.result else ""
     launched = local_time(r.created_at, "Y-m-d H:i")
-    by = f" · {escape(r.launched_by)}" if r.launched_by else ""
-    test_url = escape(r.test.get_absolute_url())
+    by = f" · {esc(r.launched_by)}" if r.launched_by else ""
+    test_url = esc(r.test.get_absolute_url())
     return mark_safe(  # noqa: S308 - every value is escaped here
         f'\n    <tr data-run="{r.pk}">'
-        f'\n      <td><a href="{escape(r.get_absolute_url())}"><strong>#{r.pk}</strong></a></td>'
-        f'\n      <td><a href="{escape(r.agent.get_absolute_url())}">{trunc(r.agent.name)}</a></td>'
+        f'\n      <td><a href="{esc(r.get_absolute_url())}"><strong>#{r.pk}</strong></a></td>'
+        f'\n      <td><a href="{esc(r.agent.get_absolute_url())}">{trunc(r.agent.name)}</a></td>'
         f'\n      <td><a href="{test_url}">{trunc(r.test.name)}</a>'
-        f' <span class="muted small">v{escape(r.test_version.number)}</span></td>'
-        f'\n      <td><span class="badge {escape(r.status)}">{escape(r.status)}</span></td>'
+        f' <span class="muted small">v{esc(r.test_version.number)}</span></td>'
+        f'\n      <td><span class="badge {esc(r.status)}">{esc(r.status)}</span></td>'
         f"\n      <td>{result or '<span class=\"muted\">—</span>'}</td>"
-        f'\n      <td class="num">{escape(r.done_samples)} / {escape(r.total_samples)}</td>'
+        f'\n      <td class="num">{esc(r.done_samples)} / {esc(r.total_samples)}</td>'
         f'\n      <td class="small consistency">{conditional_escape(r.consistency)}</td>'
-        f'\n      <td class="small">{escape(launched)}{by}</td>'
+        f'\n      <td class="small">{esc(launched)}{by}</td>'
         "\n    </tr>\n  "
     )
 

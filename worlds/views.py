@@ -12,14 +12,14 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.html import conditional_escape, escape
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
-from core.templatetags.names import local_time, trunc
+from core.templatetags.names import esc, local_time, trunc
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden, viewer_refusal
 from worlds import services
@@ -82,7 +82,7 @@ def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     archived = request.GET.get("archived") in ("1", "true")
     scenes = Scene.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=not archived)
     page = Paginator(
-        scenes.select_related("current_version", "created_by").order_by("name", "id"), PAGE_SIZE
+        scenes.select_related("current_version").order_by("name", "id"), PAGE_SIZE
     ).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     for scene in rows:
@@ -107,14 +107,14 @@ def _scene_row(s: Scene) -> SafeString:
     about = f'<div class="muted small">{trunc(about)}</div>' if about else ""
     tools = "".join(f'<span class="tag">{conditional_escape(t)}</span> ' for t in summary.get("tools") or ())
     updated = local_time(s.updated_at, "Y-m-d H:i")
-    url = escape(s.get_absolute_url())
+    url = esc(s.get_absolute_url())
     return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr class="scene-row" data-scene="{escape(s.name)}">'
+        f'\n    <tr class="scene-row" data-scene="{esc(s.name)}">'
         f'\n      <td><a href="{url}"><strong>{trunc(s.name)}</strong></a>{about}</td>'
-        f"\n      <td>v{escape(s.version)}</td>"
+        f"\n      <td>v{esc(s.version)}</td>"
         f'\n      <td class="small">{tools}</td>'
         f'\n      <td class="small">{len(summary.get("checks") or "")}</td>'
-        f'\n      <td class="small muted">{escape(updated)}</td>'
+        f'\n      <td class="small muted">{esc(updated)}</td>'
         "\n    </tr>\n  "
     )
 

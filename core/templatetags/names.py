@@ -7,13 +7,19 @@ The look is the `.trunc` class of the console stylesheet.
 
 from __future__ import annotations
 
+import html
+import unicodedata
+from datetime import datetime
+
 from django import template
+from django.conf import settings
 from django.template import defaulttags
 from django.template.defaultfilters import date as date_filter
+from django.template.defaultfilters import truncatechars
 from django.urls import NoReverseMatch
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
-from django.utils.timezone import template_localtime
+from django.utils.timezone import get_current_timezone, template_localtime
 
 from core.urls import pk_url, plain_url
 
@@ -25,11 +31,42 @@ def trunc(value: object) -> SafeString | str:
     text = "" if value is None else str(value)
     if not text:
         return ""
+    if type(text) is str:  # format_html's own escaping, without its three calls a value (rows call this)
+        text = html.escape(text)
+        return SafeString(f'<span class="trunc" title="{text}">{text}</span>')
     return format_html('<span class="trunc" title="{}">{}</span>', text, text)
 
 
+def esc(value: object) -> str:
+    """The text of ``django.utils.html.escape(value)`` (which escapes even a safe string) as a plain str,
+    without its lazy-argument wrapper: for rows drawn in Python, inside the markup they mark safe."""
+    return html.escape(str(value))
+
+
+def truncate(value: object, length: int) -> str:
+    """``value|truncatechars:length`` (not escaped): text in NFC that fits is returned as it is (what the
+    filter returns for it: it normalizes to NFC, and text no longer than `length` is never cut, combining
+    marks or not), anything else goes through the filter."""
+    text = str(value)
+    if len(text) <= length and (text.isascii() or unicodedata.is_normalized("NFC", text)):
+        return text
+    return truncatechars(text, length)
+
+
+_FAST = frozenset({"Y-m-d H:i:s", "Y-m-d H:i", "Y-m-d"})
+
+
 def local_time(value, fmt: str = "Y-m-d H:i") -> str:
-    """``{{ value|date:fmt }}`` in the current time zone, for rows drawn in Python."""
+    """``{{ value|date:fmt }}`` in the current time zone, for rows drawn in Python. An aware datetime in
+    the lists' formats (``Y-m-d H:i:s``, ``Y-m-d H:i``, ``Y-m-d``) is written directly (the date filter's
+    ``"%04d"`` and ``"%02d"`` fields, ~90 calls a value less); anything else goes through the filter."""
+    if fmt in _FAST and type(value) is datetime and value.utcoffset() is not None and settings.USE_TZ:
+        v = value.astimezone(get_current_timezone())
+        day = f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+        if fmt == "Y-m-d":
+            return day
+        minute = f"{day} {v.hour:02d}:{v.minute:02d}"
+        return minute if fmt == "Y-m-d H:i" else f"{minute}:{v.second:02d}"
     return date_filter(template_localtime(value), fmt)
 
 

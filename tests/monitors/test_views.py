@@ -72,12 +72,13 @@ def test_task_list_filters_and_htmx_fragment(client, member, agent, django_captu
     assert body.lstrip().startswith('<div id="task-results">') and "<html" not in body
 
 
-def _task_list_in_8_queries(client, member, agent, n, assert_num_queries, capture, params):
+def _task_list_in_7_queries(client, member, agent, n, assert_num_queries, capture, params):
     """The task list (with `params`) over `n` tasks, asserting its query count; the response."""
     ingest(agent, member, [task_item(i) for i in range(n)], capture)
     client.force_login(member)
-    # session, user, current team, agents (filter choices), role, count, page of tasks, teams (switcher)
-    with assert_num_queries(8):
+    # session, user, the user's teams (current team and switcher), agents (filter choices), role, count,
+    # page of tasks
+    with assert_num_queries(7):
         response = client.get(reverse("monitors:task-list"), params)
     assert response.status_code == 200
     return response
@@ -87,7 +88,7 @@ def _task_list_in_8_queries(client, member, agent, n, assert_num_queries, captur
 def test_task_list_queries_do_not_grow(
     client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
-    _task_list_in_8_queries(
+    _task_list_in_7_queries(
         client,
         member,
         agent,
@@ -249,8 +250,9 @@ def test_monitor_list_queries_do_not_grow(client, member, agent, checks, n, djan
     for i in range(n):
         monitoring.create_monitor(agent=agent, by=member, name=f"m{i}", checks=[c.pk for c in checks])
     client.force_login(member)
-    # session, user, team, agents, role, count, page, checks (prefetch), teams (switcher)
-    with django_assert_num_queries(9):
+    # session, user, the user's teams (current team and switcher), agents, role, count, page, checks
+    # (one query of name and version pairs)
+    with django_assert_num_queries(8):
         response = client.get(reverse("monitors:monitor-list"))
     assert response.content.decode().count('href="/monitors/') >= n
 
@@ -263,8 +265,8 @@ def test_evaluation_list_queries_do_not_grow(
     for _ in range(n):
         monitoring.launch_evaluation(agent=agent, by=member, check_ids=[checks[0].pk], task_ids=result.ids)
     client.force_login(member)
-    # session, user, team, count, page (with task counts), teams (switcher)
-    with django_assert_num_queries(6):
+    # session, user, the user's teams (current team and switcher), count, page (with task counts)
+    with django_assert_num_queries(5):
         assert client.get(reverse("monitors:evaluation-list")).status_code == 200
 
 
@@ -362,8 +364,8 @@ def test_monitor_page_queries_are_bounded(
     _build_monitor_data(agent, monitor, [c.current_version for c in checks], n_tasks, now)
     client.force_login(member)
     # session, user, monitor (+agent, team), attached checks, results per (bucket, version), versions
-    # seen, tasks per bucket, evaluated per bucket, latest failures, role, current team, teams (switcher)
-    with django_assert_num_queries(12):
+    # seen, tasks per bucket, evaluated per bucket, latest failures, role, the user's teams
+    with django_assert_num_queries(11):
         response = client.get(reverse("monitors:monitor-detail", args=[monitor.pk]))
     html = response.content.decode()
     assert response.status_code == 200
@@ -555,7 +557,7 @@ def test_task_list_search_matches_external_id_and_output(
 def test_sorted_and_searched_task_list_queries_do_not_grow(
     client, member, agent, n, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
-    response = _task_list_in_8_queries(
+    response = _task_list_in_7_queries(
         client,
         member,
         agent,

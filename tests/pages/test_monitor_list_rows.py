@@ -1,6 +1,7 @@
 """The monitors list draws its rows in Python (monitors.views._monitor_row): each row is the HTML the
 template's row drew, for active and paused monitors, whole and fractional sample rates, one check or
-several, and names that need escaping."""
+several, and names that need escaping; the page's checks read in one query of pairs (_list_checks) draw
+the same rows as a prefetch of the checks, and the agent picker's options are the template's."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import pytest
 from django.db.models import Prefetch
 from django.template import engines
 
+from agents.models import Agent
+from agents.services import create_agent
 from checks.models import Check
 from checks.services import create_check
 from monitors.models import Monitor
 from monitors.services import create_monitor
-from monitors.views import _monitor_row
+from monitors.views import _agent_options, _list_checks, _monitor_row
 
 pytestmark = pytest.mark.django_db
 
@@ -48,3 +51,33 @@ def test_rows_are_what_the_template_drew(agent, member):
     assert {m.sample_rate for m in monitors} == {Decimal("100"), Decimal("12.5"), Decimal("0.25")}
     for monitor in monitors:
         assert _monitor_row(monitor) == template.render({"m": monitor})
+
+
+def test_the_checks_read_as_pairs_draw_the_same_rows(agent, member):
+    one = create_check(agent=agent, by=member, name="b <one>", kind="text_includes", config={"text": "x"})
+    two = create_check(agent=agent, by=member, name="a & two", kind="text_includes", config={"text": "y"})
+    create_monitor(agent=agent, by=member, name="Both", checks=[one.pk, two.pk])
+    create_monitor(agent=agent, by=member, name="One", checks=[one.pk])
+    empty = create_monitor(agent=agent, by=member, name="Empty", checks=[two.pk])
+    Monitor.checks.through.objects.filter(monitor=empty).delete()
+    prefetched = Monitor.objects.filter(agent=agent).select_related("agent").order_by("pk")
+    by_name = Check.objects.order_by("name", "id")
+    prefetched = prefetched.prefetch_related(Prefetch("checks", queryset=by_name))
+    expected = [_monitor_row(m) for m in prefetched]
+    paired = list(Monitor.objects.filter(agent=agent).select_related("agent").order_by("pk"))
+    _list_checks(paired)
+    assert [m.listed_checks for m in paired] == [[("a & two", 1), ("b <one>", 1)], [("b <one>", 1)], []]
+    assert [_monitor_row(m) for m in paired] == expected
+    _list_checks([])  # an empty page: no query, nothing to do
+
+
+OPTIONS = """{% for a in agents %}<option value="{{ a.pk }}"{% if agent_id == a.pk|stringformat:"d" %} selected{% endif %}>{{ a.name }}</option>{% endfor %}"""  # noqa: E501
+
+
+def test_the_agent_options_are_what_the_template_drew(team, admin_user, agent):
+    create_agent(team=team, by=admin_user, name='<b>"Odd" & co</b>', endpoint_url="http://127.0.0.1:9/")
+    agents = list(Agent.objects.filter(team=team).order_by("name", "pk"))
+    template = engines["django"].from_string(OPTIONS)
+    pairs = [(a.pk, a.name) for a in agents]
+    for chosen in ["", str(agent.pk), "999999", f"{agent.pk}0"]:
+        assert _agent_options(pairs, chosen) == template.render({"agents": agents, "agent_id": chosen})

@@ -55,9 +55,9 @@ def test_agent_list(measure, team, admin_user, agent):
             a = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
             _checks(a, admin_user, 2)
 
-    # session, user, current team, membership (role), active/archived counts, COUNT agents, agents page
-    # with check/test-set/last-run subqueries, teams for the switcher
-    measure(reverse("agents:agent-list"), add, 8, contains=["Agent 5"])
+    # session, user, the user's teams (current team and switcher), membership (role), active/archived
+    # counts, COUNT agents, agents page with check/test-set/last-run subqueries
+    measure(reverse("agents:agent-list"), add, 7, contains=["Agent 5"])
 
 
 def test_check_list(measure, agent, member):
@@ -70,10 +70,10 @@ def test_check_list(measure, agent, member):
             test_set=test_set, by=member, name="T", scenarios=["x"], checks=[c.pk for c in checks[:3]]
         )
 
-    # session, user, agent, 4 usage counts (all / in tests / in dashboards / unused), archived count, COUNT
-    # for the page, checks page (current version, creator, usage subqueries), membership, current team,
-    # switcher teams
-    measure(reverse("checks:check-list", args=[agent.pk]), add, 13, contains=["latency 5", "text_includes 5"])
+    # session, user, agent, the usage counts (all / in tests / in dashboards / unused / archived: one
+    # aggregate), COUNT for the page, checks page (current version, usage subqueries), membership, the
+    # user's teams (current team and switcher)
+    measure(reverse("checks:check-list", args=[agent.pk]), add, 8, contains=["latency 5", "text_includes 5"])
 
 
 def test_check_list_sorted_and_searched(measure, agent, member):
@@ -83,10 +83,10 @@ def test_check_list_sorted_and_searched(measure, agent, member):
         _checks(agent, member, N)
         _checks(agent, member, N, kind="latency")
 
-    # the same 13 queries as test_check_list (with the archived count): the search narrows the library
+    # the same 8 queries as test_check_list (with the archived count): the search narrows the library
     # and its counts, the sort orders the page
     url = f"{reverse('checks:check-list', args=[agent.pk])}?q=e&sort=-used&used=unused"
-    measure(url, add, 13, contains=["latency 5", "text_includes 5"])
+    measure(url, add, 8, contains=["latency 5", "text_includes 5"])
 
 
 def test_testset_list(measure, agent, member):
@@ -101,9 +101,9 @@ def test_testset_list(measure, agent, member):
                 test = create_test(test_set=ts, by=member, name=f"T{j}", scenarios=["x"])
                 services.launch_run(test=test, by=member)
 
-    # session, user, current team, COUNT sets, sets page (+agent), tests prefetch (+current version,
-    # last-run subqueries), membership, agents for the "new set" picker, switcher teams
-    measure(reverse("checks:testset-list"), add, 9, contains=["S5"])
+    # session, user, the user's teams (current team, switcher), COUNT sets, sets page (+agent), tests
+    # prefetch (+current version, last-run subqueries), membership, agents for the "new set" picker
+    measure(reverse("checks:testset-list"), add, 8, contains=["S5"])
 
 
 def test_testset_detail(measure, test_set, member):
@@ -115,8 +115,8 @@ def test_testset_detail(measure, test_set, member):
             services.launch_run(test=test, by=member)
 
     # session, user, test set (+agent, team), COUNT tests, tests page (+version, creator, counts, last run),
-    # membership, current team, switcher teams
-    measure(test_set.get_absolute_url(), add, 8, contains=["T5"])
+    # membership, the user's teams (current, switcher)
+    measure(test_set.get_absolute_url(), add, 7, contains=["T5"])
 
 
 def test_test_detail(measure, test_set, member, agent):
@@ -134,8 +134,8 @@ def test_test_detail(measure, test_set, member, agent):
             services.launch_run(test=test, by=member)
 
     # session, user, test (+set, agent, team, version, creator), attached checks (+check, version),
-    # versions (+creator, run counts), runs (+version, launcher), membership, current team, switcher teams
-    measure(test.get_absolute_url(), add, 9)
+    # versions (+creator, run counts), runs (+version, launcher), membership, the user's teams
+    measure(test.get_absolute_url(), add, 8)
 
 
 def test_check_detail_versions(measure, agent, member):
@@ -146,8 +146,8 @@ def test_check_detail_versions(measure, agent, member):
             edit_check(check=check, by=member, config={"text": f"v{i}"})
 
     # session, user, check (+agent, team, version, creator), COUNT versions, versions page (+creator,
-    # run counts), tests using it, monitors, recent runs using it, membership, current team, switcher teams
-    measure(check.get_absolute_url(), add, 11, contains=["Version 7"])
+    # run counts), tests using it, monitors, recent runs using it, membership, the user's teams
+    measure(check.get_absolute_url(), add, 10, contains=["Version 7"])
 
 
 def test_run_list(measure, order_test, member):
@@ -157,9 +157,9 @@ def test_run_list(measure, order_test, member):
         for _ in range(N):
             services.launch_run(test=order_test, by=member)
 
-    # session, user, current team, COUNT runs, runs page (+agent, test, version, launcher),
-    # agents and tests for the filter selects, switcher teams
-    measure(reverse("runs:run-list"), add, 8)
+    # session, user, the user's teams (current team, switcher), COUNT runs, runs page (+agent, test,
+    # version, launcher), agents and tests for the filter selects
+    measure(reverse("runs:run-list"), add, 7)
 
 
 def test_run_list_sorted_and_searched(measure, order_test, member):
@@ -170,7 +170,7 @@ def test_run_list_sorted_and_searched(measure, order_test, member):
             services.launch_run(test=order_test, by=member)
 
     # the same 8 queries: sorting and searching change the runs query, never add one
-    measure(f"{reverse('runs:run-list')}?sort=-agent&q=order", add, 8)
+    measure(f"{reverse('runs:run-list')}?sort=-agent&q=order", add, 7)
 
 
 def test_run_list_of_one_agent(measure, order_test, member):
@@ -182,7 +182,7 @@ def test_run_list_of_one_agent(measure, order_test, member):
             services.launch_run(test=order_test, by=member)
 
     # the 8 queries, plus the picked agent (its tabs show its kind, protocol and address: no more)
-    measure(f"{reverse('runs:run-list')}?agent={agent.pk}", add, 9, contains=[agent.shown_endpoint_url])
+    measure(f"{reverse('runs:run-list')}?agent={agent.pk}", add, 8, contains=[agent.shown_endpoint_url])
 
 
 def test_run_detail_samples(measure, login, member, live_agent, order_checks, run_now):
@@ -210,8 +210,8 @@ def test_run_detail_samples(measure, login, member, live_agent, order_checks, ru
             client.get(run.get_absolute_url())
         counts.append(len(ctx.captured_queries))
     # session, user, run (+agent, test, version, launcher, token), run checks, samples, their results
-    # (+check versions), runs to compare with, membership, current team, switcher teams
-    assert counts == [10, 10]
+    # (+check versions), runs to compare with, membership, the user's teams (current, switcher)
+    assert counts == [9, 9]
 
 
 def test_token_list(measure, member):
@@ -221,8 +221,8 @@ def test_token_list(measure, member):
         for i in range(N):
             issue_token(user=member, name=f"t{i}")
 
-    # session, user, COUNT tokens, tokens page, current team, switcher teams
-    measure(reverse("token-list"), add, 6, contains=["t5"])
+    # session, user, COUNT tokens, tokens page, the user's teams (current, switcher)
+    measure(reverse("token-list"), add, 5, contains=["t5"])
 
 
 def test_archived_agent_and_check_lists(measure, team, admin_user, agent):
@@ -246,9 +246,9 @@ def test_archived_agent_and_check_lists(measure, team, admin_user, agent):
 
     # the same queries as the active lists (see test_agent_list and test_check_list)
     url = reverse("agents:agent-list") + "?archived=1"
-    measure(url, add_agents, 8, user=admin_user, contains=["Spare 5"])
+    measure(url, add_agents, 7, user=admin_user, contains=["Spare 5"])
     url = reverse("checks:check-list", args=[agent.pk]) + "?archived=1"
-    measure(url, add_checks, 13, user=admin_user, contains=["latency 5", "Restore"])
+    measure(url, add_checks, 8, user=admin_user, contains=["latency 5", "Restore"])
 
 
 def test_check_library_across_agents(measure, team, admin_user, agent, member):
@@ -259,6 +259,6 @@ def test_check_library_across_agents(measure, team, admin_user, agent, member):
             other = create_agent(team=team, by=admin_user, name=f"Agent {i}", endpoint_url="http://127.0.0.1:9/")
             _checks(other, member, 2, kind="latency")
 
-    # session, user, current team, COUNT checks, the page of checks (+agent, current version, usage
-    # subqueries), agents for the filter select, switcher teams
-    measure(reverse("checks:check-index"), add, 7, contains=["Agent 5", "latency 1"])
+    # session, user, the user's teams (current team, switcher), COUNT checks, the page of checks (+agent,
+    # current version, usage subqueries), agents for the filter select
+    measure(reverse("checks:check-index"), add, 6, contains=["Agent 5", "latency 1"])
