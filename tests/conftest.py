@@ -58,6 +58,23 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)  # stable: the rest keep their order
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's test database, copied from the migrated schema kept by tests/support/test_databases.py
+    instead of migrated again in every pytest process."""
+    from tests.support.test_databases import setup_test_databases, teardown_test_databases
+
+    verbosity = request.config.option.verbose
+    with django_db_blocker.unblock():
+        config = setup_test_databases(verbosity)
+    yield
+    with django_db_blocker.unblock():
+        try:
+            teardown_test_databases(config, verbosity)
+        except Exception as exc:  # as pytest-django: a database still in use is a warning, not a failure
+            request.node.warn(pytest.PytestWarning(f"Error when trying to teardown test databases: {exc!r}"))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """One line at the end when browser tests were skipped for want of Chromium, instead of bare `s`s."""
     skipped = [
