@@ -45,7 +45,7 @@ def _shares_a_module_fixture(item) -> bool:
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
+@pytest.hookimpl(wrapper=True)  # around xdist's worker, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     def rank(item):
         return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
@@ -56,6 +56,30 @@ def pytest_collection_modifyitems(config, items):
         if not item.get_closest_marker("xdist_group") and _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     items.sort(key=rank)  # stable: the rest keep their order
+    yield
+    if config.getvalue("loadgroup"):  # set by xdist in its workers under --dist loadgroup
+        _tell_the_controller_the_groups(items)
+
+
+def _tell_the_controller_the_groups(items) -> None:
+    """What `--dist loadgroup` needs and pytest-xdist 3.8 no longer gets through under pytest 9.2.
+
+    xdist's worker tells the controller a test's group by appending "@<group>" to its node id, and does so
+    by setting `item._nodeid`; pytest 9.2 reads a node id from `item._id` (a structured NodeId), so the
+    suffix never reached the controller and every group was split between the processes (each ran the
+    module's fixture: two browsers, two copies of the matrix's rows, the two `make up` rounds in two
+    fresh var directories). This puts the same suffix where pytest 9.2 reads it.
+    """
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
 
 
 @pytest.fixture(scope="session")
