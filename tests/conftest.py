@@ -48,7 +48,8 @@ def _shares_a_module_fixture(item) -> bool:
 @pytest.hookimpl(wrapper=True)  # around xdist's worker, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     def rank(item):
-        return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+        ranks = (i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix))
+        return next(ranks, len(LONG_FIRST))
 
     # A module whose tests share a module-scoped fixture (a browser, a server, rows made once) runs in one
     # xdist process (pytest.ini: --dist loadgroup), so that the fixture starts once, not once per process.
@@ -57,7 +58,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     items.sort(key=rank)  # stable: the rest keep their order
     yield
-    if config.getvalue("loadgroup"):  # set by xdist in its workers under --dist loadgroup
+    if getattr(config.option, "loadgroup", False):  # set by xdist in its workers under --dist loadgroup
         _tell_the_controller_the_groups(items)
 
 
@@ -153,7 +154,9 @@ def launch_browser(browser_type_launch_args, browser_type, connect_options):
     def launch(**kwargs):
         options = {**browser_type_launch_args, **kwargs}
         if connect_options:
-            headers = {"x-playwright-launch-options": json.dumps(options), **(connect_options.get("headers") or {})}
+            headers = {
+                "x-playwright-launch-options": json.dumps(options), **(connect_options.get("headers") or {})
+            }
             return browser_type.connect(**{**connect_options, "headers": headers})
         return browser_type.launch(**options)
 

@@ -76,9 +76,11 @@ def _setup_sqlite(verbosity: int):
             config = _setup(verbosity, keepdb=False)  # migrates from zero
             connection.close()
             partial = schema.with_suffix(".partial")
-            with contextlib.closing(sqlite3.connect(test_name)) as source:
-                with contextlib.closing(sqlite3.connect(partial)) as target:
-                    source.backup(target)
+            with (
+                contextlib.closing(sqlite3.connect(test_name)) as source,
+                contextlib.closing(sqlite3.connect(partial)) as target,
+            ):
+                source.backup(target)
             partial.replace(schema)
             for old in schema.parent.glob(f"{PREFIX}*.sqlite3"):
                 if old != schema:
