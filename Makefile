@@ -35,8 +35,8 @@ up: demo
 	@$(PY) manage.py collectstatic --no-input -v 0 >/dev/null 2>&1 || true
 	@PY=$(PY) PORT=$(PORT) DEMO_AGENT_PORT=$(DEMO_AGENT_PORT) bash scripts/up.sh
 
-# The whole suite, browser tests included, in one run of two processes (tests/conftest.py starts Playwright
-# per browser test module, so its event loop never outlives them). Bytecode is written even where
+# The whole suite, browser tests included, in one run of two processes (Playwright is started per browser test
+# module, and once for tests/browser/, so its event loop never outlives them). Bytecode is written even where
 # PYTHONDONTWRITEBYTECODE is set: every pytest process would otherwise rewrite and compile each test module
 # again, and each of the hundreds of CLI, manage.py and worker subprocesses compile the project again.
 test: install

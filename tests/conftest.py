@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -11,6 +10,7 @@ from hypothesis import settings as hypothesis_settings
 
 from tests import factories
 from tests.support.fake_judge import fake_judge  # noqa: F401  (a loopback OpenAI-compatible judge)
+from tests.support.playwright_fixtures import playwright_fixtures
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
@@ -38,24 +38,72 @@ LONG_FIRST = (
 )
 
 
-def _shares_a_module_fixture(item) -> bool:
+def _shared_fixture_group(item) -> str | None:
+    """The xdist group of a test that uses a fixture shared by its package or its module, else None."""
     fixtures = getattr(item, "_fixtureinfo", None)
-    return fixtures is not None and any(
-        defs and defs[-1].scope == "module" for defs in fixtures.name2fixturedefs.values()
-    )
+    scopes = {defs[-1].scope for defs in fixtures.name2fixturedefs.values() if defs} if fixtures else set()
+    if "package" in scopes:
+        return item.module.__name__.rpartition(".")[0]
+    if "module" in scopes:
+        return item.module.__name__
+    return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
+@pytest.hookimpl(wrapper=True)  # around xdist's worker, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     def rank(item):
-        return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+        ranks = (i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix))
+        return next(ranks, len(LONG_FIRST))
 
-    # A module whose tests share a module-scoped fixture (a browser, a server, rows made once) runs in one
-    # xdist process (pytest.ini: --dist loadgroup), so that the fixture starts once, not once per process.
+    # A module (a package) whose tests share a module-scoped (package-scoped) fixture (a browser, a server,
+    # rows made once) runs in one xdist process (pytest.ini: --dist loadgroup), so that the fixture starts
+    # once, not once per process.
     for item in items:
-        if not item.get_closest_marker("xdist_group") and _shares_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        group = None if item.get_closest_marker("xdist_group") else _shared_fixture_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=rank)  # stable: the rest keep their order
+    yield
+    if getattr(config.option, "loadgroup", False):  # set by xdist in its workers under --dist loadgroup
+        _tell_the_controller_the_groups(items)
+
+
+def _tell_the_controller_the_groups(items) -> None:
+    """What `--dist loadgroup` needs and pytest-xdist 3.8 no longer gets through under pytest 9.2.
+
+    xdist's worker tells the controller a test's group by appending "@<group>" to its node id, and does so
+    by setting `item._nodeid`; pytest 9.2 reads a node id from `item._id` (a structured NodeId), so the
+    suffix never reached the controller and every group was split between the processes (each ran the
+    module's fixture: two browsers, two copies of the matrix's rows, the two `make up` rounds in two
+    fresh var directories). This puts the same suffix where pytest 9.2 reads it.
+    """
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's test database, copied from the migrated schema kept by tests/support/test_databases.py
+    instead of migrated again in every pytest process."""
+    from tests.support.test_databases import setup_test_databases, teardown_test_databases
+
+    verbosity = request.config.option.verbose
+    with django_db_blocker.unblock():
+        config = setup_test_databases(verbosity)
+    yield
+    with django_db_blocker.unblock():
+        try:
+            teardown_test_databases(config, verbosity)
+        except Exception as exc:  # as pytest-django: a database still in use is a warning, not a failure
+            request.node.warn(pytest.PytestWarning(f"Error when trying to teardown test databases: {exc!r}"))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -74,22 +122,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # Playwright per test module instead of per session (pytest-playwright's default), so that browser tests
-# can share a process with the rest: while it is started, Playwright's sync API marks its event loop as
-# running in the main thread, and asyncio.run() in any later test of that process would refuse to start.
-# Stopping it at the end of each browser module closes that loop; these fixtures replace the plugin's
-# session-scoped ones of the same names (and those that need `playwright`) and do what they do.
-@pytest.fixture(scope="module")
-def playwright(_pw_api_request_contexts):
-    import asyncio
-
-    from playwright.sync_api import sync_playwright
-
-    pw = sync_playwright().start()
-    if _pw_api_request_contexts:
-        _pw_api_request_contexts.instrument(pw)
-    yield pw
-    pw.stop()
-    assert asyncio._get_running_loop() is None, "Playwright left its event loop running"
+# can share a process with the rest (tests/support/playwright_fixtures.py says why); tests/browser/ shares
+# one per package.
+playwright, browser_type, launch_browser, browser = playwright_fixtures("module")
 
 
 @pytest.fixture(scope="module")
@@ -100,30 +135,6 @@ def browser_context_args(pytestconfig, playwright, device, base_url, _pw_artifac
     if pytestconfig.getoption("--video") in ["on", "retain-on-failure"]:
         args["record_video_dir"] = _pw_artifacts_folder.name
     return args
-
-
-@pytest.fixture(scope="module")
-def browser_type(playwright, browser_name):
-    return getattr(playwright, browser_name)
-
-
-@pytest.fixture(scope="module")
-def launch_browser(browser_type_launch_args, browser_type, connect_options):
-    def launch(**kwargs):
-        options = {**browser_type_launch_args, **kwargs}
-        if connect_options:
-            headers = {"x-playwright-launch-options": json.dumps(options), **(connect_options.get("headers") or {})}
-            return browser_type.connect(**{**connect_options, "headers": headers})
-        return browser_type.launch(**options)
-
-    return launch
-
-
-@pytest.fixture(scope="module")
-def browser(launch_browser):
-    browser = launch_browser()
-    yield browser
-    browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.playwright_fixtures import playwright_fixtures
 from tests.support.workers import pytest_runtest_makereport, qcluster, qcluster_factory  # noqa: F401
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
@@ -40,6 +41,11 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "tests/browser/" in str(item.fspath):
                 item.add_marker(skip)
+
+
+# One Playwright and one Chromium for every module of this folder (they run in one process, one after the
+# other: one xdist group, tests/conftest.py), stopped after the folder's last test.
+playwright, browser_type, launch_browser, browser = playwright_fixtures("package")
 
 
 @pytest.fixture(scope="session")

@@ -14,18 +14,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from okta.client import Client
-from okta.pagination import PaginationHelper, paginate_all, paginate_pages
 
 from tests.support.served_world import served_world
 from worlds.engine import load_scene
 from worlds.engine.http import Request
 from worlds.engine.serve import WorldServer
 from worlds.engine.world import World
+
+if TYPE_CHECKING:
+    from okta.client import Client
+
+# The SDK is imported by the tests that call it, not at collection: importing it costs about 7 CPU-s (its
+# pydantic models), which every pytest process that collected this module used to pay. Its tests are one
+# unit of work (pytest.ini: --dist loadgroup), so one process imports it.
+pytestmark = pytest.mark.xdist_group("okta-sdk")
 
 SCENE = """
 scene: okta-office
@@ -73,6 +79,8 @@ class Org:
         self.raw = httpx.Client(base_url=self.base, headers={"Authorization": f"SSWS {self.token}"})
 
     def client(self, token: str | None = None) -> Client:
+        from okta.client import Client
+
         return Client({"orgUrl": self.base, "token": token or self.token})
 
     def sdk(self, call, token: str | None = None) -> tuple[Any, Any]:
@@ -85,6 +93,8 @@ class Org:
         return (result[0] if len(result) == 3 else None), result[-1]
 
     def pages(self, **kwargs) -> list[list[str]]:
+        from okta.pagination import paginate_pages
+
         async def run():
             client = self.client()
             pages = paginate_pages(client.list_users, **kwargs)
@@ -223,6 +233,8 @@ def test_search_eq_and_sw_on_status_login_email_with_and_or(org):
 
 
 def test_pagination_follows_the_after_cursor_of_the_link_header(org):
+    from okta.pagination import PaginationHelper, paginate_all
+
     pages = org.pages(limit=4)
     assert [len(p) for p in pages] == [4, 4, 1]
     assert sorted(login for p in pages for login in p) == org.logins()
