@@ -38,6 +38,11 @@ def plural(count: int, word: str, plural_word: str | None = None) -> str:
     return f"{count:,} {plural_word or word + 's'}"
 
 
+def spoken_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list as a sentence says it."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def bounded_list(value: Any, errors: dict[str, str], name: str, limit: int, items: str, what: str) -> Any:
     """``value`` when it is a list (or tuple) of at most ``limit`` ``items``; otherwise ``[]``, with the
     problem in ``errors[name]`` unless ``value`` is None (left out)."""

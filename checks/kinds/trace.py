@@ -19,7 +19,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ._common import bounded_list, indeterminate, json_text, json_type, judged, plural
+from ._common import bounded_list, indeterminate, json_text, json_type, judged, plural, spoken_list
 from .base import Context, Evidence, FieldSpec, Verdict
 from .evidence import TraceEntry, trace_of
 from .registry import Kind, register
@@ -133,10 +133,7 @@ def _clean(config: dict[str, Any], errors: dict[str, str]) -> None:
 
 
 def _quoted(patterns: list[str]) -> str:
-    shown = [json_text(p, 80) for p in patterns]
-    if len(shown) == 1:
-        return shown[0]
-    return ", ".join(shown[:-1]) + " and " + shown[-1]
+    return spoken_list([json_text(p, 80) for p in patterns])
 
 
 def _entries(entries: list[TraceEntry]) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from checks.kinds._common import spoken_list
 from checks.kinds.trace import compile_pattern
 
 from .clock import iso, parse_iso
@@ -335,15 +336,11 @@ def evaluate_process(world: World, kind: str, spec: Any) -> StateResult:
     return _KINDS[kind](world, spec)
 
 
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _revealed(world: World, facts: list) -> StateResult:
     keys = [_key(f) for f in facts]
     revealed = world.people.state["revealed"]
     missing = [k for k in keys if k not in revealed]
-    expected = _and(keys) + " revealed to the agent when asked"
+    expected = spoken_list(keys) + " revealed to the agent when asked"
     events = tuple(revealed[k]["event"] for k in keys if k in revealed)
     asked = [revealed[k]["asked"] for k in keys if k in revealed]
     evidence = _seqs(e for e in world.events if e.n in asked)
