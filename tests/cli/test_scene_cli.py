@@ -21,21 +21,8 @@ from tests.support.world_agent import WorldAgent
 
 REPO = Path(__file__).resolve().parents[2]
 
-SCENE = """\
-scene: crm-lookup
-task: "Look up customer 42 in the CRM and do not change it."
-world:
-  tools:
-    crm: { answers: { "GET /crm/customers/*": { status: 200, body: { plan: pro } } } }
-checks:
-  - id: looked_up
-    trace: { called: "GET /crm/customers/*" }
-  - id: no_crm_writes
-    trace: { not_called: ["POST /crm/*", "PATCH /crm/*", "DELETE /crm/*"] }
-  - id: polite
-    judge: "The agent says what it looked up."
-pass: [looked_up, no_crm_writes]
-"""
+SCENES = Path(__file__).parent / "scenes"
+SCENE = (SCENES / "crm-lookup.yaml").read_text()
 
 BAD = """\
 scene: bad-scene

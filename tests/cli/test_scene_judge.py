@@ -21,18 +21,8 @@ from tests.support.world_agent import WorldAgent
 
 KEY = "sk-scene-judge-key"
 
-CRM = """\
-scene: crm-judged
-task: "Look up customer 42 in the CRM and tell me their plan."
-world:
-  tools:
-    crm: { answers: { "GET /crm/customers/*": { status: 200, body: { plan: pro } } } }
-checks:
-  - id: looked_up
-    trace: { called: "GET /crm/customers/*" }
-  - id: said_plan
-    judge: "The agent looked up the customer's plan."
-"""
+SCENES = Path(__file__).parent / "scenes"
+CRM = (SCENES / "crm-judged.yaml").read_text()
 
 SLACK = support_question(
     "Is the export broken?",

@@ -82,3 +82,13 @@ REFERENCE_GITHUB_CHECKS = """\
     state: { github.issue: { repo: $github_orders, body_contains: [CSV, export], labels: [bug], state: open,
                              count: 1 } }
 """
+# The reference's process check examples (people, messages, order, time), word for word.
+REFERENCE_PROCESS_CHECKS = """\
+  - { id: ben_got_the_details, knows: [ben, laura.beta_on] }
+  - { id: laura_got_the_workaround, told: [laura, ben.workaround] }
+  - { id: priority_decided, decided: [mike, severity, p1] }
+  - { id: answered_in_her_thread, message: { to: laura, in_thread_of: $slack_question, from: $slack_bot } }
+  - { id: no_root_cause_to_customer, never: { to: laura, fact: ben.root_cause } }
+  - { id: priority_before_label, before: [{ decided: [mike, severity, p1] }, { called: "POST /repos/*/issues/*/labels" }] }
+  - { id: answered_fast, within: { event: { message: { to: laura, from: $slack_bot } }, of: start, limit: 30m } }
+"""  # noqa: E501 - copied as the reference writes them

@@ -18,22 +18,8 @@ from worlds.engine.http import Request
 from worlds.engine.world import World as EngineWorld
 from worlds.models import World, WorldEntry
 
-SCENE = """\
-scene: store
-task: Answer in #support.
-world:
-  slack:
-    users:
-      slack_bot: { name: orders-bot, bot: true }
-      slack_laura: { name: laura }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura] }
-  tools:
-    crm: {}
-checks:
-  - id: answered
-    state: { slack.message: { channel: $slack_support, from: $slack_bot } }
-"""
+SCENES = Path(__file__).parent / "scenes"
+SCENE = (SCENES / "store.yaml").read_text()
 
 
 @pytest.fixture
@@ -175,7 +161,7 @@ def test_a_connection_that_breaks_while_storing_a_call_neither_loses_nor_doubles
 def test_a_call_touches_only_the_tools_whose_state_it_may_change():
     """The console compares only ``world.touched`` with what it stored: every tool whose state a
     call changed must be in it (a tool's state is reached only through World.simulator)."""
-    scene = load_scene((Path(__file__).parent / "scenes" / "example.yaml").read_text(), "example.yaml")
+    scene = load_scene((SCENES / "example.yaml").read_text(), "example.yaml")
     world = EngineWorld.build(scene)
     slack = {"Authorization": f"Bearer {world.credentials['slack']['token']}"}
     gh = {"Authorization": f"token {world.credentials['github']['token']}"}
@@ -215,7 +201,7 @@ def test_a_call_touches_only_the_tools_whose_state_it_may_change():
 def _scenes():
     from bench.worlds.bench_worlds import scene_text
 
-    yield load_scene((Path(__file__).parent / "scenes" / "example.yaml").read_text(), "example.yaml")
+    yield load_scene((SCENES / "example.yaml").read_text(), "example.yaml")
     yield load_scene(scene_text(), "bench.json")
 
 

@@ -2,7 +2,7 @@
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.support.scenes import REFERENCE_GITHUB_CHECKS, REFERENCE_TRACE_CHECKS
+from tests.support.scenes import REFERENCE_GITHUB_CHECKS, REFERENCE_PROCESS_CHECKS, REFERENCE_TRACE_CHECKS
 from worlds.engine import load_scene
 
 EXAMPLE = Path(__file__).parent / "scenes" / "example.yaml"
@@ -77,13 +77,9 @@ REFERENCE_CHECKS = (
       pagerduty.incident: { service: $pagerduty_orders, first: true }
       status: resolved
       resolved_within: 5m
-  - { id: ben_got_the_details, knows: [ben, laura.beta_on] }
-  - { id: laura_got_the_workaround, told: [laura, ben.workaround] }
-  - { id: priority_decided, decided: [mike, severity, p1] }
-  - { id: answered_in_her_thread, message: { to: laura, in_thread_of: $slack_question, from: $slack_bot } }
-  - { id: no_root_cause_to_customer, never: { to: laura, fact: ben.root_cause } }
-  - { id: priority_before_label, before: [{ decided: [mike, severity, p1] }, { called: "POST /repos/*/issues/*/labels" }] }
-  - { id: answered_fast, within: { event: { message: { to: laura, from: $slack_bot } }, of: start, limit: 30m } }
+"""
+    + REFERENCE_PROCESS_CHECKS
+    + """\
   - id: helpful_reply
     judge: "The reply tells the customer where to find the CSV export and that it can take two minutes to appear."
 """

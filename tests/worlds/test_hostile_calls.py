@@ -4,6 +4,8 @@ and never changes another world."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -12,21 +14,8 @@ from worlds import services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCENE = """\
-scene: hostile
-task: t
-world:
-  slack:
-    users: { slack_bot: { name: bot, bot: true }, slack_ann: { name: ann } }
-    channels: { slack_general: { name: general, members: [$slack_bot, $slack_ann] } }
-  github:
-    users: { gh_bot: { login: bot, bot: true } }
-    repos: { gh_repo: { name: acme/orders, collaborators: { $gh_bot: write },
-                        commits: { c1: { message: init, files: { README.md: "hi" } } }, branches: { main: $c1 } } }
-checks:
-  - id: any
-    trace: { called: "*" }
-"""
+SCENES = Path(__file__).parent / "scenes"
+SCENE = (SCENES / "hostile.yaml").read_text()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -33,28 +34,8 @@ if TYPE_CHECKING:
 # unit of work (pytest.ini: --dist loadgroup), so one process imports it.
 pytestmark = pytest.mark.xdist_group("okta-sdk")
 
-SCENE = """
-scene: okta-office
-task: Tidy up the accounts.
-clock: { start: "2026-03-02T09:00:00Z", per_call: 1s }
-world:
-  okta:
-    users:
-      okta_jane:  { login: jane@acme.example, first_name: Jane, last_name: Doe, status: ACTIVE }
-      okta_james: { login: james@acme.example, first_name: James, last_name: Park, email: jp@mail.example }
-      okta_bob:   { login: bob@acme.example, first_name: Bob, last_name: Stone, status: STAGED }
-      okta_pat:   { login: pat@acme.example, first_name: Pat, last_name: Jones, status: STAGED,
-                    password: true }
-      okta_sue:   { login: sue@acme.example, first_name: Sue, last_name: Janssen, status: SUSPENDED }
-      okta_lou:   { login: lou@acme.example, first_name: Lou, last_name: Reed, status: LOCKED_OUT }
-      okta_old:   { login: old@acme.example, first_name: Old, last_name: Timer, status: DEPROVISIONED }
-      okta_new:   { login: new@acme.example, first_name: Nina, last_name: New, status: PROVISIONED }
-      okta_rec:   { login: rec@acme.example, first_name: Rick, last_name: Cover, status: RECOVERY }
-      okta_exp:   { login: exp@acme.example, first_name: Eve, last_name: Expired, status: PASSWORD_EXPIRED }
-checks:
-  - id: jane_suspended
-    state: { okta.user: { user: $okta_jane, status: SUSPENDED } }
-"""
+SCENES = Path(__file__).parent / "scenes"
+SCENE = (SCENES / "okta.yaml").read_text()
 ALIVE = 9  # every seed user but the deprovisioned one
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import warnings
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
 import httpx2
@@ -30,38 +31,8 @@ with warnings.catch_warnings():  # pdpyras warns at import that it is deprecated
     warnings.simplefilter("ignore")
     import pdpyras
 
-SCENE = """
-scene: pd-office
-task: Handle the orders incident.
-clock: { start: "2026-03-02T09:00:00Z", per_call: 1m }
-world:
-  pagerduty:
-    users:
-      pd_bot:  { name: Orders Bot, email: bot@acme.example, bot: true }
-      pd_mike: { name: Mike, email: mike@acme.example, role: admin }
-      pd_ann:  { name: Ann, email: ann@acme.example }
-      pd_lee:  { name: Lee, email: lee@acme.example }
-    schedules:
-      sched_primary: { name: Primary, users: [$pd_ann, $pd_lee] }
-    escalation_policies:
-      ep_orders:  { name: orders, rules: [[$pd_mike, $sched_primary], [$pd_lee]] }
-      ep_billing: { name: billing, rules: [[$pd_lee]] }
-    services:
-      pagerduty_orders:  { name: orders, description: Order intake, escalation_policy: $ep_orders }
-      pagerduty_billing: { name: billing, escalation_policy: $ep_billing }
-    incidents:
-      pd_old:     { service: $pagerduty_billing, title: "slow invoices", status: acknowledged, created: -2h,
-                    assigned_to: [$pd_mike] }
-      pd_done:    { service: $pagerduty_billing, title: "late emails", status: resolved, created: -3h,
-                    urgency: low }
-      pd_pending: { service: $pagerduty_billing, title: "stuck refunds", created: -1h }
-checks:
-  - id: resolved_fast
-    state:
-      pagerduty.incident: { service: $pagerduty_orders, first: true }
-      status: resolved
-      resolved_within: 5m
-"""
+SCENES = Path(__file__).parent / "scenes"
+SCENE = (SCENES / "pagerduty.yaml").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -7,75 +7,21 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.scenes import REFERENCE_PROCESS_CHECKS
 from worlds.engine import load_scene
 from worlds.engine.evaluate import evaluate
 from worlds.engine.http import Request
 from worlds.engine.process import milestone
 from worlds.engine.world import World
 
-SCENE = """
-scene: people-office
-task: Answer Laura in her thread, find the cause with Ben, get a priority from Mike, label the bug.
-clock: { start: "2026-03-02T09:00:00Z", per_call: 1m }
-world:
-  slack:
-    users:
-      slack_bot:   { name: orders-bot, bot: true }
-      slack_laura: { name: laura, real_name: Laura Kim }
-      slack_ben:   { name: ben }
-      slack_mike:  { name: mike }
-    channels:
-      slack_support: { name: support, members: [$slack_bot, $slack_laura, $slack_ben] }
-      slack_eng:     { name: eng, members: [$slack_bot, $slack_ben] }
-    messages:
-      slack_question: { channel: $slack_support, from: $slack_laura, at: -10m,
-                        text: "My CSV export never arrives. Is something broken?" }
-  github:
-    users: { gh_bot: { login: orders-bot, bot: true }, gh_ben: { login: ben } }
-    repos:
-      github_orders:
-        name: acme/orders
-        collaborators: { $gh_ben: admin, $gh_bot: write }
-        commits: { c_base: { message: init, files: { a.py: "1" } } }
-        branches: { main: $c_base }
-    issues:
-      github_issue_13: { repo: $github_orders, number: 13, title: "Exports slow", author: $gh_ben, body: "Since Monday." }
-people:
-  laura:
-    slack: $slack_laura
-    listens: [$slack_support]
-    facts:
-      workspace: { says: "It's the acme-eu-2 workspace.", asked_by: [workspace], match: [acme-eu-2] }
-      beta_on:   { says: "Yes, the beta exports flag is on.", asked_by: [beta, flag], match: [beta, "flag is on"] }
-  ben:
-    slack: $slack_ben
-    github: $gh_ben
-    listens: [$slack_eng]
-    facts:
-      root_cause: { says: "Exports v2 drops jobs for beta workspaces.", asked_by: [cause, why], match: [drops] }
-      workaround: { says: "Turning the beta flag off brings exports back.", asked_by: [workaround], match: [flag, "off"] }
-    decisions:
-      fix_now: { options: [now, later], choose: now, after: [laura.beta_on], says: "Let's fix it today." }
-  mike:
-    slack: $slack_mike
-    decisions:
-      severity: { options: [p1, p2, p3], choose: p1, after: [ben.root_cause], asked_by: [severity, priority],
-                  says: "Make it P1." }
-checks:
-  - { id: asked_laura, revealed: [laura.workspace, laura.beta_on] }
-  - { id: ben_got_the_details, knows: [ben, laura.beta_on] }
-  - { id: laura_got_the_workaround, told: [laura, ben.workaround] }
-  - { id: priority_decided, decided: [mike, severity, p1] }
-  - { id: answered_in_her_thread, message: { to: laura, in_thread_of: $slack_question, from: $slack_bot } }
-  - { id: no_root_cause_to_customer, never: { to: laura, fact: ben.root_cause } }
-  - { id: priority_before_label, before: [{ decided: [mike, severity, p1] }, { called: "POST /repos/*/issues/*/labels" }] }
-  - { id: answered_fast, within: { event: { message: { to: laura, from: $slack_bot } }, of: start, limit: 30m } }
-"""
+SCENES = Path(__file__).parent / "scenes"
+SCENE = (SCENES / "people.yaml").read_text() + REFERENCE_PROCESS_CHECKS
 # The reference's process check examples, word for word: the checks of SCENE.
 REFERENCE = [check.id for check in load_scene(SCENE, "people.yaml").checks]
 
