@@ -44,24 +44,23 @@ def test_a_cancelled_waiter_leaves_no_slot_behind_and_takes_none():
             async with gate:
                 entered.append(name)
 
-        release = asyncio.Event()
-        holder = asyncio.create_task(hold(release))
-        await asyncio.sleep(0)
-        cancelled = asyncio.create_task(wait_in_line("cancelled"))
-        later = asyncio.create_task(wait_in_line("later"))
-        await asyncio.sleep(0)
+        async def holder_and_two_in_line(first: str, second: str):
+            """The slot held until the event is set, and two tasks waiting for it, in that order."""
+            release = asyncio.Event()
+            holder = asyncio.create_task(hold(release))
+            await asyncio.sleep(0)
+            waiting = asyncio.create_task(wait_in_line(first)), asyncio.create_task(wait_in_line(second))
+            await asyncio.sleep(0)
+            return release, holder, *waiting
+
+        release, holder, cancelled, later = await holder_and_two_in_line("cancelled", "later")
         cancelled.cancel()  # while still waiting in line
         release.set()
         await asyncio.gather(holder, later, return_exceptions=True)
         assert cancelled.cancelled()
 
         # handed the slot at the moment it is cancelled: it passes the slot on
-        release2 = asyncio.Event()
-        holder2 = asyncio.create_task(hold(release2))
-        await asyncio.sleep(0)
-        unlucky = asyncio.create_task(wait_in_line("unlucky"))
-        after = asyncio.create_task(wait_in_line("after"))
-        await asyncio.sleep(0)
+        release2, holder2, unlucky, after = await holder_and_two_in_line("unlucky", "after")
         release2.set()
         await asyncio.sleep(0)  # holder2 leaves: the slot is handed to "unlucky"'s future
         unlucky.cancel()
