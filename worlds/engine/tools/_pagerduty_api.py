@@ -130,26 +130,23 @@ class PagerDutySimulator(Simulator):
         for kind in ("users", "escalation_policies", "services", "schedules"):
             for ref in records.get(kind, {}):
                 ids[ref] = pagerduty_id(scene, ref)
+
+        def named(ref: str, f: Mapping[str, Any]) -> dict[str, Any]:
+            """What every seeded user, schedule, policy and service starts with."""
+            return {"id": ids[ref], "ref": ref, "name": f["name"]}
+
         for ref, record in records.get("users", {}).items():
             f = record.fields
-            uid = ids[ref]
-            state["users"][uid] = {
-                "id": uid,
-                "ref": ref,
-                "name": f["name"],
+            state["users"][ids[ref]] = {
+                **named(ref, f),
                 "email": f["email"],
                 "bot": bool(f.get("bot")),
                 "role": f.get("role") or "user",
             }
-            state["emails"].setdefault(f["email"].strip().lower(), uid)
+            state["emails"].setdefault(f["email"].strip().lower(), ids[ref])
         for ref, record in records.get("schedules", {}).items():
             f = record.fields
-            state["schedules"][ids[ref]] = {
-                "id": ids[ref],
-                "ref": ref,
-                "name": f["name"],
-                "users": [ids[u] for u in f.get("users") or ()],
-            }
+            state["schedules"][ids[ref]] = {**named(ref, f), "users": [ids[u] for u in f.get("users") or ()]}
         for ref, record in records.get("escalation_policies", {}).items():
             f = record.fields
             schedules = records.get("schedules", {})
@@ -157,13 +154,11 @@ class PagerDutySimulator(Simulator):
                 [["schedule" if target in schedules else "user", ids[target]] for target in rule]
                 for rule in f.get("rules") or ()
             ]
-            state["policies"][ids[ref]] = {"id": ids[ref], "ref": ref, "name": f["name"], "rules": rules}
+            state["policies"][ids[ref]] = {**named(ref, f), "rules": rules}
         for ref, record in records.get("services", {}).items():
             f = record.fields
             state["services"][ids[ref]] = {
-                "id": ids[ref],
-                "ref": ref,
-                "name": f["name"],
+                **named(ref, f),
                 "description": f.get("description") or "",
                 "policy": ids[f["escalation_policy"]],
             }
