@@ -36,6 +36,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from core import errors
 from core.errors import DomainError
 from core.jsontext import json_text_problem
+from core.listing import Paginator
 from core.views import parse_flag
 
 MAX_ID = 2**63 - 1  # BigAutoField
@@ -50,6 +51,7 @@ class ApiPagination(pagination.PageNumberPagination):
 
     page_size_query_param = "page_size"
     max_page_size = 200
+    django_paginator_class = Paginator  # no COUNT query for a first page that is not full
 
     def get_page_size(self, request):
         # A page_size that is not a positive whole number falls back to the default (DRF behaviour),
