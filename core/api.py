@@ -22,6 +22,8 @@ from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist, ObjectDoesNotExist, RequestDataTooBig
 from django.db import models
 from django.db.models.manager import BaseManager
+from django.utils import translation
+from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import ISO_8601, exceptions, pagination, serializers, status
 from rest_framework.decorators import action
@@ -66,6 +68,28 @@ class ApiPagination(pagination.PageNumberPagination):
         if isinstance(raw, str) and not (raw.isascii() and raw.isdigit() and len(raw) < 10) and raw != "last":
             raise exceptions.NotFound("Invalid page: expected a whole number.")
         return raw
+
+
+# ----------------------------------------------------------------------------- the OpenAPI document
+
+
+class DeployedSchemaGenerator(SchemaGenerator):
+    """drf-spectacular's generator for the served document (/api/schema/): the public document of the
+    project's own URLs is the same for every request of a process (its views and serializers are fixed
+    per deploy), so the default one (no ``?version=``, the site's language) is built once (3-5 CPU-s a
+    build) and the same document answered after. Any other (``?version=``, ``?lang=``, a non-public one
+    filtered by the asker's permissions, one of other URLs) is built each time, as drf-spectacular does."""
+
+    _documents: dict[type, dict] = {}
+
+    def get_schema(self, request=None, public=False):
+        default = (self.api_version, translation.get_language()) == (None, settings.LANGUAGE_CODE)
+        if not (public and default and self.urlconf is None and self.patterns is None):
+            return super().get_schema(request=request, public=public)
+        document = self._documents.get(type(self))
+        if document is None:
+            document = self._documents[type(self)] = super().get_schema(request=request, public=public)
+        return document
 
 
 # ----------------------------------------------------------------------------- one-object actions
