@@ -21,7 +21,7 @@ from django.db.models import Model, QuerySet
 
 # Stand-ins: values no real key or id takes, each found once in the compiled parameters.
 _STR_MARK = "\x00prepared-read-{}\x00"
-_INT_MARK = -7_395_012_345_000
+_INT_MARK = -1_999_999_999  # within every integer column's range (PostgreSQL finds nothing out of it)
 
 
 class PreparedRead:
