@@ -3,6 +3,7 @@ ORM's answers, read through queries compiled once per process (core.prepared).""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from unittest import mock
 
@@ -109,3 +110,18 @@ def test_the_teams_are_the_orms_in_the_switchers_order(member, team):
     assert [t.name for t in teams] == ["Aardvark", "Acme"]
     request.user = auth.models.AnonymousUser()
     assert _user_teams(request) == []
+
+
+def test_the_membership_is_the_orms_in_one_query_of_the_same_sql(member, outsider, team):
+    from teams.access import membership
+    from teams.models import Membership
+
+    with CaptureQueriesContext(connection) as ours:
+        found = membership(member, team)
+    with CaptureQueriesContext(connection) as orm:
+        expected = Membership.objects.filter(team=team, user=member).first()
+    assert _fields(found) == _fields(expected) and found.role == "member"
+    unaliased = [re.sub(r' AS "\w+"', "", q["sql"]) for q in ours]  # values_list names its columns
+    assert unaliased == [q["sql"] for q in orm]
+    assert membership(outsider, team) is None
+    assert membership(auth.models.AnonymousUser(), team) is None and membership(None, team) is None
