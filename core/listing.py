@@ -89,6 +89,17 @@ class Paginator(paginator.Paginator):
     a page (and its orphans) they are all the rows, so the count is their number and no COUNT query runs
     (~500-1,000 calls a request). A full first page is counted as before; its rows are not read again."""
 
+    def get_page(self, number):
+        """Django's: page 1 for a number that is not a whole number, the last page for one out of range;
+        page 1 without counting first."""
+        try:
+            self._validate_number(number, 1)
+        except paginator.PageNotAnInteger:
+            pass
+        except paginator.EmptyPage:  # not 1: Django's (which counts)
+            return super().get_page(number)
+        return self.page(1)
+
     def page(self, number):
         if "count" in self.__dict__ or not isinstance(self.object_list, QuerySet):
             return super().page(number)

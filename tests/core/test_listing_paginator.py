@@ -75,9 +75,24 @@ def test_an_empty_list_without_an_empty_first_page_is_djangos_error():
         Paginator(teams, 5, allow_empty_first_page=False).page(1)
 
 
-def test_get_page_and_lists_are_djangos():
+@pytest.mark.parametrize("number", [None, "", "x", 1, "1", 1.5, 0, -1, 2, 3, 99])
+@pytest.mark.parametrize("rows", [0, 3, 12])
+def test_get_page_is_djangos(number, rows):
+    teams = _teams(rows)
+    _same_page(Paginator(teams, 5).get_page(number), django_paginator.Paginator(teams, 5).get_page(number))
+
+
+@pytest.mark.parametrize("number", [None, "x", 1])
+def test_get_page_of_page_1_that_is_not_full_is_one_query(number):
     teams = _teams(3)
-    _same_page(Paginator(teams, 5).get_page("x"), django_paginator.Paginator(teams, 5).get_page("x"))
+    with CaptureQueriesContext(connection) as queries:
+        page = Paginator(teams, 5).get_page(number)
+        _ = list(page), page.paginator.num_pages
+    assert len(queries) == 1
+
+
+def test_lists_are_djangos():
+    teams = _teams(3)
     names = list(teams)
     _same_page(Paginator(names, 2).page(1), django_paginator.Paginator(names, 2).page(1))
 
