@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import html
 import unicodedata
+import weakref
 from datetime import datetime
 
 from django import template
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.template import defaulttags
 from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import truncatechars
@@ -107,15 +110,27 @@ def url(parser, token):
     return URLNode(node.view_name, node.args, node.kwargs, node.asvar)
 
 
+_MEMOS: weakref.WeakSet[MemoNode] = weakref.WeakSet()
+
+
+@receiver(setting_changed)
+def _forget_memos(**kwargs) -> None:
+    """A changed setting (a test's override of DEBUG or STATIC_URL) may change a kept fragment."""
+    for node in list(_MEMOS):
+        node.rendered.clear()
+
+
 class MemoNode(template.Node):
     """`{% memo a b %}…{% endmemo %}`: the fragment's text, rendered once per process for each value of the
-    variables named (str, int, bool or None) and kept; the fragment must depend on nothing else (the
-    layout's main navigation: the same links, one marked current, on every page of a route)."""
+    variables named (str, int, bool or None) and kept; the fragment must depend on nothing else but the
+    settings (the layout's main navigation: the same links, one marked current, on every page of a route;
+    the head's static links)."""
 
     def __init__(self, nodelist, variables):
         self.nodelist = nodelist
         self.variables = variables
         self.rendered: dict[tuple, str] = {}
+        _MEMOS.add(self)
 
     def render(self, context):
         key = (context.autoescape, *(variable.resolve(context) for variable in self.variables))

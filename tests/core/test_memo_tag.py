@@ -44,3 +44,13 @@ def test_no_variables_is_one_text():
     template = _template("{% memo %}{{ b }}{% endmemo %}")
     assert template.render({"b": 1}) == "1"
     assert template.render({"b": 2}) == "1"
+
+
+def test_a_changed_setting_forgets_the_kept_text():
+    from django.test import override_settings
+
+    template = _template("{% memo %}{% load static %}{% static 'a.css' %}{% endmemo %}")
+    assert template.render({}) == "/static/a.css"
+    with override_settings(STATIC_URL="/assets/"):
+        assert template.render({}) == "/assets/a.css"
+    assert template.render({}) == "/static/a.css"
