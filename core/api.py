@@ -20,8 +20,10 @@ import django_filters
 from django import forms
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist, ObjectDoesNotExist, RequestDataTooBig
+from django.core.signals import setting_changed
 from django.db import models
 from django.db.models.manager import BaseManager
+from django.dispatch import receiver
 from django.utils import translation
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -90,6 +92,12 @@ class DeployedSchemaGenerator(SchemaGenerator):
         if document is None:
             document = self._documents[type(self)] = super().get_schema(request=request, public=public)
         return document
+
+
+@receiver(setting_changed)
+def _forget_the_document(**kwargs) -> None:
+    """A changed setting (a test's override of SPECTACULAR_SETTINGS, REST_FRAMEWORK...) may change it."""
+    DeployedSchemaGenerator._documents.clear()
 
 
 # ----------------------------------------------------------------------------- one-object actions

@@ -54,3 +54,12 @@ def test_a_non_public_document_is_built_each_time():
         DeployedSchemaGenerator().get_schema(public=False)
         DeployedSchemaGenerator(patterns=[]).get_schema(public=True)
     assert build.call_count == 3 and DeployedSchemaGenerator._documents == {}
+
+
+def test_a_changed_setting_forgets_the_document():
+    from django.test import override_settings
+
+    DeployedSchemaGenerator._documents[DeployedSchemaGenerator] = {"openapi": "kept"}
+    with override_settings(LANGUAGE_CODE="en-us"):
+        pass
+    assert DeployedSchemaGenerator._documents == {}
