@@ -20,8 +20,12 @@ import django_filters
 from django import forms
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist, ObjectDoesNotExist, RequestDataTooBig
+from django.core.signals import setting_changed
 from django.db import models
 from django.db.models.manager import BaseManager
+from django.dispatch import receiver
+from django.utils import translation
+from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import ISO_8601, exceptions, pagination, serializers, status
 from rest_framework.decorators import action
@@ -36,6 +40,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from core import errors
 from core.errors import DomainError
 from core.jsontext import json_text_problem
+from core.listing import Paginator
 from core.views import parse_flag
 
 MAX_ID = 2**63 - 1  # BigAutoField
@@ -50,6 +55,7 @@ class ApiPagination(pagination.PageNumberPagination):
 
     page_size_query_param = "page_size"
     max_page_size = 200
+    django_paginator_class = Paginator  # no COUNT query for a first page that is not full
 
     def get_page_size(self, request):
         # A page_size that is not a positive whole number falls back to the default (DRF behaviour),
@@ -64,6 +70,34 @@ class ApiPagination(pagination.PageNumberPagination):
         if isinstance(raw, str) and not (raw.isascii() and raw.isdigit() and len(raw) < 10) and raw != "last":
             raise exceptions.NotFound("Invalid page: expected a whole number.")
         return raw
+
+
+# ----------------------------------------------------------------------------- the OpenAPI document
+
+
+class DeployedSchemaGenerator(SchemaGenerator):
+    """drf-spectacular's generator for the served document (/api/schema/): the public document of the
+    project's own URLs is the same for every request of a process (its views and serializers are fixed
+    per deploy), so the default one (no ``?version=``, the site's language) is built once (0.2-0.9 CPU-s a
+    build here) and the same document answered after. Any other (``?version=``, ``?lang=``, a non-public one
+    filtered by the asker's permissions, one of other URLs) is built each time, as drf-spectacular does."""
+
+    _documents: dict[type, dict] = {}
+
+    def get_schema(self, request=None, public=False):
+        default = (self.api_version, translation.get_language()) == (None, settings.LANGUAGE_CODE)
+        if not (public and default and self.urlconf is None and self.patterns is None):
+            return super().get_schema(request=request, public=public)
+        document = self._documents.get(type(self))
+        if document is None:
+            document = self._documents[type(self)] = super().get_schema(request=request, public=public)
+        return document
+
+
+@receiver(setting_changed)
+def _forget_the_document(**kwargs) -> None:
+    """A changed setting (a test's override of SPECTACULAR_SETTINGS, REST_FRAMEWORK...) may change it."""
+    DeployedSchemaGenerator._documents.clear()
 
 
 # ----------------------------------------------------------------------------- one-object actions

@@ -10,6 +10,7 @@ from rest_framework.routers import DefaultRouter
 
 from agents.api import AgentViewSet
 from checks.api import CheckViewSet
+from core.api import DeployedSchemaGenerator
 from evalconsole import schema  # noqa: F401  (registers the OpenAPI extensions)
 from monitors.api import AgentTaskIngestViewSet, EvaluationViewSet, MonitorViewSet, TaskViewSet
 from reviews.api import CheckCalibrationViewSet, ReviewQueueViewSet
@@ -57,7 +58,7 @@ router.register("review-queues", ReviewQueueViewSet, basename="review-queue")
 
 urlpatterns = [
     path("v1/", include(router.urls)),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", SpectacularAPIView.as_view(generator_class=DeployedSchemaGenerator), name="api-schema"),
     path("docs/", offline(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
     path(
         "redoc/",

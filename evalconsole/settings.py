@@ -196,6 +196,12 @@ TEMPLATES = [
 DATABASES = {"default": database_from_url(env_str("DATABASE_URL"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's ModelBackend and database sessions, each request's read of its user and session compiled once
+# per process (core.auth, core.sessions; bench/README.md "Fifth pass"). Django's own backend stays listed
+# for sessions that named it before.
+AUTHENTICATION_BACKENDS = ["core.auth.ModelBackend", "django.contrib.auth.backends.ModelBackend"]
+SESSION_ENGINE = "core.sessions"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

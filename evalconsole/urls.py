@@ -6,7 +6,10 @@ from teams import team_views, views
 
 handler500 = "core.views.server_error"  # the console's layout, with no query (the database may be down)
 
+# The API first: most requests are API requests, and Django tries these in order (no other route starts
+# with "api/", so the order answers no path differently).
 urlpatterns = [
+    path("api/", include("evalconsole.api_urls")),
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -21,7 +24,6 @@ urlpatterns = [
     path("runs/", include("runs.urls")),
     path("", include("monitors.urls")),
     path("reviews/", include("reviews.urls")),
-    path("api/", include("evalconsole.api_urls")),
     path("scenes/", include("worlds.page_urls")),
     path("worlds/", include("worlds.urls")),
 ]

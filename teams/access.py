@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from django.db import router
+
 from core.errors import PermissionDenied
+from core.prepared import PreparedRead, concrete_attnames, instance
 from teams.models import ROLE_RANK, Membership, Role, Team, TeamScopedQuerySet
 
 Operation = Literal["read", "use", "create", "change", "archive"]
@@ -67,10 +70,22 @@ def team_id_of(obj) -> int:
     return getattr(obj, f"{last}_id")
 
 
+def _membership_of(team_id: int, user_id: int):
+    rows = Membership.objects.filter(team_id=team_id, user_id=user_id)
+    return rows.values_list(*concrete_attnames(Membership))[:1]
+
+
+# `Membership.objects.filter(team=team, user=user).first()` (in the model's ordering), compiled once per
+# process (core.prepared): pages ask it for their flags on every request.
+_MEMBERSHIP_READ = PreparedRead(_membership_of, (int, int))
+
+
 def membership(user, team) -> Membership | None:
     if user is None or not getattr(user, "is_authenticated", False):
         return None
-    return Membership.objects.filter(team=team, user=user).first()
+    using = router.db_for_read(Membership)
+    rows = _MEMBERSHIP_READ.rows(team.pk, user.pk, using=using)
+    return instance(Membership, rows[0], using) if rows else None
 
 
 def allows(user, operation: Operation, target, *, team=None) -> bool:

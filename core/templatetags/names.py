@@ -1,5 +1,6 @@
-"""`{{ check.name|trunc }}`: a name on one line, cut with … to fit its box, the full name on hover; and
-`{% url %}`, Django's tag answering from URLs reversed once (core.urls) for no argument or one int.
+"""`{{ check.name|trunc }}`: a name on one line, cut with … to fit its box, the full name on hover;
+`{% url %}`, Django's tag answering from URLs reversed once (core.urls) for no argument or one int; and
+`{% memo a b %}…{% endmemo %}`, a fragment rendered once per process for each value of `a` and `b`.
 
 Registered as a template builtin (settings.TEMPLATES), so every template has both without `{% load %}`.
 The look is the `.trunc` class of the console stylesheet.
@@ -9,16 +10,19 @@ from __future__ import annotations
 
 import html
 import unicodedata
+import weakref
 from datetime import datetime
 
 from django import template
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.template import defaulttags
 from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import truncatechars
 from django.urls import NoReverseMatch
 from django.utils.html import conditional_escape, format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import get_current_timezone, template_localtime
 
 from core.urls import pk_url, plain_url
@@ -104,3 +108,43 @@ class URLNode(defaulttags.URLNode):
 def url(parser, token):
     node = defaulttags.url(parser, token)
     return URLNode(node.view_name, node.args, node.kwargs, node.asvar)
+
+
+_MEMOS: weakref.WeakSet[MemoNode] = weakref.WeakSet()
+
+
+@receiver(setting_changed)
+def _forget_memos(**kwargs) -> None:
+    """A changed setting (a test's override of DEBUG or STATIC_URL) may change a kept fragment."""
+    for node in list(_MEMOS):
+        node.rendered.clear()
+
+
+class MemoNode(template.Node):
+    """`{% memo a b %}…{% endmemo %}`: the fragment's text, rendered once per process for each value of the
+    variables named (str, int, bool or None) and kept; the fragment must depend on nothing else but the
+    settings (the layout's main navigation: the same links, one marked current, on every page of a route;
+    the head's static links)."""
+
+    def __init__(self, nodelist, variables):
+        self.nodelist = nodelist
+        self.variables = variables
+        self.rendered: dict[tuple, str] = {}
+        _MEMOS.add(self)
+
+    def render(self, context):
+        key = (context.autoescape, *(variable.resolve(context) for variable in self.variables))
+        if not all(value is None or type(value) in (str, int, bool) for value in key):
+            return self.nodelist.render(context)
+        text = self.rendered.get(key)
+        if text is None:
+            text = self.rendered[key] = self.nodelist.render(context)
+        return mark_safe(text)
+
+
+@register.tag
+def memo(parser, token):
+    variables = [parser.compile_filter(bit) for bit in token.split_contents()[1:]]
+    nodelist = parser.parse(("endmemo",))
+    parser.delete_first_token()
+    return MemoNode(nodelist, variables)
