@@ -16,13 +16,15 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from core.api import ListFilterSet, attach_rows, export_action, list_rows, object_action, unpaged_action
-from core.rows import group_rows, plain_list
+from core.api import ListFilterSet, export_action, object_action, unpaged_action
+from core.rows import plain_list, related_rows
 from runs import export as run_export
 from runs.compare import batch_groups
-from runs.models import VERDICT_FIELDS, CheckResult, Run, RunCheck, Sample
+from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
     RUN_ROW_COLUMNS,
+    SAMPLE_RESULT_VALUES,
+    SAMPLE_ROW_COLUMNS,
     BatchSerializer,
     LaunchBatchSerializer,
     LaunchedRunsSerializer,
@@ -35,6 +37,7 @@ from runs.serializers import (
     SampleWorldSerializer,
     batch_data,
     run_rows,
+    sample_rows,
 )
 from teams.api import TeamScopedReadViewSet
 from teams.models import ApiToken
@@ -92,17 +95,10 @@ RUN_CHECK_COLUMNS = (
 )
 
 
-# A run's check versions as RunSerializer shows them (runs.serializers._check_rows), after the run's id.
+# A run's check versions as RunSerializer shows them (runs.serializers._check_rows).
 RUN_CHECK_VALUES = (
-    *("run_id", "check_version__parent_id", "check_version_id", "check_version__number"),
+    *("check_version__parent_id", "check_version_id", "check_version__number"),
     *("check_version__name", "check_version__kind", "required", "additional"),
-)
-
-
-# What CheckResultSerializer shows of a sample's results (and the sample they belong to).
-SAMPLE_RESULT_COLUMNS = (
-    *("id", "sample_id", "check_version_id", "required", *VERDICT_FIELDS),
-    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
 )
 
 
@@ -112,16 +108,6 @@ def run_queryset(user) -> QuerySet[Run]:
     runs = runs.select_related("test", "test_version", "launched_by").only(*RUN_COLUMNS)
     run_checks = RunCheck.objects.select_related("check_version").only(*RUN_CHECK_COLUMNS)
     return runs.prefetch_related(Prefetch("run_checks", queryset=run_checks.order_by("position")))
-
-
-def listed_runs(page: list[tuple], request) -> list[dict]:
-    """The runs list's rows: `page` (RUN_ROW_COLUMNS tuples) with each run's check versions, read in one
-    query (none for an empty page) in the order of run_queryset's prefetch."""
-    ids = [row[0] for row in page]
-    # `run__pk__in`: the SQL of `run_id__in`, without normalizing each id as a related object
-    found = RunCheck.objects.filter(run__pk__in=ids).order_by("position") if ids else None
-    checks = group_rows(() if found is None else found.values_list(*RUN_CHECK_VALUES), ids)
-    return run_rows(page, checks, request)
 
 
 @extend_schema_view(
@@ -251,20 +237,14 @@ class RunViewSet(TeamScopedReadViewSet):
         run = self.get_object()
         # Not shown: what the worker keeps (the request sent, attempts, lease), the results' details and
         # times, and the check versions' config.
-        samples = (
-            Sample.objects.filter(run=run)
-            .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
-            .order_by("scenario_index", "sample_index", "id")
-        )
-        results = CheckResult.objects.order_by("id")  # as plain rows (core.api.attach_rows): one query
-        page = self.paginate_queryset(samples)
-        page = attach_rows(page, "listed_results", results, "sample", SAMPLE_RESULT_COLUMNS)
-        names = {
-            i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
-        }
-        context = {**self.get_serializer_context(), "scenario_names": names}
-        rows = list_rows(SampleSerializer, page, context, {"results": "listed_results"})
-        return self.get_paginated_response(rows)
+        samples = Sample.objects.filter(run=run).order_by("scenario_index", "sample_index", "id")
+        results = CheckResult.objects.order_by("id")
+        names = run_export.scenario_names(run)
+
+        def draw(page):
+            return sample_rows(page, related_rows(page, results, "sample", SAMPLE_RESULT_VALUES), names)
+
+        return plain_list(self, samples.values_list(*SAMPLE_ROW_COLUMNS), draw)
 
     @object_action(
         SampleWorldSerializer,
@@ -326,7 +306,12 @@ class RunViewSet(TeamScopedReadViewSet):
     # Last in the class: the name `list` would hide the builtin from the class body below it.
     def list(self, request, *args, **kwargs):
         runs = self.filter_queryset(self.get_queryset()).values_list(*RUN_ROW_COLUMNS)
-        return plain_list(self, runs, lambda page: listed_runs(page, request))
+        checks = RunCheck.objects.order_by("position")
+
+        def draw(page):
+            return run_rows(page, related_rows(page, checks, "run", RUN_CHECK_VALUES), request)
+
+        return plain_list(self, runs, draw)
 
 
 def launch_test_set_response(view, request, test_set: TestSet) -> Response:

@@ -553,6 +553,77 @@ class SampleSerializer(serializers.ModelSerializer):
         return names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}")
 
 
+# What the samples list reads of each sample, in this order, and of each of its results; sample_rows
+# draws the rows from them.
+SAMPLE_ROW_COLUMNS = (
+    *("id", "scenario_index", "sample_index", "status", "outcome", "output", "tool_calls", "trace"),
+    *("transcript", "latency_ms", "error", "started_at", "finished_at", "world_id", "world_checks"),
+)
+SAMPLE_RESULT_VALUES = (
+    *("check_version__parent_id", "check_version_id", "check_version__number"),
+    *("check_version__name", "check_version__kind", "required", *VERDICT_FIELDS),
+)
+
+
+def _objects(items: list | None) -> list | None:
+    """What a read-only `ListField(child=DictField())` shows of a JSON column's list of objects."""
+    if items is None:
+        return None
+    return [None if item is None else dict(item.items()) for item in items]
+
+
+def _result_rows(results: list[tuple]) -> list[dict[str, Any]]:
+    """CheckResultSerializer's body of each of a sample's results (SAMPLE_RESULT_VALUES tuples)."""
+    return [
+        {
+            "check": check,
+            "check_version": version,
+            "version": number,
+            "name": name,
+            "kind": kind,
+            "required": required,
+            "outcome": outcome or None,
+            "expected": expected,
+            "actual": actual,
+            "explanation": why,
+            "evidence": None if evidence is None else [None if i is None else int(i) for i in evidence],
+        }
+        for check, version, number, name, kind, required, outcome, expected, actual, why, evidence in results
+    ]
+
+
+def sample_rows(page: list[tuple], results: dict[int, list[tuple]], names: dict[int, str]) -> list[dict]:
+    """SampleSerializer's body of each sample of `page` (SAMPLE_ROW_COLUMNS tuples) with its results
+    (`results`: sample id → SAMPLE_RESULT_VALUES tuples), `names` the run's scenario names,
+    without a model instance or DRF's per-field dispatch."""
+    when = datetime_text()
+    return [
+        {
+            "id": pk,
+            "scenario_index": scenario,
+            "scenario": names.get(scenario, f"Scenario {scenario + 1}"),
+            "sample_index": index,
+            "status": status,
+            "outcome": outcome or None,
+            "output": output,
+            "tool_calls": tool_calls,
+            "trace": trace,
+            "transcript": _objects(transcript),
+            "latency_ms": None if latency is None else float(latency),
+            "error": error,
+            "started_at": None if started is None else when(started),
+            "finished_at": None if finished is None else when(finished),
+            "results": _result_rows(results[pk]),
+            "world": world,
+            "world_checks": _objects(world_checks),
+        }
+        for (
+            pk, scenario, index, status, outcome, output, tool_calls, trace, transcript, latency, error,
+            started, finished, world, world_checks,
+        ) in page
+    ]
+
+
 class SampleWorldSerializer(serializers.Serializer):
     """A scene sample's world as the trial's files hold it (WORLDS.md "Results")."""
 

@@ -65,6 +65,62 @@ def test_run_rows_are_the_serializers_on_every_shape(api, library, member, rf):
     assert any(c["flaky"] for r in rows for c in r["checks"])
 
 
+def test_sample_rows_are_the_serializers_on_every_shape(api, library, member, rf):
+    """A run's samples list: odd JSON columns (null, objects with nulls, evidence that is no int), a
+    whole-number latency, a world, results or none, and a scenario index beyond the test's scenarios."""
+    from django.db.models import JSONField, Value
+
+    from checks.services import create_test
+    from runs import export
+    from runs import services as runs
+    from runs.models import CheckResult, Sample
+    from runs.serializers import SampleSerializer
+    from tests.support.scenes import support_question
+    from worlds.services import create_scene, start_world
+
+    test = create_test(
+        test_set=library["test_set"],
+        by=member,
+        name="Three",
+        scenarios=[{"name": "First", "input": "a"}, {"input": "b"}],
+        checks=[{"check": library["check"].pk, "required": True}],
+        samples_per_scenario=2,
+    )
+    run = runs.launch_run(test=test, by=member, additional_checks=[library["extra_check"]])
+    samples = list(Sample.objects.filter(run=run).order_by("scenario_index", "sample_index"))
+    assert len(samples) == 4
+    scene = create_scene(agent=library["agent"], by=member, source=support_question(scene="plain-rows"))
+    world, _ = start_world(version=scene.current_version)
+    null = Value(None, JSONField())  # JSON's null in a column that is not nullable
+    odd = [
+        {"outcome": "pass", "status": "completed", "latency_ms": 12, "transcript": [{"role": "user"}, None]},
+        {"tool_calls": None, "trace": None, "transcript": null, "world_checks": null, "error": "boom"},
+        {"tool_calls": [{"name": "x", "input": {"a": [1, None]}}], "trace": {"k": "v"}, "world": world},
+        {"world_checks": [{"id": "c", "passed": True}, None], "scenario_index": 7, "latency_ms": 0.25},
+    ]
+    for sample, changes in zip(samples, odd, strict=True):
+        Sample.objects.filter(pk=sample.pk).update(**changes)
+    first, extra = library["check"].current_version, library["extra_check"].current_version
+    CheckResult.objects.create(
+        sample=samples[0], check_version=first, outcome="pass", evidence=[0, True, None]
+    )
+    CheckResult.objects.create(
+        sample=samples[0], check_version=extra, required=False, outcome="", expected="e", evidence=null
+    )
+    CheckResult.objects.create(sample=samples[2], check_version=first, outcome="fail", explanation="why")
+
+    rows = api.get("member", f"/api/v1/runs/{run.pk}/samples/").json()["results"]
+    run.refresh_from_db()
+    context = {"request": rf.get("/"), "scenario_names": export.scenario_names(run)}
+    ordered = Sample.objects.filter(run=run).order_by("scenario_index", "sample_index", "id")
+    _same(rows, SampleSerializer(list(ordered), many=True, context=context).data)
+    assert [len(r["results"]) for r in rows] == [2, 0, 1, 0]
+    assert rows[-1]["scenario"] == "Scenario 8" and rows[0]["scenario"] == "First"
+    assert [r["evidence"] for r in rows[0]["results"]] == [[0, 1, None], None]
+    assert (rows[0]["transcript"], rows[1]["transcript"]) == ([{"role": "user"}, None], None)
+    assert (rows[0]["latency_ms"], rows[2]["world"]) == (12.0, world.id)
+
+
 # ----------------------------------------------------------------------------- core.rows
 
 
@@ -97,13 +153,22 @@ def test_page_urls_are_each_objects_own(host, rf, settings, monkeypatch):
     assert [hexed(10), hexed(255)] == ["/runs/a/", "/runs/ff/"]
 
 
-def test_group_rows_and_an_unpaginated_plain_list():
+def test_related_rows_and_an_unpaginated_plain_list(library, member, django_assert_num_queries):
     from types import SimpleNamespace
 
-    from core.rows import group_rows, plain_list
+    from core.rows import plain_list, related_rows
+    from runs import services as runs
+    from runs.models import RunCheck
 
-    grouped = group_rows([(2, "a", 1), (1, "b", 2), (2, "c", 3)], [1, 2, 3])
-    assert grouped == {1: [("b", 2)], 2: [("a", 1), ("c", 3)], 3: []}
+    two = runs.launch_run(test=library["test"], by=member, additional_checks=[library["extra_check"]])
+    one = library["run"]
+    checks = RunCheck.objects.order_by("-position")
+    with django_assert_num_queries(1):
+        found = related_rows([(two.pk, "x"), (one.pk, "y"), (10**9, "z")], checks, "run", ("additional",))
+    assert found == {two.pk: [(True,), (False,)], one.pk: [(False,)], 10**9: []}
+    with django_assert_num_queries(0):
+        assert related_rows([], checks, "run", ("additional",)) == {}
+
     view = SimpleNamespace(paginate_queryset=lambda queryset: None)  # a view without pagination
     response = plain_list(view, iter([(1,), (2,)]), lambda page: [{"id": row[0]} for row in page])
     assert response.data == [{"id": 1}, {"id": 2}]
