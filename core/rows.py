@@ -53,12 +53,14 @@ def page_urls(request, route: str) -> Callable[[int], str | None]:
     return fast
 
 
-def related_rows(page: Sequence[tuple], queryset, link: str, columns: Sequence[str]) -> dict[Any, list]:
-    """The rows of ``queryset`` whose foreign key ``link`` (its name: ``"sample"``) is the first value of
-    a tuple of ``page``, as ``columns`` tuples, grouped by that key in the queryset's order: every key of
-    the page has its list (an empty one without rows). One query, none for an empty page; like
-    core.api.attach_rows, for a page of tuples instead of objects."""
-    groups: dict[Any, list[tuple]] = {row[0]: [] for row in page}
+def related_rows(
+    page: Sequence[tuple], queryset, link: str, columns: Sequence[str], key: int = 0
+) -> dict[Any, list]:
+    """The rows of ``queryset`` whose foreign key ``link`` (its name: ``"sample"``) is the value at ``key``
+    of a tuple of ``page`` (None: no related rows), as ``columns`` tuples, grouped by that value in the
+    queryset's order: every value of the page has its list (an empty one without rows). One query, none
+    for a page without values; like core.api.attach_rows, for a page of tuples instead of objects."""
+    groups: dict[Any, list[tuple]] = {row[key]: [] for row in page if row[key] is not None}
     if groups:
         # `<link>__pk__in`: the SQL of `<link>_id__in`, without normalizing each id as a related object
         for row in queryset.filter(**{f"{link}__pk__in": list(groups)}).values_list(link, *columns):

@@ -121,6 +121,91 @@ def test_sample_rows_are_the_serializers_on_every_shape(api, library, member, rf
     assert (rows[0]["latency_ms"], rows[2]["world"]) == (12.0, world.id)
 
 
+# ----------------------------------------------------------------------------- tests
+
+
+def test_test_rows_are_the_serializers_on_every_shape(api, library, member, agent):
+    """The tests list (the worlds floor's: with scenes): odd stored scenarios, a version without checks,
+    a scene test, an archived test, and a test without a current version (DRF leaves out its version's
+    fields)."""
+    from django.db.models import JSONField, QuerySet, Value
+
+    from checks.models import Test, TestVersion
+    from checks.services import create_test
+    from tests.support.scenes import support_question
+    from worlds.serializers import SceneTestSerializer
+    from worlds.services import create_scene
+
+    test_set = library["test_set"]
+    bare = create_test(test_set=test_set, by=member, name="Bare", scenarios=[{"input": "x"}])
+    odd = create_test(test_set=test_set, by=member, name="Odd", scenarios=[{"input": "y"}])
+    stored = [{"name": "n"}, {"input": "i", "messages": None, "metadata": None}, {"metadata": {"a": 1}}]
+    QuerySet.update(TestVersion.objects.filter(pk=odd.current_version_id), scenarios=stored)  # immutable rows
+    nulled = create_test(test_set=test_set, by=member, name="Null scenarios", scenarios=[{"input": "z"}])
+    QuerySet.update(
+        TestVersion.objects.filter(pk=nulled.current_version_id), scenarios=Value(None, JSONField())
+    )
+    scene = create_scene(agent=agent, by=member, source=support_question(scene="rows"))
+    api.post("member", "/api/v1/tests/", {"test_set": test_set.pk, "name": "Scene", "scenes": [scene.pk]})
+    lost = create_test(test_set=test_set, by=member, name="No version", scenarios=[{"input": "w"}])
+    Test.objects.filter(pk=lost.pk).update(current_version=None)
+    gone = create_test(test_set=test_set, by=member, name="Archived", scenarios=[{"input": "v"}])
+    Test.objects.filter(pk=gone.pk).update(archived_at=gone.created_at)
+
+    for query, archived in (("", True), ("?archived=true", False)):
+        rows = api.get("member", f"/api/v1/tests/{query}").json()["results"]
+        tests = Test.objects.filter(archived_at__isnull=archived).order_by("name", "id")
+        _same(rows, SceneTestSerializer(list(tests), many=True).data)
+    rows = {r["name"]: r for r in api.get("member", "/api/v1/tests/").json()["results"]}
+    assert "scenarios" not in rows["No version"] and rows["No version"]["version_id"] is None
+    assert rows["Null scenarios"]["scenarios"] is None and rows["Bare"]["checks"] == []
+    assert rows["Scene"]["scenes"] == [{"scene": scene.pk, "name": scene.name}]
+    assert bare.pk in {r["id"] for r in rows.values()}
+
+
+# ----------------------------------------------------------------------------- agents
+
+
+def test_agent_rows_are_the_serializers_on_every_shape(api, agent, team, admin_user):
+    """Agents with headers (their names only), nodes, a whole-number timeout, a stored URL with a password
+    (masked), odd header names, and archived ones."""
+    from django.db.models import JSONField, Value
+
+    from agents.models import Agent
+    from agents.serializers import AgentSerializer
+    from agents.services import create_agent
+
+    made = create_agent(
+        team=team,
+        by=admin_user,
+        name="Workforce",
+        endpoint_url="https://agent.example/run",
+        headers={"X-Key": "secret", "Authorization": "Bearer s"},
+        nodes=[{"name": "search", "kind": "tool"}, {"name": "writer"}],
+        timeout_s=5,
+    )
+    Agent.objects.filter(pk=agent.pk).update(
+        endpoint_url="https://user:pass@agent.example/x", header_names=[1]
+    )
+    odd = create_agent(team=team, by=admin_user, name="Odd", endpoint_url="https://odd.example/")
+    Agent.objects.filter(pk=odd.pk).update(header_names=Value(None, JSONField()), description="d")
+    gone = create_agent(team=team, by=admin_user, name="Gone", endpoint_url="https://gone.example/")
+    Agent.objects.filter(pk=gone.pk).update(archived_at=gone.created_at)
+
+    for query, archived in (("", True), ("?archived=true", False)):
+        rows = api.get("member", f"/api/v1/agents/{query}").json()["results"]
+        agents = Agent.objects.filter(archived_at__isnull=archived).order_by("name", "id")
+        _same(rows, AgentSerializer(list(agents.prefetch_related("nodes")), many=True).data)
+    rows = {r["name"]: r for r in api.get("member", "/api/v1/agents/").json()["results"]}
+    assert (
+        rows["Workforce"]["header_names"] == ["Authorization", "X-Key"]
+        and len(rows["Workforce"]["nodes"]) == 2
+    )
+    assert "pass" not in rows[agent.name]["endpoint_url"] and rows[agent.name]["header_names"] == ["1"]
+    assert rows["Odd"]["header_names"] is None and rows["Workforce"]["timeout_s"] == 5.0
+    assert made.pk in {r["id"] for r in rows.values()}
+
+
 # ----------------------------------------------------------------------------- core.rows
 
 
