@@ -233,6 +233,10 @@ def _pass_rate(summary: dict) -> float | None:
     return round(100 * passed / determinate, 2) if determinate else None
 
 
+# The first keys of a run's check version and of a sample's check result as the API shows them.
+CHECK_VERSION_KEYS = ("check", "check_version", "version", "name", "kind", "required")
+
+
 def _checks(summary: dict, rows: list[tuple]) -> list[dict[str, Any]]:
     """The run's `checks`: each of its check versions (`_check_rows`) with its stored counts."""
     counts = summary.get("checks", {})
@@ -243,12 +247,7 @@ def _checks(summary: dict, rows: list[tuple]) -> list[dict[str, Any]]:
         flaky = [i for i in found.get("flaky_scenarios") or () if isinstance(i, int)]
         shown.append(
             {
-                "check": check,
-                "check_version": version,
-                "version": number,
-                "name": name,
-                "kind": kind,
-                "required": required,
+                **dict(zip(CHECK_VERSION_KEYS, (check, version, number, name, kind, required), strict=True)),
                 "additional": additional,
                 "passed": found.get("passed", 0),
                 "failed": found.get("failed", 0),
@@ -576,19 +575,15 @@ def _result_rows(results: list[tuple]) -> list[dict[str, Any]]:
     """CheckResultSerializer's body of each of a sample's results (SAMPLE_RESULT_VALUES tuples)."""
     return [
         {
-            "check": check,
-            "check_version": version,
-            "version": number,
-            "name": name,
-            "kind": kind,
-            "required": required,
+            **dict(zip(CHECK_VERSION_KEYS, result[:6], strict=True)),
             "outcome": outcome or None,
             "expected": expected,
             "actual": actual,
             "explanation": why,
             "evidence": None if evidence is None else [None if i is None else int(i) for i in evidence],
         }
-        for check, version, number, name, kind, required, outcome, expected, actual, why, evidence in results
+        for result in results
+        for outcome, expected, actual, why, evidence in (result[6:],)
     ]
 
 
