@@ -11,8 +11,15 @@ from rest_framework.response import Response
 
 from agents import services
 from agents.models import Agent, AgentKind, Node, Protocol
-from agents.serializers import AgentSerializer, AgentWriteSerializer, PingResultSerializer
-from core.api import ArchivedFilterSet, attach_rows
+from agents.serializers import (
+    AGENT_ROW_COLUMNS,
+    AgentSerializer,
+    AgentWriteSerializer,
+    PingResultSerializer,
+    agent_rows,
+)
+from core.api import ArchivedFilterSet
+from core.rows import plain_list, related_rows
 from teams.api import TeamScopedViewSet, default_team
 
 
@@ -25,6 +32,9 @@ class AgentFilter(ArchivedFilterSet):
         fields = ["kind", "protocol", "archived"]
 
 
+NODE = ("name", "kind")  # what NodeSerializer shows of a node
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="List agents", description="Active agents of your teams (`?archived=true`: archived)."
@@ -35,15 +45,10 @@ class AgentFilter(ArchivedFilterSet):
 class AgentViewSet(TeamScopedViewSet):
     serializer_class = AgentSerializer
     filterset_class = AgentFilter
-    row_sources = {"nodes": "listed_nodes"}
 
     def get_queryset(self) -> QuerySet[Agent]:
         agents = Agent.objects.visible_to(self.request.user).order_by("name", "id")
-        return agents if self.action == "list" else agents.prefetch_related("nodes")  # list: with_related
-
-    def with_related(self, rows):
-        # Each agent's nodes as NodeSerializer shows them, in a plain list (row_sources).
-        return attach_rows(rows, "listed_nodes", Node.objects.all(), "agent", ("name", "kind"))
+        return agents if self.action == "list" else agents.prefetch_related("nodes")  # list: as tuples
 
 
     @extend_schema(
@@ -87,6 +92,16 @@ class AgentViewSet(TeamScopedViewSet):
         agent = self.get_object()
         result = ping_agent(agent)
         return Response(PingResultSerializer(result).data)
+
+    # Last in the class: the name `list` would hide the builtin from the class body below it.
+    def list(self, request, *args, **kwargs):
+        agents = self.filter_queryset(self.get_queryset()).values_list(*AGENT_ROW_COLUMNS)
+        nodes = Node.objects.all()
+
+        def draw(page):
+            return agent_rows(page, related_rows(page, nodes, "agent", NODE))
+
+        return plain_list(self, agents, draw)
 
 
 def ping_agent(agent: Agent):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from agents.models import Agent, AgentKind, NodeKind, Protocol
+from agents.netpolicy import redact_url
 from core.api import VisibleRelatedField
+from core.rows import datetime_text
 from teams.models import Team
 
 
@@ -43,6 +45,44 @@ class AgentSerializer(serializers.ModelSerializer):
             "archived_at",
         ]
         read_only_fields = fields
+
+
+# What the agents list reads of each agent, in this order (agent_rows draws its rows from them).
+AGENT_ROW_COLUMNS = (
+    *("id", "team_id", "name", "description", "kind", "protocol", "endpoint_url", "model_name"),
+    *("header_names", "timeout_s", "retries", "max_concurrency", "created_at", "updated_at", "archived_at"),
+)
+
+
+def agent_rows(page: list[tuple], nodes: dict[int, list[tuple]]) -> list[dict]:
+    """AgentSerializer's body of each agent of `page` (AGENT_ROW_COLUMNS tuples) with its nodes (`nodes`:
+    agent id → (name, kind) tuples), without a model instance or DRF's per-field dispatch."""
+    when = datetime_text()
+    rows = []
+    for row in page:
+        pk, team, name, description, kind, protocol, url, model, headers, timeout, retries, most = row[:12]
+        created, updated, archived = row[12:]
+        rows.append(
+            {
+                "id": pk,
+                "team": team,
+                "name": name,
+                "description": description,
+                "kind": kind,
+                "protocol": protocol,
+                "endpoint_url": redact_url(url),  # Agent.shown_endpoint_url
+                "model_name": model,
+                "header_names": None if headers is None else [None if h is None else str(h) for h in headers],
+                "timeout_s": float(timeout),
+                "retries": retries,
+                "max_concurrency": most,
+                "nodes": [{"name": node, "kind": node_kind} for node, node_kind in nodes[pk]],
+                "created_at": None if created is None else when(created),
+                "updated_at": None if updated is None else when(updated),
+                "archived_at": None if archived is None else when(archived),
+            }
+        )
+    return rows
 
 
 class AgentWriteSerializer(serializers.Serializer):

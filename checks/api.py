@@ -13,6 +13,8 @@ from agents.models import UNLISTED_FIELDS, Agent
 from checks import services
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet
 from checks.serializers import (
+    TEST_ROW_COLUMNS,
+    TEST_VERSION,
     CheckCreateSerializer,
     CheckEditSerializer,
     CheckSerializer,
@@ -23,8 +25,10 @@ from checks.serializers import (
     TestSetCreateSerializer,
     TestSetEditSerializer,
     TestSetSerializer,
+    test_rows,
 )
 from core.api import ArchivedFilterSet, VisibleModelChoiceFilter, attach_rows
+from core.rows import plain_list, related_rows
 from teams.api import ServiceWritesViewSet, service_writes_schema, versions_action
 
 
@@ -231,14 +235,10 @@ class TestViewSet(ServiceWritesViewSet):
     serializer_class = TestSerializer
     filterset_class = TestFilter
 
-    row_sources = {"checks": "current_version.listed_checks"}
-
     def get_queryset(self) -> QuerySet[Test]:
-        # The list keeps each version's attached checks in a plain list (read through row_sources): no
-        # related-manager queryset made per row. One object's body reads the manager's prefetch.
         tests = Test.objects.visible_to(self.request.user).order_by("name", "id")
-        if self.action == "list":  # the row reads the set's agent id, not the agent; checks: with_related
-            return tests.select_related("test_set", "current_version").defer("test_set__description")
+        if self.action == "list":  # read as TEST_ROW_COLUMNS tuples
+            return tests
         return (
             tests.select_related("test_set__agent", "current_version")
             .defer("test_set__description", *(f"test_set__agent__{name}" for name in UNLISTED_FIELDS))
@@ -246,13 +246,14 @@ class TestViewSet(ServiceWritesViewSet):
         )
 
 
-    def with_related(self, rows):
-        # Each version's attached checks as the list shows them, in a plain list (row_sources).
-        tests = list(rows)
-        versions = [test.current_version for test in tests if test.current_version is not None]
-        attached = TestCheck.objects.all()
-        attach_rows(versions, "listed_checks", attached, "test_version", LISTED_CHECK_COLUMNS)
-        return tests
+    def listed(self, page: list[tuple]) -> list[dict]:
+        """The list's rows of `page` (TEST_ROW_COLUMNS tuples)."""
+        checks = self.attached(page, TestCheck.objects.all(), LISTED_CHECK_COLUMNS)
+        return test_rows(page, checks, self.get_serializer)
+
+    def attached(self, page: list[tuple], queryset, columns: tuple[str, ...]) -> dict[int, list[tuple]]:
+        """`columns` of the rows of `queryset` (a test version's) of each current version of `page`."""
+        return related_rows(page, queryset, "test_version", columns, key=TEST_VERSION)
 
     create_serializer_class = TestCreateSerializer
     edit_serializer_class = TestEditSerializer
@@ -265,4 +266,9 @@ class TestViewSet(ServiceWritesViewSet):
 
     def rules(self, fields: dict, obj: Test | None = None) -> None:
         _test_rules(fields, test=obj)
+
+    # Last in the class: the name `list` would hide the builtin from the class body below it.
+    def list(self, request, *args, **kwargs):
+        tests = self.filter_queryset(self.get_queryset()).values_list(*TEST_ROW_COLUMNS)
+        return plain_list(self, tests, self.listed)
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from rest_framework import serializers
 
 from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestSet
 from checks.services import MESSAGE_ROLES
-from core.api import StorableDictField, VisibleRelatedField
+from core.api import StorableDictField, VisibleRelatedField, row_function
+from core.rows import datetime_text
 
 
 class CheckConfigField(StorableDictField):
@@ -133,12 +136,17 @@ class ScenarioSerializer(serializers.Serializer):
     metadata = StorableDictField(required=False)
 
     def to_representation(self, instance):
-        return {
-            "name": instance.get("name", ""),
-            "input": instance.get("input", ""),
-            "messages": list(instance.get("messages") or []),
-            "metadata": dict(instance.get("metadata") or {}),
-        }
+        return scenario_body(instance)
+
+
+def scenario_body(scenario: dict) -> dict:
+    """A stored scenario as the API shows it (ScenarioSerializer)."""
+    return {
+        "name": scenario.get("name", ""),
+        "input": scenario.get("input", ""),
+        "messages": list(scenario.get("messages") or []),
+        "metadata": dict(scenario.get("metadata") or {}),
+    }
 
 
 class AttachedCheckSerializer(serializers.Serializer):
@@ -221,3 +229,56 @@ class TestCreateSerializer(TestEditSerializer):
     samples_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
     min_valid_per_scenario = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
     required_pass_rate = serializers.IntegerField(min_value=1, max_value=100, default=100)
+
+
+# What the tests list reads of each test, in this order (test_rows draws its rows from them).
+TEST_ROW_COLUMNS = (
+    *("id", "test_set_id", "test_set__agent_id", "name", "version", "current_version_id"),
+    *(f"current_version__{name}" for name in ("scenarios", "samples_per_scenario", "min_valid_per_scenario")),
+    *("current_version__required_pass_rate", "created_at", "updated_at", "archived_at"),
+)
+TEST_VERSION = TEST_ROW_COLUMNS.index("current_version_id")
+
+
+def test_rows(page: list[tuple], checks: dict[int, list[tuple]], serializer) -> list[dict]:
+    """TestSerializer's body of each test of `page` (TEST_ROW_COLUMNS tuples) with its version's attached
+    checks (`checks`: version id → (check id, required) tuples), without a model instance or DRF's
+    per-field dispatch. A test without a current version (DRF leaves its version's fields out) is drawn by
+    core.api.row_function of `serializer()` (the list's serializer, made only then)."""
+    when = datetime_text()
+    rows = []
+    for row in page:
+        pk, test_set, agent, name, number, version, scenarios, samples, min_valid, rate = row[:10]
+        created, updated, archived = row[10:]
+        if version is None:
+            rows.append(_versionless_row(serializer(), row))
+            continue
+        rows.append(
+            {
+                "id": pk,
+                "test_set": test_set,
+                "agent": agent,
+                "name": name,
+                "version": number,
+                "version_id": version,
+                "scenarios": None if scenarios is None else [scenario_body(s) for s in scenarios],
+                "checks": [{"check": check, "required": required} for check, required in checks[version]],
+                "samples_per_scenario": samples,
+                "min_valid_per_scenario": min_valid,
+                "required_pass_rate": rate,
+                "created_at": None if created is None else when(created),
+                "updated_at": None if updated is None else when(updated),
+                "archived_at": None if archived is None else when(archived),
+            }
+        )
+    return rows
+
+
+def _versionless_row(serializer, row: tuple) -> dict:
+    """The body of a test without a current version (TEST_ROW_COLUMNS) as `serializer` draws it."""
+    pk, test_set, agent, name, number = row[:5]
+    created, updated, archived = row[10:]
+    test = SimpleNamespace(id=pk, pk=pk, test_set_id=test_set, test_set=SimpleNamespace(agent_id=agent))
+    test.__dict__.update(name=name, version=number, current_version_id=None, current_version=None)
+    test.__dict__.update(created_at=created, updated_at=updated, archived_at=archived)
+    return row_function(serializer)(test)

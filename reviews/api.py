@@ -17,11 +17,18 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
-from core.api import attach_rows, export_action, list_rows
+from core.api import export_action, list_rows
+from core.rows import plain_list, related_rows
 from reviews import calibration, services
 from reviews import export as label_export
 from reviews.models import Label, ReviewItem, ReviewQueue
 from reviews.serializers import (
+    ITEM_LABEL_VALUES,
+    ITEM_RESULT_VALUES,
+    ITEM_SAMPLE,
+    ITEM_TASK,
+    QUEUE_ROW_COLUMNS,
+    REVIEW_ITEM_COLUMNS,
     CalibrationSerializer,
     LabelSerializer,
     LabelWriteSerializer,
@@ -30,6 +37,8 @@ from reviews.serializers import (
     ReviewQueueSerializer,
     SendSerializer,
     SentSerializer,
+    queue_rows,
+    review_item_rows,
 )
 from runs.models import CheckResult
 from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
@@ -39,19 +48,6 @@ def _int(raw) -> int:
     raw = str(raw or "")
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
 
-
-# What a queue row shows of the queue itself (ReviewQueueSerializer).
-QUEUE_COLUMNS = ("id", "team_id", "name", "description", "created_by", "created_at")
-# What an item row shows of its sample's or task's results (ItemResultSerializer; `pk`: their order) and
-# of its labels (LabelSerializer).
-ITEM_RESULT_COLUMNS = (
-    *("pk", "check_version_id", "outcome"),
-    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
-)
-ITEM_LABEL_COLUMNS = (
-    *("id", "item_id", "check_version_id", "check_version__parent_id", "check_version__number"),
-    *("result__outcome", "verdict", "note", "reviewer__username", "created_at", "updated_at"),
-)
 
 @extend_schema_view(
     list=extend_schema(
@@ -64,9 +60,9 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
     filterset_class = None
 
     def get_queryset(self) -> QuerySet[ReviewQueue]:
-        queues = ReviewQueue.objects.visible_to(self.request.user).select_related("created_by")
-        if self.action == "list":  # what ReviewQueueSerializer reads of the queue and its author
-            queues = queues.only(*QUEUE_COLUMNS, "created_by__username")
+        queues = ReviewQueue.objects.visible_to(self.request.user)
+        if self.action != "list":  # the list reads QUEUE_ROW_COLUMNS tuples
+            queues = queues.select_related("created_by")
         if self.action in ("list", "retrieve", "create"):
             queues = queues.with_counts()
         return queues.order_by("name", "id")
@@ -81,24 +77,16 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         team = data.pop("team", None) or default_team(request.user)
         return self._show(services.create_queue(team=team, by=request.user, **data), status.HTTP_201_CREATED)
 
-    def _items(self, queue: ReviewQueue) -> list[ReviewItem]:
-        """A page of the queue's items, each owner's results and each item's labels in plain lists (one
-        query each, core.api.attach_rows: no model instance or prefetch queryset per row)."""
-        items = (
-            ReviewItem.objects.filter(queue=queue)
-            .select_related("sample", "task")
-            .only(
-                "id", "queue_id", "position", "sample_id", "task_id", "added_at", "sample__run_id", "task__id"
-            )
-            .order_by("position")
-        )
-        items = list(self.paginate_queryset(items))
-        results = CheckResult.objects.order_by("id")
-        for owner in ("sample", "task"):
-            owners = [getattr(item, owner) for item in items if getattr(item, f"{owner}_id")]
-            attach_rows(owners, "fetched_results", results, owner, ITEM_RESULT_COLUMNS)
-        labels = Label.objects.order_by("created_at", "id")
-        return attach_rows(items, "listed_labels", labels, "item", ITEM_LABEL_COLUMNS)
+    def _item_rows(self, page: list[tuple]) -> list[dict]:
+        """The items list's rows of `page` (REVIEW_ITEM_COLUMNS tuples): each item's sample's or task's
+        results and its labels, one query each (none when the page has no such rows)."""
+        found = CheckResult.objects.order_by("id")
+        results = {
+            "sample": related_rows(page, found, "sample", ITEM_RESULT_VALUES, key=ITEM_SAMPLE),
+            "task": related_rows(page, found, "task", ITEM_RESULT_VALUES, key=ITEM_TASK),
+        }
+        labels = related_rows(page, Label.objects.order_by("created_at", "id"), "item", ITEM_LABEL_VALUES)
+        return review_item_rows(page, results, labels)
 
     @extend_schema(
         methods=["GET"],
@@ -139,8 +127,8 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
                     outcome=data.get("outcome"),
                 )
             return Response(SentSerializer(sent).data, status=status.HTTP_201_CREATED)
-        rows = list_rows(ReviewItemSerializer, self._items(queue), {}, {"labels": "listed_labels"})
-        return self.get_paginated_response(rows)
+        items = ReviewItem.objects.filter(queue=queue).order_by("position").values_list(*REVIEW_ITEM_COLUMNS)
+        return plain_list(self, items, self._item_rows)
 
     @extend_schema(
         methods=["GET"],
@@ -217,6 +205,11 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         )
         response["Content-Disposition"] = f'attachment; filename="{label_export.filename(queue, fmt)}"'
         return response
+
+    # Last in the class: the name `list` would hide the builtin from the class body below it.
+    def list(self, request, *args, **kwargs):
+        queues = self.filter_queryset(self.get_queryset()).values_list(*QUEUE_ROW_COLUMNS)
+        return plain_list(self, queues, queue_rows)
 
 
 # `GET checks/{id}/calibration/`: a second viewset under the checks/ prefix with only this action (checks'

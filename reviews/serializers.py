@@ -7,6 +7,7 @@ from rest_framework import serializers
 from checks.kinds import Outcome
 from checks.models import Check
 from core.api import VisibleRelatedField, row_function
+from core.rows import datetime_text
 from monitors.models import Monitor
 from reviews.models import Label, ReviewItem, ReviewQueue
 from runs.models import Run
@@ -25,6 +26,32 @@ class ReviewQueueSerializer(serializers.ModelSerializer):
         model = ReviewQueue
         fields = ["id", "team", "name", "description", "created_by", "created_at", "items", "labelled"]
         read_only_fields = fields
+
+
+# What the queues list reads of each queue (with ReviewQueueQuerySet.with_counts), in this order.
+QUEUE_ROW_COLUMNS = (
+    *("id", "team_id", "name", "description", "created_by__username", "created_at"),
+    *("item_count", "labelled_count"),
+)
+
+
+def queue_rows(page: list[tuple]) -> list[dict]:
+    """ReviewQueueSerializer's body of each queue of `page` (QUEUE_ROW_COLUMNS tuples), without a model
+    instance or DRF's per-field dispatch."""
+    when = datetime_text()
+    return [
+        {
+            "id": pk,
+            "team": team,
+            "name": name,
+            "description": description,
+            "created_by": author,
+            "created_at": None if created is None else when(created),
+            "items": None if items is None else int(items),
+            "labelled": None if labelled is None else int(labelled),
+        }
+        for pk, team, name, description, author, created, items, labelled in page
+    ]
 
 
 class ReviewQueueCreateSerializer(serializers.Serializer):
@@ -94,6 +121,68 @@ class ReviewItemSerializer(serializers.ModelSerializer):
         if child is None:  # one row function for every row's results: binding fields costs per instance
             child = self.__dict__["_result_child"] = row_function(ItemResultSerializer())
         return [child(row) for row in sorted(rows, key=lambda r: r.pk)]
+
+
+# What the items list reads of each item, in this order; of each result of its sample or task (in id
+# order); and of each of its labels (in the order they were made). review_item_rows draws the rows.
+REVIEW_ITEM_COLUMNS = ("id", "position", "sample_id", "task_id", "sample__run_id", "added_at")
+ITEM_SAMPLE, ITEM_TASK = REVIEW_ITEM_COLUMNS.index("sample_id"), REVIEW_ITEM_COLUMNS.index("task_id")
+ITEM_RESULT_VALUES = (
+    "check_version__parent_id",
+    "check_version_id",
+    *(f"check_version__{name}" for name in ("number", "name", "kind")),
+    "outcome",
+)
+ITEM_LABEL_VALUES = (
+    *("id", "check_version__parent_id", "check_version_id", "check_version__number", "result__outcome"),
+    *("verdict", "note", "reviewer__username", "created_at", "updated_at"),
+)
+
+
+def review_item_rows(
+    page: list[tuple], results: dict[str, dict[int, list[tuple]]], labels: dict[int, list[tuple]]
+) -> list[dict]:
+    """ReviewItemSerializer's body of each item of `page` (REVIEW_ITEM_COLUMNS tuples) with the results of
+    its sample or task (`results["sample"]`, `results["task"]`: owner id → ITEM_RESULT_VALUES tuples) and
+    its labels (item id → ITEM_LABEL_VALUES tuples), without a model instance or DRF's per-field dispatch."""
+    when = datetime_text()
+    rows = []
+    for pk, position, sample, task, run, added in page:
+        owned = results["sample"][sample] if sample else results["task"][task]
+        rows.append(
+            {
+                "id": pk,
+                "position": position,
+                "kind": "sample" if sample else "task",
+                "sample": sample,
+                "run": run,
+                "task": task,
+                "added_at": None if added is None else when(added),
+                "results": [
+                    {"check_id": c, "check_version": v, "version": n, "name": name, "kind": k, "outcome": o}
+                    for c, v, n, name, k, o in owned
+                ],
+                "labels": [
+                    {
+                        "id": label,
+                        "item": pk,
+                        "check_id": check,
+                        "check_version": version,
+                        "version": number,
+                        "result_outcome": outcome,
+                        "verdict": verdict,
+                        "note": note,
+                        "reviewer": reviewer,
+                        "created_at": None if created is None else when(created),
+                        "updated_at": None if updated is None else when(updated),
+                    }
+                    for label, check, version, number, outcome, verdict, note, reviewer, created, updated in (
+                        labels[pk]
+                    )
+                ],
+            }
+        )
+    return rows
 
 
 class SendSerializer(serializers.Serializer):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import F, Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -16,11 +16,15 @@ from agents.models import Agent
 from checks import api as checks_api
 from checks.kinds import Outcome
 from checks.models import Test, TestSet
-from core.api import ListFilterSet, attach_rows, export_action, list_rows, object_action, unpaged_action
+from core.api import ListFilterSet, export_action, object_action, unpaged_action
+from core.rows import plain_list, related_rows
 from runs import export as run_export
 from runs.compare import batch_groups
-from runs.models import VERDICT_FIELDS, CheckResult, Run, RunCheck, Sample
+from runs.models import CheckResult, Run, RunCheck, Sample
 from runs.serializers import (
+    RUN_ROW_COLUMNS,
+    SAMPLE_RESULT_VALUES,
+    SAMPLE_ROW_COLUMNS,
     BatchSerializer,
     LaunchBatchSerializer,
     LaunchedRunsSerializer,
@@ -32,6 +36,8 @@ from runs.serializers import (
     SampleSerializer,
     SampleWorldSerializer,
     batch_data,
+    run_rows,
+    sample_rows,
 )
 from teams.api import TeamScopedReadViewSet
 from teams.models import ApiToken
@@ -89,47 +95,19 @@ RUN_CHECK_COLUMNS = (
 )
 
 
-# A run's check versions as RunSerializer shows them (runs.serializers._check_rows), one tuple each.
+# A run's check versions as RunSerializer shows them (runs.serializers._check_rows).
 RUN_CHECK_VALUES = (
-    *("run_id", "check_version__parent_id", "check_version_id", "check_version__number"),
+    *("check_version__parent_id", "check_version_id", "check_version__number"),
     *("check_version__name", "check_version__kind", "required", "additional"),
 )
 
 
-# What CheckResultSerializer shows of a sample's results (and the sample they belong to).
-SAMPLE_RESULT_COLUMNS = (
-    *("id", "sample_id", "check_version_id", "required", *VERDICT_FIELDS),
-    *(f"check_version__{name}" for name in ("parent_id", "number", "name", "kind")),
-)
-
-
-def run_queryset(user, *, checks: bool = True) -> QuerySet[Run]:
-    """The runs as RunSerializer reads them; `checks=False` leaves the check versions to
-    `with_check_rows` (the list: tuples instead of two model instances per check)."""
+def run_queryset(user) -> QuerySet[Run]:
+    """The runs as RunSerializer reads them (the list reads RUN_ROW_COLUMNS instead)."""
     runs = Run.objects.visible_to(user).order_by("-created_at", "-id")
-    if not checks:  # the list: the test's set read as a column (row_sources), not as a Test per row
-        runs = runs.select_related("test_version", "launched_by").only(
-            *(c for c in RUN_COLUMNS if not c.startswith("test__"))
-        )
-        return runs.annotate(listed_test_set=F("test__test_set_id"))
     runs = runs.select_related("test", "test_version", "launched_by").only(*RUN_COLUMNS)
     run_checks = RunCheck.objects.select_related("check_version").only(*RUN_CHECK_COLUMNS)
     return runs.prefetch_related(Prefetch("run_checks", queryset=run_checks.order_by("position")))
-
-
-def with_check_rows(runs) -> list[Run]:
-    """The runs, each with `check_rows`: its check versions in the order of the prefetch it replaces
-    (one query, like it), as the tuples RunSerializer.get_checks reads."""
-    runs = list(runs)
-    by_run: dict[int, list[tuple]] = {}
-    for run in runs:
-        run.check_rows = by_run.setdefault(run.pk, [])
-    if by_run:
-        # `run__pk__in`: the SQL of `run_id__in`, without normalizing each id as a related object
-        found = RunCheck.objects.filter(run__pk__in=list(by_run)).order_by("position")
-        for run_id, *row in found.values_list(*RUN_CHECK_VALUES):
-            by_run[run_id].append(tuple(row))
-    return runs
 
 
 @extend_schema_view(
@@ -143,7 +121,6 @@ def with_check_rows(runs) -> list[Run]:
 )
 class RunViewSet(TeamScopedReadViewSet):
     serializer_class = RunSerializer
-    row_sources = {"test_set": "listed_test_set"}
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
@@ -154,12 +131,9 @@ class RunViewSet(TeamScopedReadViewSet):
             return runs.only("id", "test_version", "test_version__scenarios")
         if self.action in ("export", "sample_world"):  # only the run's scenarios are read
             return Run.objects.visible_to(self.request.user).select_related("agent", "test_version")
-        return run_queryset(self.request.user, checks=self.action != "list")
-
-    def paginate_queryset(self, queryset):
-        page = super().paginate_queryset(queryset)
-        return with_check_rows(page) if self.action == "list" and page is not None else page
-
+        if self.action == "list":  # read as RUN_ROW_COLUMNS tuples
+            return Run.objects.visible_to(self.request.user).order_by("-created_at", "-id")
+        return run_queryset(self.request.user)
 
     @extend_schema(
         summary="Launch a run of a test",
@@ -263,20 +237,14 @@ class RunViewSet(TeamScopedReadViewSet):
         run = self.get_object()
         # Not shown: what the worker keeps (the request sent, attempts, lease), the results' details and
         # times, and the check versions' config.
-        samples = (
-            Sample.objects.filter(run=run)
-            .defer("request", "attempts", "claimed_by", "lease_expires_at", "executions")
-            .order_by("scenario_index", "sample_index", "id")
-        )
-        results = CheckResult.objects.order_by("id")  # as plain rows (core.api.attach_rows): one query
-        page = self.paginate_queryset(samples)
-        page = attach_rows(page, "listed_results", results, "sample", SAMPLE_RESULT_COLUMNS)
-        names = {
-            i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])
-        }
-        context = {**self.get_serializer_context(), "scenario_names": names}
-        rows = list_rows(SampleSerializer, page, context, {"results": "listed_results"})
-        return self.get_paginated_response(rows)
+        samples = Sample.objects.filter(run=run).order_by("scenario_index", "sample_index", "id")
+        results = CheckResult.objects.order_by("id")
+        names = run_export.scenario_names(run)
+
+        def draw(page):
+            return sample_rows(page, related_rows(page, results, "sample", SAMPLE_RESULT_VALUES), names)
+
+        return plain_list(self, samples.values_list(*SAMPLE_ROW_COLUMNS), draw)
 
     @object_action(
         SampleWorldSerializer,
@@ -334,6 +302,16 @@ class RunViewSet(TeamScopedReadViewSet):
         response = StreamingHttpResponse(body, content_type=run_export.CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{run_export.filename(run, fmt)}"'
         return response
+
+    # Last in the class: the name `list` would hide the builtin from the class body below it.
+    def list(self, request, *args, **kwargs):
+        runs = self.filter_queryset(self.get_queryset()).values_list(*RUN_ROW_COLUMNS)
+        checks = RunCheck.objects.order_by("position")
+
+        def draw(page):
+            return run_rows(page, related_rows(page, checks, "run", RUN_CHECK_VALUES), request)
+
+        return plain_list(self, runs, draw)
 
 
 def launch_test_set_response(view, request, test_set: TestSet) -> Response:

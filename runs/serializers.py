@@ -12,6 +12,7 @@ from rest_framework import serializers
 from checks.kinds import Outcome
 from checks.models import Check, Test
 from core.api import MAX_ID, VisibleRelatedField, absolute_url
+from core.rows import datetime_text, page_urls
 from runs.consistency import Figures, summary_figures
 from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
 from runs.services import max_batch_runs
@@ -171,7 +172,7 @@ def _zero_scenario(index: int, name: str, total: int, min_valid: int, rate: int)
 
 def _check_rows(run: Run) -> list[tuple]:
     """The run's check versions as (check, check version, number, name, kind, required, additional):
-    `run.check_rows` when the list read them as such (runs.api.with_check_rows), else its run checks."""
+    `run.check_rows` when given as such, else its run checks."""
     rows = getattr(run, "check_rows", None)
     if rows is not None:
         return rows
@@ -180,6 +181,84 @@ def _check_rows(run: Run) -> list[tuple]:
         for rc in run.run_checks.all()
         for v in (rc.check_version,)
     ]
+
+
+def _summary(value: Any) -> dict[str, Any]:
+    """A run's stored summary, or {} when it holds anything but an object."""
+    return value if isinstance(value, dict) else {}
+
+
+class FiguresJSON:
+    """pass^k and pass@k from runs' stored counts, with the run's and each scenario's as JSON: the JSON
+    once per distinct figures (a list of 50 runs has few: summary_figures hands out one Figures per
+    distinct counts). Callers copy what they show."""
+
+    def __init__(self):
+        self._shown: dict[int, tuple[Figures, dict[str, Any], list[dict[str, Any]]]] = {}
+
+    def __call__(self, summary: dict, scenario_count: int) -> tuple[Figures, dict, list[dict[str, Any]]]:
+        figures = summary_figures(summary, scenario_count)
+        found = self._shown.get(id(figures))  # the value holds `figures`: its id stays its own
+        if found is None:
+            found = self._shown[id(figures)] = (
+                figures, figures.run.as_dict(), [s.as_dict() for s in figures.scenarios]
+            )
+        return found
+
+
+def _scenario_rows(
+    summary: dict, specs: list, version: tuple[int, int, int], figures: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The run's `scenarios`: each scenario of the test version (`specs`) with its stored counts;
+    `version` is its (samples per scenario, min valid per scenario, required pass rate)."""
+    total, min_valid, rate = version
+    counted = {s.get("index"): s for s in summary.get("scenarios", []) if isinstance(s, dict)}
+    rows = []
+    for index, scenario in enumerate(specs):
+        row = _zero_scenario(index, scenario.get("name") or f"Scenario {index + 1}", total, min_valid, rate)
+        found = counted.get(index)
+        if found:
+            row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
+        shown = figures[index]
+        row["pass_hat_k"], row["pass_at_k"] = dict(shown["pass_hat_k"]), dict(shown["pass_at_k"])
+        rows.append(row)
+    return rows
+
+
+def _pass_rate(summary: dict) -> float | None:
+    """Percent of the run's determinate samples that passed (its scenarios' stored counts); None if none."""
+    scenarios = [s for s in summary.get("scenarios", []) if isinstance(s, dict)]
+    passed = sum([s.get("passed", 0) for s in scenarios])
+    determinate = passed + sum([s.get("failed", 0) for s in scenarios])
+    return round(100 * passed / determinate, 2) if determinate else None
+
+
+# The first keys of a run's check version and of a sample's check result as the API shows them.
+CHECK_VERSION_KEYS = ("check", "check_version", "version", "name", "kind", "required")
+
+
+def _checks(summary: dict, rows: list[tuple]) -> list[dict[str, Any]]:
+    """The run's `checks`: each of its check versions (`_check_rows`) with its stored counts."""
+    counts = summary.get("checks", {})
+    counts = counts if isinstance(counts, dict) else {}
+    shown = []
+    for check, version, number, name, kind, required, additional in rows:
+        found = counts.get(str(version)) or counts.get(str(check)) or {}
+        flaky = [i for i in found.get("flaky_scenarios") or () if isinstance(i, int)]
+        shown.append(
+            {
+                **dict(zip(CHECK_VERSION_KEYS, (check, version, number, name, kind, required), strict=True)),
+                "additional": additional,
+                "passed": found.get("passed", 0),
+                "failed": found.get("failed", 0),
+                "errored": found.get("errored", 0),
+                "indeterminate": found.get("indeterminate", 0),
+                "pass_rate": found.get("pass_rate"),
+                "flaky_scenarios": flaky,
+                "flaky": bool(flaky),
+            }
+        )
+    return shown
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -232,24 +311,15 @@ class RunSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def _summary(self, run: Run) -> dict[str, Any]:
-        return run.summary if isinstance(run.summary, dict) else {}
-
     def _figures(self, run: Run) -> tuple[Figures, dict[str, Any], list[dict[str, Any]]]:
-        """pass^k and pass@k from the run's stored counts, with the run's and each scenario's as JSON:
-        once per run and serializer, and the JSON once per distinct figures (a list of 50 runs has few:
-        summary_figures hands out one Figures per distinct counts). Callers copy what they show."""
+        """The run's figures and their JSON (FiguresJSON), once per run and serializer."""
         cache = self.__dict__.setdefault("_figures_cache", {})
         found = cache.get(run.pk)
         if found is None:
-            figures = summary_figures(self._summary(run), len(run.test_version.scenarios or []))
-            shown = self.__dict__.setdefault("_figures_json", {})
-            found = shown.get(id(figures))  # the value holds `figures`: its id stays its own
-            if found is None:
-                found = shown[id(figures)] = (
-                    figures, figures.run.as_dict(), [s.as_dict() for s in figures.scenarios]
-                )
-            cache[run.pk] = found
+            of = self.__dict__.get("_figures_json")
+            if of is None:
+                of = self.__dict__["_figures_json"] = FiguresJSON()
+            found = cache[run.pk] = of(_summary(run.summary), len(run.test_version.scenarios or []))
         return found
 
     def get_determinate(self, run: Run) -> int:
@@ -265,59 +335,16 @@ class RunSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(ScenarioCountsSerializer(many=True))
     def get_scenarios(self, run: Run) -> list[dict[str, Any]]:
-        version = run.test_version
-        specs = version.scenarios or []
-        counted = {s.get("index"): s for s in self._summary(run).get("scenarios", []) if isinstance(s, dict)}
-        rows = []
-        for index, scenario in enumerate(specs):
-            name = scenario.get("name") or f"Scenario {index + 1}"
-            row = _zero_scenario(
-                index,
-                name,
-                version.samples_per_scenario,
-                version.min_valid_per_scenario,
-                version.required_pass_rate,
-            )
-            found = counted.get(index)
-            if found:
-                row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
-            figures = self._figures(run)[2][index]
-            row["pass_hat_k"], row["pass_at_k"] = dict(figures["pass_hat_k"]), dict(figures["pass_at_k"])
-            rows.append(row)
-        return rows
+        v = run.test_version
+        settings = (v.samples_per_scenario, v.min_valid_per_scenario, v.required_pass_rate)
+        return _scenario_rows(_summary(run.summary), v.scenarios or [], settings, self._figures(run)[2])
 
     def get_pass_rate(self, run: Run) -> float | None:
-        scenarios = self._summary(run).get("scenarios", [])
-        passed = sum(s.get("passed", 0) for s in scenarios if isinstance(s, dict))
-        determinate = passed + sum(s.get("failed", 0) for s in scenarios if isinstance(s, dict))
-        return round(100 * passed / determinate, 2) if determinate else None
+        return _pass_rate(_summary(run.summary))
 
     @extend_schema_field(RunCheckSerializer(many=True))
     def get_checks(self, run: Run) -> list[dict[str, Any]]:
-        counts = self._summary(run).get("checks", {})
-        counts = counts if isinstance(counts, dict) else {}
-        rows = []
-        for check, version, number, name, kind, required, additional in _check_rows(run):
-            found = counts.get(str(version)) or counts.get(str(check)) or {}
-            rows.append(
-                {
-                    "check": check,
-                    "check_version": version,
-                    "version": number,
-                    "name": name,
-                    "kind": kind,
-                    "required": required,
-                    "additional": additional,
-                    "passed": found.get("passed", 0),
-                    "failed": found.get("failed", 0),
-                    "errored": found.get("errored", 0),
-                    "indeterminate": found.get("indeterminate", 0),
-                    "pass_rate": found.get("pass_rate"),
-                    "flaky_scenarios": [i for i in found.get("flaky_scenarios") or () if isinstance(i, int)],
-                }
-            )
-            rows[-1]["flaky"] = bool(rows[-1]["flaky_scenarios"])
-        return rows
+        return _checks(_summary(run.summary), _check_rows(run))
 
     def get_url(self, run: Run) -> str | None:
         try:
@@ -326,6 +353,61 @@ class RunSerializer(serializers.ModelSerializer):
             return None
         request = self.context.get("request")
         return absolute_url(request, path) if request is not None else path
+
+
+# What the runs list reads of each run, in this order (run_rows draws its rows from them).
+RUN_ROW_COLUMNS = (
+    *("id", "agent_id", "test_id", "test__test_set_id", "test_version__number", "test_version_id"),
+    *("test_version__name", "status", "result", "batch", "total_samples", "done_samples", "summary"),
+    *("test_version__scenarios", "test_version__samples_per_scenario"),
+    *("test_version__min_valid_per_scenario", "test_version__required_pass_rate"),
+    *("launched_by__username", "created_at", "started_at", "finished_at"),
+)
+
+
+def run_rows(page: list[tuple], checks: dict[int, list[tuple]], request) -> list[dict[str, Any]]:
+    """RunSerializer's body of each run of `page` (RUN_ROW_COLUMNS tuples), with its check versions
+    (`checks`: run id → `_check_rows` tuples), without a model instance or DRF's per-field dispatch."""
+    url = page_urls(request, Run.detail_route)
+    when = datetime_text()
+    figures_of = FiguresJSON()
+    rows = []
+    for (
+        pk, agent, test, test_set, number, version_id, name, status, result, batch, total, done, summary,
+        specs, per_scenario, min_valid, rate, launcher, created, started, finished,
+    ) in page:
+        summary = _summary(summary)
+        specs = specs or []
+        figures, shown, per_figures = figures_of(summary, len(specs))
+        rows.append(
+            {
+                "id": pk,
+                "agent": agent,
+                "test": test,
+                "test_set": test_set,
+                "test_version": number,
+                "test_version_id": version_id,
+                "name": name,
+                "status": status,
+                "result": result or None,
+                "batch": batch,
+                "total_samples": total,
+                "done_samples": done,
+                "progress_percent": int(done * 100 / total) if total else 100,
+                "pass_rate": _pass_rate(summary),
+                "determinate": figures.run.determinate,
+                "pass_hat_k": dict(shown["pass_hat_k"]),
+                "pass_at_k": dict(shown["pass_at_k"]),
+                "scenarios": _scenario_rows(summary, specs, (per_scenario, min_valid, rate), per_figures),
+                "checks": _checks(summary, checks[pk]),
+                "launched_by": launcher,
+                "created_at": None if created is None else when(created),
+                "started_at": None if started is None else when(started),
+                "finished_at": None if finished is None else when(finished),
+                "url": url(pk),
+            }
+        )
+    return rows
 
 
 class LaunchedRunsSerializer(serializers.Serializer):
@@ -468,6 +550,73 @@ class SampleSerializer(serializers.ModelSerializer):
     def get_scenario(self, sample: Sample) -> str:
         names = self.context.get("scenario_names") or {}
         return names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}")
+
+
+# What the samples list reads of each sample, in this order, and of each of its results; sample_rows
+# draws the rows from them.
+SAMPLE_ROW_COLUMNS = (
+    *("id", "scenario_index", "sample_index", "status", "outcome", "output", "tool_calls", "trace"),
+    *("transcript", "latency_ms", "error", "started_at", "finished_at", "world_id", "world_checks"),
+)
+SAMPLE_RESULT_VALUES = (
+    *("check_version__parent_id", "check_version_id", "check_version__number"),
+    *("check_version__name", "check_version__kind", "required", *VERDICT_FIELDS),
+)
+
+
+def _objects(items: list | None) -> list | None:
+    """What a read-only `ListField(child=DictField())` shows of a JSON column's list of objects."""
+    if items is None:
+        return None
+    return [None if item is None else dict(item.items()) for item in items]
+
+
+def _result_rows(results: list[tuple]) -> list[dict[str, Any]]:
+    """CheckResultSerializer's body of each of a sample's results (SAMPLE_RESULT_VALUES tuples)."""
+    return [
+        {
+            **dict(zip(CHECK_VERSION_KEYS, result[:6], strict=True)),
+            "outcome": outcome or None,
+            "expected": expected,
+            "actual": actual,
+            "explanation": why,
+            "evidence": None if evidence is None else [None if i is None else int(i) for i in evidence],
+        }
+        for result in results
+        for outcome, expected, actual, why, evidence in (result[6:],)
+    ]
+
+
+def sample_rows(page: list[tuple], results: dict[int, list[tuple]], names: dict[int, str]) -> list[dict]:
+    """SampleSerializer's body of each sample of `page` (SAMPLE_ROW_COLUMNS tuples) with its results
+    (`results`: sample id → SAMPLE_RESULT_VALUES tuples), `names` the run's scenario names,
+    without a model instance or DRF's per-field dispatch."""
+    when = datetime_text()
+    return [
+        {
+            "id": pk,
+            "scenario_index": scenario,
+            "scenario": names.get(scenario, f"Scenario {scenario + 1}"),
+            "sample_index": index,
+            "status": status,
+            "outcome": outcome or None,
+            "output": output,
+            "tool_calls": tool_calls,
+            "trace": trace,
+            "transcript": _objects(transcript),
+            "latency_ms": None if latency is None else float(latency),
+            "error": error,
+            "started_at": None if started is None else when(started),
+            "finished_at": None if finished is None else when(finished),
+            "results": _result_rows(results[pk]),
+            "world": world,
+            "world_checks": _objects(world_checks),
+        }
+        for (
+            pk, scenario, index, status, outcome, output, tool_calls, trace, transcript, latency, error,
+            started, finished, world, world_checks,
+        ) in page
+    ]
 
 
 class SampleWorldSerializer(serializers.Serializer):

@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from agents.models import Agent
 from checks import api as checks_api
 from checks import services as checks_services
-from core.api import ArchivedFilterSet, VisibleModelChoiceFilter, attach_rows
+from core.api import ArchivedFilterSet, VisibleModelChoiceFilter
 from teams.api import ServiceWritesViewSet, service_writes_schema, versions_action
 from worlds import services
 from worlds.models import Scene, TestScene
@@ -100,20 +100,19 @@ class TestViewSet(checks_api.TestViewSet):
     create_service = _create_test
     edit_service = services.edit_scene_test
 
-    row_sources = {**checks_api.TestViewSet.row_sources, "scenes": "current_version.listed_scenes"}
-
     def get_queryset(self):
         if self.action == "list":
-            return super().get_queryset()  # the scenes: with_related
+            return super().get_queryset()  # read as tuples (checks.serializers.TEST_ROW_COLUMNS)
         return super().get_queryset().prefetch_related("current_version__attached_scenes__scene")
 
-    def with_related(self, rows):
-        # Each version's scenes with the scene's name joined, in a plain list (row_sources).
-        tests = super().with_related(rows)
-        versions = [test.current_version for test in tests if test.current_version is not None]
-        scenes = TestScene.objects.all()
-        attach_rows(versions, "listed_scenes", scenes, "test_version", ("scene_id", "scene__name"))
-        return tests
+    def listed(self, page):
+        # Each version's scenes with the scene's name joined, after the fields of the checks floor.
+        rows = super().listed(page)
+        scenes = self.attached(page, TestScene.objects.all(), ("scene_id", "scene__name"))
+        for row in rows:
+            if row.get("version_id") is not None:  # else drawn by the serializer: scenes left out
+                row["scenes"] = [{"scene": scene, "name": name} for scene, name in scenes[row["version_id"]]]
+        return rows
 
     def rules(self, fields: dict, obj=None) -> None:
         scenes = fields.pop("scenes", None)

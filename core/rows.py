@@ -1,0 +1,77 @@
+"""List rows drawn from plain column values by a function written for the list.
+
+A list endpoint of 50 rows whose serializer shows many fields (runs, samples, tests, review items,
+agents) spends most of its time in model instances and DRF's per-field machinery (bench/README.md
+"Serving"). Those lists read only the shown columns, as ``values_list`` tuples, and build each row's dict
+by hand; the serializer stays the source of the OpenAPI schema and of every one-object body, and a test
+holds each list's rows to it. The pieces those row functions share are here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.urls import NoReverseMatch
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from core.api import _datetime, absolute_url
+from core.urls import pk_url
+
+
+def datetime_text() -> Callable[[Any], Any]:
+    """What a read-only DRF ``DateTimeField`` (default format, the current time zone) shows of a value that
+    is not None (callers keep None as None, as DRF does): core.api's shortcut for the field, the time zone
+    looked up once per list."""
+    return _datetime(serializers.DateTimeField(read_only=True))
+
+
+_SAMPLE_PK = 7_293_015_864_201  # stands for a pk in a URL worked out once; no real row has it
+
+
+def page_urls(request, route: str) -> Callable[[int], str | None]:
+    """pk → the absolute URL of the object's page, as ``pk_url(route, pk)`` made absolute by
+    ``core.api.absolute_url`` gives it (a serializer's ``url`` field), from a template worked out once per
+    list; None for every pk when the pages are not installed (NoReverseMatch). Without a request, the path."""
+
+    def slow(pk):
+        path = pk_url(route, pk)
+        return absolute_url(request, path) if request is not None else path
+
+    try:
+        sample = slow(_SAMPLE_PK)
+    except NoReverseMatch:
+        return lambda pk: None
+    head, found, tail = sample.partition(str(_SAMPLE_PK))
+    if not found or str(_SAMPLE_PK) in tail or slow(7) != f"{head}7{tail}":
+        return slow  # a URL that does not hold the pk as its digits
+
+    def fast(pk):
+        return f"{head}{pk}{tail}" if type(pk) is int and pk >= 0 else slow(pk)
+
+    return fast
+
+
+def related_rows(
+    page: Sequence[tuple], queryset, link: str, columns: Sequence[str], key: int = 0
+) -> dict[Any, list]:
+    """The rows of ``queryset`` whose foreign key ``link`` (its name: ``"sample"``) is the value at ``key``
+    of a tuple of ``page`` (None: no related rows), as ``columns`` tuples, grouped by that value in the
+    queryset's order: every value of the page has its list (an empty one without rows). One query, none
+    for a page without values; like core.api.attach_rows, for a page of tuples instead of objects."""
+    groups: dict[Any, list[tuple]] = {row[key]: [] for row in page if row[key] is not None}
+    if groups:
+        # `<link>__pk__in`: the SQL of `<link>_id__in`, without normalizing each id as a related object
+        for row in queryset.filter(**{f"{link}__pk__in": list(groups)}).values_list(link, *columns):
+            groups[row[0]].append(row[1:])
+    return groups
+
+
+def plain_list(view, queryset, draw: Callable[[list], list[dict]]) -> Response:
+    """A list view's response: ``queryset`` (tuples) paginated as the view paginates, each page drawn by
+    ``draw`` (the page's tuples → the rows' dicts)."""
+    page = view.paginate_queryset(queryset)
+    if page is None:
+        return Response(draw(list(queryset)))
+    return view.get_paginated_response(draw(page))
