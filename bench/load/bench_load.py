@@ -38,7 +38,9 @@ import asyncio
 import json
 import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,7 +52,72 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import Proc, free_port, tree_cpu_s  # noqa: E402
+from bench.common import Proc, cpu_seconds, free_port, process_tree, tree_cpu_s  # noqa: E402
+
+PY_SPY = os.environ.get("PY_SPY", "/tmp/ruffenv/bin/py-spy")
+
+
+def postmaster_pid(url: str) -> int | None:
+    """The PostgreSQL server's main process, when it runs on this machine (the parent of a backend)."""
+    if not url:
+        return None
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    try:
+        return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return None
+
+
+def reaped_cpu_s(pid: int | None) -> float:
+    """CPU seconds of a process, its live descendants and its children already reaped (a PostgreSQL
+    backend that ended counts in its postmaster's cutime/cstime)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        reaped = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError):
+        return 0.0
+    return tree_cpu_s(pid) + reaped
+
+
+def client_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_snapshot(procs: dict[str, int | None]) -> dict[str, float]:
+    """CPU seconds so far: each process tree in ``procs``, each gunicorn worker apart, and this process
+    (the load generator)."""
+    out = {
+        name: reaped_cpu_s(pid) if name == "postgres" else tree_cpu_s(pid)
+        for name, pid in procs.items()
+        if pid
+    }
+    web = procs["web"]
+    out["web_master"] = cpu_seconds(web) or 0.0
+    for pid in process_tree(web)[1:]:
+        out[f"web_{pid}"] = cpu_seconds(pid) or 0.0
+    out["client"] = client_cpu_s()
+    return out
+
+
+def start_profiles(web_pid: int, worker_pid: int, seconds: float, out_dir: Path) -> list[subprocess.Popen]:
+    """py-spy on each gunicorn worker process and each qcluster process, ``seconds`` long, sampling only
+    threads that hold the GIL (``--gil``: CPU in Python, not waits) without pausing them
+    (``--nonblocking``); raw collapsed stacks in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spies = []
+    targets = [("web", pid) for pid in process_tree(web_pid)[1:]]
+    targets += [("worker", pid) for pid in process_tree(worker_pid)]
+    for role, pid in targets:
+        argv = [PY_SPY, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--format", "raw"]
+        argv += ["--gil", "--nonblocking", "--rate", "100", "--output", str(out_dir / f"{role}-{pid}.txt")]
+        spies.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return spies
 
 
 def prepare_database(url: str, work: Path) -> str:
@@ -269,7 +336,17 @@ def report(out: dict) -> str:
         )
     slowest = sorted(out["per_target"].items(), key=lambda kv: -(kv[1]["p95_ms"] or 0))[:5]
     lines.append("  slowest p95: " + ", ".join(f"{k} {v['p95_ms']} ms" for k, v in slowest))
-    lines.append(f"  cpu: web server {out['cpu_s']['web']} s, worker {out['cpu_s']['worker']} s")
+    cpu = out["cpu_s"]
+    lines.append(
+        "  cpu s: "
+        + ", ".join(f"{k} {cpu[k]}" for k in ("web", "worker", "postgres", "agent", "client") if k in cpu)
+        + " | web processes: "
+        + ", ".join(f"{k[4:]} {v}" for k, v in cpu.items() if k.startswith("web_"))
+    )
+    lines.append(
+        "  cpu ms a request (all requests, launches included): "
+        + ", ".join(f"{k} {v}" for k, v in out["cpu_ms_per_request"].items())
+    )
     lines.append(f"  runs: {json.dumps(out['runs'])}")
     return "\n".join(lines)
 
@@ -287,6 +364,16 @@ def main() -> None:
         "--web-processes", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_PROCESSES", "1"))
     )
     ap.add_argument("--web-threads", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_THREADS", "16")))
+    ap.add_argument(
+        "--keep-alive", type=int, default=0, help="gunicorn --keep-alive seconds (0: its default)"
+    )
+    ap.add_argument(
+        "--profile",
+        type=float,
+        default=0,
+        help="py-spy each web and worker process for this many seconds from the start of the load "
+        "(raw stacks in WORK_DIR/profile; bench/load/spy_top.py sums them)",
+    )
     ap.add_argument("--drain-timeout", type=float, default=900, help="seconds to wait for the launched runs")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_load"))
@@ -374,6 +461,7 @@ def main() -> None:
                 "120",
                 "--log-level",
                 "info",
+                *(["--keep-alive", str(a.keep_alive)] if a.keep_alive else []),
             ],
             env,
             work / "web.log",
@@ -385,7 +473,14 @@ def main() -> None:
         # Every worker process of gunicorn answers each list once before the clock starts.
         asyncio.run(load(base, data, users=min(a.users, 30), launches_per_s=0, duration=2, seed=a.seed + 1))
         loadavg_before = [round(x, 2) for x in os.getloadavg()]
-        cpu0 = {"web": tree_cpu_s(web.p.pid), "worker": tree_cpu_s(worker.p.pid)}
+        watched = {
+            "web": web.p.pid,
+            "worker": worker.p.pid,
+            "agent": agent.p.pid,
+            "postgres": postmaster_pid(a.database_url),
+        }
+        spies = start_profiles(web.p.pid, worker.p.pid, a.profile, work / "profile") if a.profile else []
+        cpu0 = cpu_snapshot(watched)
         print(
             f"load: {a.users} users at 1/s + {a.launches_per_s} launches/s for {a.duration:.0f} s; "
             f"load average {loadavg_before}",
@@ -395,7 +490,10 @@ def main() -> None:
             load(base, data, users=a.users, launches_per_s=a.launches_per_s, duration=a.duration, seed=a.seed)
         )
         loadavg_after = [round(x, 2) for x in os.getloadavg()]
-        cpu = {k: round(tree_cpu_s(p.p.pid) - cpu0[k], 1) for k, p in (("web", web), ("worker", worker))}
+        cpu1 = cpu_snapshot(watched)
+        cpu = {k: round(cpu1[k] - cpu0[k], 2) for k in cpu0 if k in cpu1}
+        for spy in spies:
+            spy.wait()
         runs = lost_samples(got["launched"], a.drain_timeout)
     finally:
         for p in reversed(procs):
@@ -413,6 +511,10 @@ def main() -> None:
     per_target: dict[str, list[float]] = {}
     for name, _kind, ms, _status in got["samples"]:
         per_target.setdefault(name, []).append(ms)
+    n = len(got["samples"])
+    per_request_ms = {
+        k: round(cpu[k] * 1000 / n, 2) for k in ("web", "worker", "postgres", "agent", "client") if k in cpu
+    }
     out = {
         "database": "postgresql" if a.database_url else "sqlite",
         "args": vars(a),
@@ -427,6 +529,7 @@ def main() -> None:
         "latency": {k: summary(v) for k, v in by_kind.items()},
         "per_target": {k: summary(v) for k, v in sorted(per_target.items())},
         "cpu_s": cpu,
+        "cpu_ms_per_request": per_request_ms,
         "runs": runs,
     }
     print(report(out), flush=True)
