@@ -120,17 +120,18 @@ def start_profiles(web_pid: int, worker_pid: int, seconds: float, out_dir: Path)
     return spies
 
 
-def prepare_database(url: str, work: Path) -> str:
+def prepare_database(url: str, work: Path, reuse: bool = False) -> str:
     if not url:
         path = work / "load.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm") if not reuse else ():
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return f"sqlite:///{path}"
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS evalconsole_load WITH (FORCE)")
-        conn.execute("CREATE DATABASE evalconsole_load")
+    if not reuse:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS evalconsole_load WITH (FORCE)")
+            conn.execute("CREATE DATABASE evalconsole_load")
     return urlunparse(urlparse(url)._replace(path="/evalconsole_load"))
 
 
@@ -378,11 +379,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_load"))
     ap.add_argument("--json", default="")
+    ap.add_argument(
+        "--reuse-data",
+        action="store_true",
+        help="keep the database and users of the last run with this --work-dir (its runs stay: lists "
+        "count more rows), for A/B runs without building again",
+    )
     a = ap.parse_args()
 
     work = Path(a.work_dir)
     work.mkdir(parents=True, exist_ok=True)
-    db_url = prepare_database(a.database_url, work)
+    saved = work / "data.json"
+    reuse = a.reuse_data and saved.exists()
+    db_url = prepare_database(a.database_url, work, reuse)
     agent_port, web_port = free_port(), free_port()
     env = {
         **os.environ,
@@ -409,11 +418,20 @@ def main() -> None:
     from django_q.conf import Conf
 
     call_command("migrate", verbosity=0, interactive=False)
-    Conf.SYNC = True  # bench_lists.build launches its runs in this process
-    t0 = time.perf_counter()
-    data = build_load_data(a.users, a.samples, f"http://127.0.0.1:{agent_port}/agent")
-    Conf.SYNC = False
-    print(f"data built in {time.perf_counter() - t0:.1f} s", flush=True)
+    agent_url = f"http://127.0.0.1:{agent_port}/agent"
+    if reuse:
+        from agents.models import Agent
+
+        data = json.loads(saved.read_text())
+        Agent.objects.filter(name="Load bot").update(endpoint_url=agent_url)
+        print(f"data of the last run reused ({saved})", flush=True)
+    else:
+        Conf.SYNC = True  # bench_lists.build launches its runs in this process
+        t0 = time.perf_counter()
+        data = build_load_data(a.users, a.samples, agent_url)
+        Conf.SYNC = False
+        saved.write_text(json.dumps(data))
+        print(f"data built in {time.perf_counter() - t0:.1f} s", flush=True)
     from django.db import connections
 
     connections.close_all()
