@@ -138,6 +138,10 @@ def main() -> None:
         for key, n in counter.most_common(limit):
             print(f"  {100 * n / total:5.1f} %  {n:7}  {key}")
 
+    coarse: Counter = Counter()
+    for key, n in stages.items():
+        coarse[key.split(":")[0].split(" (")[0].replace("gunicorn main thread", "gunicorn")] += n
+    show("stages, coarse (each sample once)", coarse)
     show("stages (each sample once)", stages)
     show("modules (inclusive, overlapping)", modules)
     show(f"top {a.top} leaf functions (self)", leaves, a.top)
