@@ -63,12 +63,12 @@ def postmaster_pid(url: str) -> int | None:
         return None
     import psycopg
 
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url) as conn:  # read while the backend lives
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-    try:
-        return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError):
-        return None
+        try:
+            return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError):
+            return None
 
 
 def reaped_cpu_s(pid: int | None) -> float:
