@@ -116,6 +116,28 @@ def cpu_snapshot(procs: dict[str, int | None]) -> dict[str, float]:
     return out
 
 
+def context_switches(pids: list[int]) -> dict[str, int]:
+    """Voluntary (a thread blocked: I/O, the GIL) and involuntary (preempted) context switches so far,
+    summed over every thread of ``pids``."""
+    out = {"voluntary": 0, "involuntary": 0}
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    out["voluntary"] += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    out["involuntary"] += int(line.split()[1])
+    return out
+
+
 def start_profiles(web_pid: int, worker_pid: int, seconds: float, out_dir: Path) -> list[subprocess.Popen]:
     """py-spy on each gunicorn worker process and each qcluster process, ``seconds`` long, sampling only
     threads that hold the GIL (``--gil``: CPU in Python, not waits) without pausing them
@@ -372,6 +394,7 @@ def report(out: dict) -> str:
         "  cpu ms a request (all requests, launches included): "
         + ", ".join(f"{k} {v}" for k, v in out["cpu_ms_per_request"].items())
     )
+    lines.append(f"  web context switches a request: {out['web_context_switches_per_request']}")
     lines.append(f"  runs: {json.dumps(out['runs'])}")
     return "\n".join(lines)
 
@@ -536,6 +559,7 @@ def main() -> None:
         }
         spies = start_profiles(web.p.pid, worker.p.pid, a.profile, work / "profile") if a.profile else []
         cpu0 = cpu_snapshot(watched)
+        switches0 = context_switches(process_tree(web.p.pid)[1:])
         print(
             f"load: {a.users} users at 1/s + {a.launches_per_s} launches/s for {a.duration:.0f} s; "
             f"load average {loadavg_before}",
@@ -554,6 +578,7 @@ def main() -> None:
         )
         loadavg_after = [round(x, 2) for x in os.getloadavg()]
         cpu1 = cpu_snapshot(watched)
+        switches1 = context_switches(process_tree(web.p.pid)[1:])
         cpu = {k: round(cpu1[k] - cpu0[k], 2) for k in cpu0 if k in cpu1}
         for spy in spies:
             spy.wait()
@@ -593,6 +618,9 @@ def main() -> None:
         "per_target": {k: summary(v) for k, v in sorted(per_target.items())},
         "cpu_s": cpu,
         "cpu_ms_per_request": per_request_ms,
+        "web_context_switches_per_request": {
+            k: round((switches1[k] - switches0[k]) / n, 1) for k in switches0
+        },
         "runs": runs,
     }
     print(report(out), flush=True)
