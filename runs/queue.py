@@ -491,7 +491,9 @@ def claim_samples(
                 continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
         with transaction.atomic():
-            agent = Agent.objects.select_for_update().get(pk=agent_id)
+            # FOR NO KEY UPDATE: claims of this agent wait for each other, but inserts that only reference
+            # the agent (a launch's runs: their foreign-key check) do not wait for the claim.
+            agent = Agent.objects.select_for_update(no_key=True).get(pk=agent_id)
             free = limiter.allowed_in_flight(agent.max_concurrency, agent.concurrency_window) - _in_flight(
                 agent_id, now
             )

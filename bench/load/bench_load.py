@@ -38,7 +38,9 @@ import asyncio
 import json
 import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,20 +52,119 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import Proc, free_port, tree_cpu_s  # noqa: E402
+from bench.common import Proc, cpu_seconds, free_port, process_tree, tree_cpu_s  # noqa: E402
+
+PY_SPY = os.environ.get("PY_SPY", "/tmp/ruffenv/bin/py-spy")
 
 
-def prepare_database(url: str, work: Path) -> str:
+def postmaster_pid(url: str) -> int | None:
+    """The PostgreSQL server's main process, when it runs on this machine (the parent of a backend)."""
+    if not url:
+        return None
+    import psycopg
+
+    with psycopg.connect(url) as conn:  # read while the backend lives
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        try:
+            return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError):
+            return None
+
+
+def reaped_cpu_s(pid: int | None) -> float:
+    """CPU seconds of a process, its live descendants and its children already reaped (a PostgreSQL
+    backend that ended counts in its postmaster's cutime/cstime)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        reaped = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError):
+        return 0.0
+    return tree_cpu_s(pid) + reaped
+
+
+def system_cpu_s(pid: int) -> float:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[12]) / os.sysconf(
+            "SC_CLK_TCK"
+        )
+    except (OSError, IndexError):
+        return 0.0
+
+
+def client_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_snapshot(procs: dict[str, int | None]) -> dict[str, float]:
+    """CPU seconds so far: each process tree in ``procs``, each gunicorn worker apart, and this process
+    (the load generator)."""
+    out = {
+        name: reaped_cpu_s(pid) if name == "postgres" else tree_cpu_s(pid)
+        for name, pid in procs.items()
+        if pid
+    }
+    web = procs["web"]
+    out["web_master"] = cpu_seconds(web) or 0.0
+    out["web_sys"] = 0.0  # system CPU of the web processes: socket I/O, and futex calls when threads contend
+    for pid in process_tree(web)[1:]:
+        out[f"web_{pid}"] = cpu_seconds(pid) or 0.0
+        out["web_sys"] += system_cpu_s(pid)
+    out["client"] = client_cpu_s()
+    return out
+
+
+def context_switches(pids: list[int]) -> dict[str, int]:
+    """Voluntary (a thread blocked: I/O, the GIL) and involuntary (preempted) context switches so far,
+    summed over every thread of ``pids``."""
+    out = {"voluntary": 0, "involuntary": 0}
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    out["voluntary"] += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    out["involuntary"] += int(line.split()[1])
+    return out
+
+
+def start_profiles(web_pid: int, worker_pid: int, seconds: float, out_dir: Path) -> list[subprocess.Popen]:
+    """py-spy on each gunicorn worker process and each qcluster process, ``seconds`` long, sampling only
+    threads that hold the GIL (``--gil``: CPU in Python, not waits) without pausing them
+    (``--nonblocking``); raw collapsed stacks in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spies = []
+    targets = [("web", pid) for pid in process_tree(web_pid)[1:]]
+    targets += [("worker", pid) for pid in process_tree(worker_pid)]
+    for role, pid in targets:
+        argv = [PY_SPY, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--format", "raw"]
+        argv += ["--gil", "--nonblocking", "--rate", "100", "--output", str(out_dir / f"{role}-{pid}.txt")]
+        spies.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return spies
+
+
+def prepare_database(url: str, work: Path, reuse: bool = False) -> str:
     if not url:
         path = work / "load.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm") if not reuse else ():
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return f"sqlite:///{path}"
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS evalconsole_load WITH (FORCE)")
-        conn.execute("CREATE DATABASE evalconsole_load")
+    if not reuse:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS evalconsole_load WITH (FORCE)")
+            conn.execute("CREATE DATABASE evalconsole_load")
     return urlunparse(urlparse(url)._replace(path="/evalconsole_load"))
 
 
@@ -145,7 +246,14 @@ def summary(values: list[float]) -> dict:
 
 
 async def load(
-    base: str, data: dict, *, users: int, launches_per_s: float, duration: float, seed: int
+    base: str,
+    data: dict,
+    *,
+    users: int,
+    launches_per_s: float,
+    duration: float,
+    seed: int,
+    server_keep_alive: float = 2.0,
 ) -> dict:
     import aiohttp
 
@@ -153,7 +261,12 @@ async def load(
     samples: list[tuple[str, str, float, int | str]] = []  # (name, kind, ms, status or error)
     launched: list[int] = []
     late = 0
-    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0)
+    # An idle connection is dropped here before the server drops it (gunicorn: 2 s unless --keep-alive):
+    # otherwise a request sent as the server closes the connection fails (ClientOSError), a race of the
+    # client's, not an error of the server's (aiohttp keeps idle connections 15 s by default).
+    connector = aiohttp.TCPConnector(
+        limit=0, limit_per_host=0, keepalive_timeout=max(0.5, server_keep_alive - 0.5)
+    )
     timeout = aiohttp.ClientTimeout(total=60)
     async with aiohttp.ClientSession(
         connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar()
@@ -269,7 +382,19 @@ def report(out: dict) -> str:
         )
     slowest = sorted(out["per_target"].items(), key=lambda kv: -(kv[1]["p95_ms"] or 0))[:5]
     lines.append("  slowest p95: " + ", ".join(f"{k} {v['p95_ms']} ms" for k, v in slowest))
-    lines.append(f"  cpu: web server {out['cpu_s']['web']} s, worker {out['cpu_s']['worker']} s")
+    cpu = out["cpu_s"]
+    lines.append(
+        "  cpu s: "
+        + ", ".join(f"{k} {cpu[k]}" for k in ("web", "worker", "postgres", "agent", "client") if k in cpu)
+        + " | web processes: "
+        + ", ".join(f"{k[4:]} {v}" for k, v in cpu.items() if k.startswith("web_") and k != "web_sys")
+        + f" (system CPU {cpu.get('web_sys', 0)} s of the web's)"
+    )
+    lines.append(
+        "  cpu ms a request (all requests, launches included): "
+        + ", ".join(f"{k} {v}" for k, v in out["cpu_ms_per_request"].items())
+    )
+    lines.append(f"  web context switches a request: {out['web_context_switches_per_request']}")
     lines.append(f"  runs: {json.dumps(out['runs'])}")
     return "\n".join(lines)
 
@@ -287,15 +412,33 @@ def main() -> None:
         "--web-processes", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_PROCESSES", "1"))
     )
     ap.add_argument("--web-threads", type=int, default=int(os.environ.get("EVALCONSOLE_WEB_THREADS", "16")))
+    ap.add_argument(
+        "--keep-alive", type=int, default=0, help="gunicorn --keep-alive seconds (0: its default)"
+    )
+    ap.add_argument(
+        "--profile",
+        type=float,
+        default=0,
+        help="py-spy each web and worker process for this many seconds from the start of the load "
+        "(raw stacks in WORK_DIR/profile; bench/load/spy_top.py sums them)",
+    )
     ap.add_argument("--drain-timeout", type=float, default=900, help="seconds to wait for the launched runs")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "bench_load"))
     ap.add_argument("--json", default="")
+    ap.add_argument(
+        "--reuse-data",
+        action="store_true",
+        help="keep the database and users of the last run with this --work-dir (its runs stay: lists "
+        "count more rows), for A/B runs without building again",
+    )
     a = ap.parse_args()
 
     work = Path(a.work_dir)
     work.mkdir(parents=True, exist_ok=True)
-    db_url = prepare_database(a.database_url, work)
+    saved = work / "data.json"
+    reuse = a.reuse_data and saved.exists()
+    db_url = prepare_database(a.database_url, work, reuse)
     agent_port, web_port = free_port(), free_port()
     env = {
         **os.environ,
@@ -322,11 +465,20 @@ def main() -> None:
     from django_q.conf import Conf
 
     call_command("migrate", verbosity=0, interactive=False)
-    Conf.SYNC = True  # bench_lists.build launches its runs in this process
-    t0 = time.perf_counter()
-    data = build_load_data(a.users, a.samples, f"http://127.0.0.1:{agent_port}/agent")
-    Conf.SYNC = False
-    print(f"data built in {time.perf_counter() - t0:.1f} s", flush=True)
+    agent_url = f"http://127.0.0.1:{agent_port}/agent"
+    if reuse:
+        from agents.models import Agent
+
+        data = json.loads(saved.read_text())
+        Agent.objects.filter(name="Load bot").update(endpoint_url=agent_url)
+        print(f"data of the last run reused ({saved})", flush=True)
+    else:
+        Conf.SYNC = True  # bench_lists.build launches its runs in this process
+        t0 = time.perf_counter()
+        data = build_load_data(a.users, a.samples, agent_url)
+        Conf.SYNC = False
+        saved.write_text(json.dumps(data))
+        print(f"data built in {time.perf_counter() - t0:.1f} s", flush=True)
     from django.db import connections
 
     connections.close_all()
@@ -374,6 +526,7 @@ def main() -> None:
                 "120",
                 "--log-level",
                 "info",
+                *(["--keep-alive", str(a.keep_alive)] if a.keep_alive else []),
             ],
             env,
             work / "web.log",
@@ -382,20 +535,53 @@ def main() -> None:
         procs.append(web)
         base = f"http://127.0.0.1:{web_port}"
         wait_http(base + "/login/")
-        # Every worker process of gunicorn answers each list once before the clock starts.
-        asyncio.run(load(base, data, users=min(a.users, 30), launches_per_s=0, duration=2, seed=a.seed + 1))
+        # Every worker process of gunicorn answers each list once before the clock starts, and a few
+        # launches run to the end: a qcluster process imports the run path on its first task (~1 s of CPU).
+        keep_alive = a.keep_alive or 2.0
+        warm = asyncio.run(
+            load(
+                base,
+                data,
+                users=min(a.users, 30),
+                launches_per_s=a.launches_per_s,
+                duration=3,
+                seed=a.seed + 1,
+                server_keep_alive=keep_alive,
+            )
+        )
+        lost_samples(warm["launched"], 120)
         loadavg_before = [round(x, 2) for x in os.getloadavg()]
-        cpu0 = {"web": tree_cpu_s(web.p.pid), "worker": tree_cpu_s(worker.p.pid)}
+        watched = {
+            "web": web.p.pid,
+            "worker": worker.p.pid,
+            "agent": agent.p.pid,
+            "postgres": postmaster_pid(a.database_url),
+        }
+        spies = start_profiles(web.p.pid, worker.p.pid, a.profile, work / "profile") if a.profile else []
+        cpu0 = cpu_snapshot(watched)
+        switches0 = context_switches(process_tree(web.p.pid)[1:])
         print(
             f"load: {a.users} users at 1/s + {a.launches_per_s} launches/s for {a.duration:.0f} s; "
             f"load average {loadavg_before}",
             flush=True,
         )
         got = asyncio.run(
-            load(base, data, users=a.users, launches_per_s=a.launches_per_s, duration=a.duration, seed=a.seed)
+            load(
+                base,
+                data,
+                users=a.users,
+                launches_per_s=a.launches_per_s,
+                duration=a.duration,
+                seed=a.seed,
+                server_keep_alive=keep_alive,
+            )
         )
         loadavg_after = [round(x, 2) for x in os.getloadavg()]
-        cpu = {k: round(tree_cpu_s(p.p.pid) - cpu0[k], 1) for k, p in (("web", web), ("worker", worker))}
+        cpu1 = cpu_snapshot(watched)
+        switches1 = context_switches(process_tree(web.p.pid)[1:])
+        cpu = {k: round(cpu1[k] - cpu0[k], 2) for k in cpu0 if k in cpu1}
+        for spy in spies:
+            spy.wait()
         runs = lost_samples(got["launched"], a.drain_timeout)
     finally:
         for p in reversed(procs):
@@ -413,6 +599,10 @@ def main() -> None:
     per_target: dict[str, list[float]] = {}
     for name, _kind, ms, _status in got["samples"]:
         per_target.setdefault(name, []).append(ms)
+    n = len(got["samples"])
+    per_request_ms = {
+        k: round(cpu[k] * 1000 / n, 2) for k in ("web", "worker", "postgres", "agent", "client") if k in cpu
+    }
     out = {
         "database": "postgresql" if a.database_url else "sqlite",
         "args": vars(a),
@@ -427,6 +617,10 @@ def main() -> None:
         "latency": {k: summary(v) for k, v in by_kind.items()},
         "per_target": {k: summary(v) for k, v in sorted(per_target.items())},
         "cpu_s": cpu,
+        "cpu_ms_per_request": per_request_ms,
+        "web_context_switches_per_request": {
+            k: round((switches1[k] - switches0[k]) / n, 1) for k in switches0
+        },
         "runs": runs,
     }
     print(report(out), flush=True)
