@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import F, OuterRef, Prefetch, Subquery
+from django.db.models import F, OuterRef, Subquery
 from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,7 +18,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from agents.models import UNLISTED_FIELDS, Agent
+from agents.models import Agent
 from checks import kinds, scene_mode, services
 from checks.forms import (
     CheckConfigForm,
@@ -36,7 +36,7 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc, truncate
-from core.urls import pk_url, plain_url
+from core.urls import pk_url, pk_url_former, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors, viewer_refusal
@@ -503,42 +503,84 @@ def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- test sets
 
 
-def _last_run_badge(t: Test, never: str) -> str:
-    """A test's newest run as a linked badge (its result, else its status), or `never` (muted)."""
-    if not t.last_run_id:
+def _last_run_badge(run_id, result, status, never: str, run_url) -> str:
+    """A test's newest run as a linked badge (its result, else its status), or `never` (muted);
+    `run_url` forms a run's URL (pk_url_former("runs:run-detail"))."""
+    if not run_id:
         return f'<span class="muted">{never}</span>'
-    shown, url = esc(t.last_run_result or t.last_run_status), esc(pk_url("runs:run-detail", t.last_run_id))
-    return f'<a href="{url}"><span class="badge {shown}">{shown}</span></a>'
+    shown = esc(result or status)
+    return f'<a href="{esc(run_url(run_id))}"><span class="badge {shown}">{shown}</span></a>'
 
 
-def _listed_test_row(t: Test) -> str:
-    """One test of a set on the Tests page, as checks/testset_list.html drew it."""
-    version = t.current_version
-    last = _last_run_badge(t, "never run")
+# What the Tests page reads of a test set, and of each of its active tests (with _last_run()).
+SET_SECTION_COLUMNS = ("id", "name", "description", "agent_id", "agent__name")
+LISTED_TEST_COLUMNS = (
+    *("test_set_id", "id", "name", "version", "current_version_id"),
+    *("current_version__scenarios", "current_version__samples_per_scenario"),
+    *("last_run_id", "last_run_result", "last_run_status"),
+)
+
+
+def _set_sections(sets: list[tuple], *, with_agent: bool, can_edit: bool) -> list[SafeString]:
+    """The Tests page's cards of `sets` (SET_SECTION_COLUMNS tuples): their active tests read as tuples in
+    one query (none for no sets), then each card drawn by _set_section."""
+    tests: dict[int, list[tuple]] = {ts[0]: [] for ts in sets}
+    if sets:
+        listed = (
+            Test.objects.filter(test_set_id__in=list(tests), archived_at__isnull=True)
+            .annotate(**_last_run())
+            .order_by("name", "pk")
+            .values_list(*LISTED_TEST_COLUMNS)
+        )
+        for t in listed:
+            tests[t[0]].append(t)
+    urls = SetUrls()
+    return [
+        _set_section(ts, tests[ts[0]], with_agent=with_agent, can_edit=can_edit, urls=urls) for ts in sets
+    ]
+
+
+class SetUrls:
+    """The URL formers of the Tests page's cards, made once a page."""
+
+    def __init__(self) -> None:
+        self.agent = pk_url_former("agents:agent-detail")
+        self.test_set = pk_url_former("checks:testset-detail")
+        self.test = pk_url_former("checks:test-detail")
+        self.test_create = pk_url_former("checks:test-create")
+        self.run = pk_url_former("runs:run-detail")
+        self.launch = esc(plain_url("runs:run-launch"))
+
+
+def _listed_test_row(t: tuple, urls: SetUrls) -> str:
+    """One test of a set on the Tests page (a LISTED_TEST_COLUMNS tuple), as checks/testset_list.html
+    drew it."""
+    _, pk, name, number, version_id, scenarios, samples_each, run_id, result, status = t
+    last = _last_run_badge(run_id, result, status, "never run", urls.run)
     return (
-        f'\n      <tr><td><a href="{esc(t.get_absolute_url())}">{trunc(t.name)}</a></td>'
-        f"<td>v{esc(t.version)}</td>"
-        f'\n        <td class="num">{len(version.scenarios or "") if version else 0}</td>'
-        f'<td class="num">{esc(version.samples_per_scenario) if version else ""}</td>'
+        f'\n      <tr><td><a href="{esc(urls.test(pk))}">{trunc(name)}</a></td>'
+        f"<td>v{number}</td>"
+        f'\n        <td class="num">{len(scenarios or "") if version_id else 0}</td>'
+        f'<td class="num">{samples_each if version_id else ""}</td>'
         f"\n        <td>{last}</td></tr>\n    "
     )
 
 
-def _set_section(ts: TestSet, *, with_agent: bool, can_edit: bool) -> SafeString:
+def _set_section(
+    ts: tuple, tests: list[tuple], *, with_agent: bool, can_edit: bool, urls: SetUrls
+) -> SafeString:
     """One test set's card on the Tests page (20 a page, with their tests), as checks/testset_list.html
-    drew it: Python, not the engine. `ts.active_tests` is the prefetched list of its active tests."""
-    tests = ts.active_tests
+    drew it: Python, not the engine. `ts` is a SET_SECTION_COLUMNS tuple, `tests` its active tests."""
+    pk, name, description, agent_id, agent_name = ts
     agent = ""
     if with_agent:
-        agent_url = esc(pk_url("agents:agent-detail", ts.agent_id))
-        agent = f'<a href="{agent_url}">{trunc(ts.agent.name)}</a> · '
-    description = f" · {esc(truncate(ts.description, 100))}" if ts.description else ""
+        agent = f'<a href="{esc(urls.agent(agent_id))}">{trunc(agent_name)}</a> · '
+    description = f" · {esc(truncate(description, 100))}" if description else ""
     actions = ""
     if can_edit:
-        actions = f'<a class="button small" href="{esc(pk_url("checks:test-create", ts.pk))}">New test</a>'
+        actions = f'<a class="button small" href="{esc(urls.test_create(pk))}">New test</a>'
         if tests:
-            launch = esc(plain_url("runs:run-launch"))
-            actions += f' <a class="button small" href="{launch}?test_set={ts.pk}">Run all</a>'
+            actions += f' <a class="button small" href="{urls.launch}?test_set={pk}">Run all</a>'
     table = ""
     if tests:
         table = (
@@ -547,15 +589,15 @@ def _set_section(ts: TestSet, *, with_agent: bool, can_edit: bool) -> SafeString
             '<th scope="col" class="num">Scenarios</th><th scope="col" class="num">Samples each</th>'
             '<th scope="col">Last run</th></tr></thead>'
             "\n    <tbody>\n    "
-            + "".join(_listed_test_row(t) for t in tests)
+            + "".join([_listed_test_row(t, urls) for t in tests])
             + "\n    </tbody>\n  </table>\n  "
         )
     return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n<section class="card" aria-labelledby="ts-{ts.pk}">'
+        f'\n<section class="card" aria-labelledby="ts-{pk}">'
         '\n  <div class="pagehead">'
         "\n    <div>"
-        f'\n      <h2 id="ts-{ts.pk}" style="margin:0">'
-        f'<a href="{esc(ts.get_absolute_url())}">{trunc(ts.name)}</a></h2>'
+        f'\n      <h2 id="ts-{pk}" style="margin:0">'
+        f'<a href="{esc(urls.test_set(pk))}">{trunc(name)}</a></h2>'
         f'\n      <p class="muted small">{agent}{len(tests)} test{pluralize(len(tests))}{description}</p>'
         "\n    </div>"
         '\n    <div class="actions">'
@@ -576,27 +618,13 @@ def testset_list(request: HttpRequest) -> HttpResponse:
     if agent_id.isdigit():
         agent = get_object_or_404(Agent.objects.visible_to(request.user).select_related("team"), pk=agent_id)
         sets = TestSet.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=True)
-    active_tests = (
-        Test.objects.filter(archived_at__isnull=True)
-        .select_related("current_version")
-        .annotate(
-            **_last_run(),
-        )
-        .order_by("name", "pk")
-    )
-    sets = (
-        sets.select_related("agent")
-        .defer(*(f"agent__{name}" for name in UNLISTED_FIELDS))
-        .prefetch_related(Prefetch("tests", queryset=active_tests, to_attr="active_tests"))
-        .order_by("agent__name", "name", "pk")
-    )
+    sets = sets.order_by("agent__name", "name", "pk").values_list(*SET_SECTION_COLUMNS)
     page = Paginator(sets, 20).get_page(request.GET.get("page"))
     team = agent.team if agent else request.team
     agents = []
     flags = page_flags(request.user, team)
-    test_sets = list(page.object_list)
-    for ts in test_sets:
-        ts.section = _set_section(ts, with_agent=agent is None, can_edit=flags["can_edit"])
+    sections = _set_sections(list(page.object_list), with_agent=agent is None, can_edit=flags["can_edit"])
+    test_sets = [{"section": section} for section in sections]
     if flags["can_edit"] and agent is None:
         agents = list(
             Agent.objects.visible_to(request.user)
@@ -644,6 +672,15 @@ def testset_create(request: HttpRequest, agent_pk: int) -> HttpResponse:
     return render(request, "checks/testset_form.html", {"form": form, "agent": agent, "tab": "tests"})
 
 
+# What a test set's page reads of each of its tests (with check_count, run_count and _last_run()).
+SET_TEST_COLUMNS = (
+    *("id", "name", "version", "current_version_id", "current_version__scenarios"),
+    *("current_version__samples_per_scenario", "current_version__required_pass_rate"),
+    *("current_version__min_valid_per_scenario", "check_count", "run_count"),
+    *("last_run_id", "last_run_result", "last_run_status"),
+)
+
+
 @login_required
 def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     test_set = get_object_or_404(
@@ -651,20 +688,19 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     tests = (
         Test.objects.filter(test_set=test_set, archived_at__isnull=True)
-        .select_related("current_version")
         .annotate(
             check_count=count_subquery(TestCheck, "test_version", outer="current_version"),
             run_count=count_related(Test, "runs"),
             **_last_run(),
         )
         .order_by("name", "pk")
+        .values_list(*SET_TEST_COLUMNS)
     )
     page = Paginator(tests, PAGE_SIZE).get_page(request.GET.get("page"))
     flags = page_flags(request.user, test_set.agent.team)
     launch = escape(plain_url("runs:run-launch")) if flags["can_edit"] and not test_set.archived_at else ""
-    rows = list(page.object_list)
-    for test in rows:
-        test.row = _set_test_row(test, launch)
+    urls = SetUrls()
+    rows = [{"row": _set_test_row(t, launch, urls)} for t in page.object_list]
     context = {
         "test_set": test_set,
         "agent": test_set.agent,
@@ -676,24 +712,25 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "checks/testset_detail.html", context)
 
 
-def _set_test_row(t: Test, launch: str) -> SafeString:
-    """One row of a test set's tests, as the template would draw it (50 a page: Python, not the engine);
-    `launch`: the launch page's URL when the user may run the test, else ""."""
-    version = t.current_version
-    last = _last_run_badge(t, "never")
-    run = f'<a class="button small" href="{launch}?test={t.pk}">Run</a>' if launch else ""
-    rule = ("", "")
-    if version is not None:
-        rule = (esc(version.required_pass_rate), esc(version.min_valid_per_scenario))
-    return mark_safe(  # noqa: S308 - every value is escaped here
+def _set_test_row(t: tuple, launch: str, urls: SetUrls) -> SafeString:
+    """One row of a test set's tests (a SET_TEST_COLUMNS tuple), as the template would draw it (50 a page:
+    Python, not the engine); `launch`: the launch page's URL when the user may run the test, else ""."""
+    pk, name, number, version_id, scenarios, samples_each, pass_rate, min_valid, checks, runs = t[:10]
+    last = _last_run_badge(*t[10:], "never", urls.run)
+    run = f'<a class="button small" href="{launch}?test={pk}">Run</a>' if launch else ""
+    shown, total, rule = 0, "", ("", "")
+    if version_id:
+        shown = len(scenarios or "")
+        total, rule = len(scenarios) * samples_each, (pass_rate, min_valid)
+    return mark_safe(  # noqa: S308 - every value is escaped here (the numbers are ints)
         "\n    <tr>"
-        f'\n      <td><a href="{esc(t.get_absolute_url())}"><strong>{trunc(t.name)}</strong></a></td>'
-        f"\n      <td>v{esc(t.version)}</td>"
-        f'\n      <td class="num">{len(version.scenarios or "") if version else 0}</td>'
-        f'\n      <td class="num">{esc(version.total_samples) if version else ""}</td>'
-        f'\n      <td class="num">{esc(t.check_count or 0)}</td>'
+        f'\n      <td><a href="{esc(urls.test(pk))}"><strong>{trunc(name)}</strong></a></td>'
+        f"\n      <td>v{number}</td>"
+        f'\n      <td class="num">{shown}</td>'
+        f'\n      <td class="num">{total}</td>'
+        f'\n      <td class="num">{checks or 0}</td>'
         f'\n      <td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>'
-        f'\n      <td class="num">{esc(t.run_count or 0)}</td>'
+        f'\n      <td class="num">{runs or 0}</td>'
         f"\n      <td>{last}</td>"
         f"\n      <td>{run}</td>"
         "\n    </tr>\n  "

@@ -65,6 +65,23 @@ def pk_url(name: str, pk, current_app: str | None = None) -> str:
     return reverse(name, args=[pk], current_app=current_app)
 
 
+def pk_url_former(name: str, current_app: str | None = None):
+    """``pk_url(name, ·)`` for the rows of one page: the URL's template is looked up once (script prefix,
+    URLconf, app), then each int pk is put between its two parts without a call to ``pk_url``. The
+    callable returns what ``pk_url(name, pk, current_app)`` does for any pk (non-ints go to it)."""
+    parts = _url_parts(name, get_script_prefix(), get_urlconf(), current_app)
+    if parts is None:
+        return functools.partial(pk_url, name, current_app=current_app)
+    head, tail = parts
+
+    def former(pk) -> str:
+        if type(pk) is int and pk >= 0:
+            return f"{head}{pk}{tail}"
+        return pk_url(name, pk, current_app)
+
+    return former
+
+
 def plain_url(name: str, current_app: str | None = None) -> str:
     """``reverse(name, current_app=current_app)`` of a URL without arguments, reversed once (per script
     prefix, URLconf and app): the layout of every page names a dozen of them."""
