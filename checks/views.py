@@ -36,7 +36,7 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc, truncate
-from core.urls import pk_url, pk_url_former, plain_url
+from core.urls import pk_url_former, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors, viewer_refusal
@@ -102,8 +102,11 @@ def _use_counts() -> dict:
 
 
 LIBRARY_PAGE_SIZE = 50
-# What _library_row reads of a check.
-LIBRARY_ROW_COLUMNS = ("name", "kind", "version", "archived_at", "updated_at", "agent__name")
+# What _library_row reads of a check (with _use_counts()).
+LIBRARY_ROW_COLUMNS = (
+    *("id", "name", "kind", "version", "archived_at", "updated_at", "agent_id", "agent__name"),
+    *("test_count", "monitor_count"),
+)
 
 
 def _usage(tests: int, monitors: int) -> str:
@@ -112,19 +115,27 @@ def _usage(tests: int, monitors: int) -> str:
     return " · ".join(parts) or '<span class="muted">unused</span>'
 
 
-def _library_row(c: Check, kind_label: str) -> SafeString:
-    """One row of the check library, as the template would draw it (50 a page: Python, not the engine)."""
-    name, url = esc(c.name), esc(c.get_absolute_url())
-    agent_url = esc(pk_url("checks:check-list", c.agent_id))
-    archived = ' <span class="tag warn">archived</span>' if c.archived_at else ""
-    updated = local_time(c.updated_at, "Y-m-d H:i")
+class LibraryUrls:
+    """The URL formers of the check library's rows, made once a page."""
+
+    def __init__(self) -> None:
+        self.check = pk_url_former("checks:check-detail")
+        self.agent_checks = pk_url_former("checks:check-list")
+
+
+def _library_row(c: tuple, kind_label: str, urls: LibraryUrls) -> SafeString:
+    """One row of the check library (a LIBRARY_ROW_COLUMNS tuple), as the template would draw it (50 a
+    page: Python, not the engine)."""
+    pk, name, _, number, archived_at, updated_at, agent_id, agent_name, tests, monitors = c
+    archived = ' <span class="tag warn">archived</span>' if archived_at else ""
+    updated = local_time(updated_at, "Y-m-d H:i")
     return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n    <tr class="check-row" data-check="{name}">'
-        f'\n      <td><a href="{url}"><strong>{trunc(c.name)}</strong></a>{archived}</td>'
-        f'\n      <td><a href="{agent_url}">{trunc(c.agent.name)}</a></td>'
+        f'\n    <tr class="check-row" data-check="{esc(name)}">'
+        f'\n      <td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a>{archived}</td>'
+        f'\n      <td><a href="{esc(urls.agent_checks(agent_id))}">{trunc(agent_name)}</a></td>'
         f'\n      <td class="small">{esc(kind_label)}</td>'
-        f"\n      <td>v{esc(c.version)}</td>"
-        f'\n      <td class="small">{_usage(c.test_count, c.monitor_count)}</td>'
+        f"\n      <td>v{number}</td>"
+        f'\n      <td class="small">{_usage(tests, monitors)}</td>'
         f'\n      <td class="small muted">{esc(updated)}</td>'
         "\n    </tr>\n  "
     )
@@ -147,8 +158,6 @@ def check_index(request: HttpRequest) -> HttpResponse:
     checks = (
         Check.objects.visible_to(request.user)
         .filter(agent__team=team, archived_at__isnull=not archived)
-        .select_related("agent")
-        .only(*LIBRARY_ROW_COLUMNS)
         .annotate(**_use_counts())
         .order_by("agent__name", "agent_id", "kind", "name", "pk")
     )
@@ -156,11 +165,11 @@ def check_index(request: HttpRequest) -> HttpResponse:
         checks = checks.none()  # say what is wrong rather than show an unfiltered list
     elif form.is_bound:
         checks = form.filter(checks)
+    checks = checks.values_list(*LIBRARY_ROW_COLUMNS)
     page = Paginator(checks, LIBRARY_PAGE_SIZE).get_page(request.GET.get("page"))
     labels = _kind_labels()
-    rows = list(page.object_list)
-    for check in rows:
-        check.row = _library_row(check, labels.get(check.kind, check.kind))
+    urls = LibraryUrls()
+    rows = [{"row": _library_row(c, labels.get(c[2], c[2]), urls)} for c in page.object_list]
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -177,26 +186,43 @@ def check_index(request: HttpRequest) -> HttpResponse:
     return render(request, "checks/check_library.html", context, status=status)
 
 
-def _check_row(c: Check, *, restore_form: str | None) -> SafeString:
-    """One row of an agent's Checks tab, as checks/check_list.html drew it (50 a page: Python, not the
-    engine). `restore_form` is the Restore button's form (with the CSRF input) with "{url}" for the
-    check's archive URL, for admins; None for everyone else."""
-    if c.archived_at:
-        when = f"archived {esc(local_time(c.archived_at, 'Y-m-d H:i'))}"
+# What a row of an agent's Checks tab reads of a check (with _use_counts()).
+CHECK_ROW_COLUMNS = (
+    *("id", "name", "kind", "version", "archived_at", "updated_at", "current_version__config"),
+    *("test_count", "monitor_count"),
+)
+
+
+def _check_row(c: tuple, *, restore_form: str | None, urls) -> SafeString:
+    """One row of an agent's Checks tab (a CHECK_ROW_COLUMNS tuple), as checks/check_list.html drew it (50
+    a page: Python, not the engine). `restore_form` is the Restore button's form (with the CSRF input) with
+    "{url}" for the check's archive URL, for admins; None for everyone else. `urls` is a ChecksUrls."""
+    pk, name, _, number, archived_at, updated_at, config, tests, monitors = c
+    if archived_at:
+        when = f"archived {esc(local_time(archived_at, 'Y-m-d H:i'))}"
         if restore_form is not None:
-            when += restore_form.format(url=esc(pk_url("checks:check-archive", c.pk)))
+            when += restore_form.format(url=esc(urls.archive(pk)))
         when += "\n            "
     else:
-        when = esc(local_time(c.updated_at, "Y-m-d H:i"))
+        when = esc(local_time(updated_at, "Y-m-d H:i"))
+    summary = config_summary(config if config is not None else {})  # None: no current version
     return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n        <tr class="check-row" data-check="{esc(c.name)}">'
-        f'\n          <td><a href="{esc(c.get_absolute_url())}"><strong>{trunc(c.name)}</strong></a></td>'
-        f"\n          <td>v{esc(c.version)}</td>"
-        f'\n          <td class="small"><code>{esc(c.summary)}</code></td>'
-        f'\n          <td class="small">{_usage(c.test_count, c.monitor_count)}</td>'
+        f'\n        <tr class="check-row" data-check="{esc(name)}">'
+        f'\n          <td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a></td>'
+        f"\n          <td>v{number}</td>"
+        f'\n          <td class="small"><code>{esc(summary)}</code></td>'
+        f'\n          <td class="small">{_usage(tests, monitors)}</td>'
         f'\n          <td class="small muted">{when}</td>'
         "\n        </tr>\n      "
     )
+
+
+class ChecksUrls:
+    """The URL formers of an agent's Checks tab, made once a page."""
+
+    def __init__(self) -> None:
+        self.check = pk_url_former("checks:check-detail")
+        self.archive = pk_url_former("checks:check-archive")
 
 
 def _restore_form(request: HttpRequest) -> str:
@@ -223,19 +249,21 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     listed = agent_checks.filter(archived_at__isnull=False) if archived else library.used(used)
     checks = (
         listed
-        .select_related("current_version")
         .annotate(**_use_counts())
         .order_by(*sort.order_by("kind"))  # grouped by kind, sorted within each group
+        .values_list(*CHECK_ROW_COLUMNS)
     )
     page = Paginator(checks, PAGE_SIZE).get_page(request.GET.get("page"))
     labels = _kind_labels()
-    rows = list(page.object_list)
+    listed_rows = list(page.object_list)
     flags = page_flags(request.user, agent.team)
-    restore_form = _restore_form(request) if flags["can_admin"] and any(c.archived_at for c in rows) else None
-    for check in rows:
-        check.kind_label = labels.get(check.kind, check.kind)
-        check.summary = config_summary(check.current_version.config if check.current_version else {})
-        check.row = _check_row(check, restore_form=restore_form)
+    archived_rows = any(c[4] for c in listed_rows)
+    restore_form = _restore_form(request) if flags["can_admin"] and archived_rows else None
+    urls = ChecksUrls()
+    rows = [
+        {"kind_label": labels.get(c[2], c[2]), "row": _check_row(c, restore_form=restore_form, urls=urls)}
+        for c in listed_rows
+    ]
     keep = request.GET.copy()  # the filter links keep the search and the sort
     for name in ("used", "archived", "page"):
         keep.pop(name, None)
