@@ -18,7 +18,7 @@ from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.templatetags.names import esc, local_time, truncate
-from core.urls import pk_url
+from core.urls import pk_url, pk_url_former
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
@@ -85,22 +85,39 @@ def _queue_for(request: HttpRequest, pk: int) -> ReviewQueue:
     return get_object_or_404(ReviewQueue.objects.visible_to(request.user).select_related("team"), pk=pk)
 
 
-def _queue_row(q: ReviewQueue) -> SafeString:
-    """One row of the review queues list, as reviews/queue_list.html drew it (Python, not the engine)."""
+# What a row of the review queues list reads of a queue (with_counts()).
+QUEUE_ROW_COLUMNS = (
+    *("id", "name", "description", "created_at", "created_by__username"),
+    *("item_count", "labelled_count"),
+)
+
+
+class QueueUrls:
+    """The URL formers of the review queues list's rows, made once a page."""
+
+    def __init__(self) -> None:
+        self.queue = pk_url_former("reviews:queue-detail")
+        self.start = pk_url_former("reviews:queue-start")
+
+
+def _queue_row(q: tuple, urls: QueueUrls) -> SafeString:
+    """One row of the review queues list (a QUEUE_ROW_COLUMNS tuple), as reviews/queue_list.html drew it
+    (Python, not the engine)."""
+    pk, name, about, created_at, by, items, labelled = q
     description = ""
-    if q.description:
-        description = f'<div class="muted small">{esc(truncate(q.description, 120))}</div>'
-    by = f" by {esc(q.created_by)}" if q.created_by else ""
+    if about:
+        description = f'<div class="muted small">{esc(truncate(about, 120))}</div>'
+    by = f" by {esc(by)}" if by is not None else ""  # the creator's username (str(user))
     review = ""
-    if q.item_count:
-        review = f'<a class="button small" href="{esc(pk_url("reviews:queue-start", q.pk))}">Review</a>'
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n    <tr data-queue="{esc(q.name)}">'
-        f'\n      <td><a href="{esc(q.get_absolute_url())}">{esc(truncate(q.name, 80))}</a>'
+    if items:
+        review = f'<a class="button small" href="{esc(urls.start(pk))}">Review</a>'
+    return mark_safe(  # noqa: S308 - every value is escaped above or here (the counts are ints)
+        f'\n    <tr data-queue="{esc(name)}">'
+        f'\n      <td><a href="{esc(urls.queue(pk))}">{esc(truncate(name, 80))}</a>'
         f"{description}</td>"
-        f'\n      <td class="num">{esc(q.item_count)}</td>'
-        f'\n      <td class="num">{esc(q.labelled_count)}</td>'
-        f'\n      <td class="small">{esc(local_time(q.created_at, "Y-m-d"))}{by}</td>'
+        f'\n      <td class="num">{items}</td>'
+        f'\n      <td class="num">{labelled}</td>'
+        f'\n      <td class="small">{esc(local_time(created_at, "Y-m-d"))}{by}</td>'
         f"\n      <td>{review}</td>"
         "\n    </tr>\n  "
     )
@@ -129,13 +146,12 @@ def queue_list(request: HttpRequest) -> HttpResponse:
         ReviewQueue.objects.visible_to(request.user)
         .filter(team=team)
         .with_counts()
-        .select_related("created_by")
         .order_by("name", "pk")
+        .values_list(*QUEUE_ROW_COLUMNS)
     )
     page = Paginator(queues, QUEUES_PER_PAGE).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    for q in rows:
-        q.row = _queue_row(q)
+    urls = QueueUrls()
+    rows = [{"row": _queue_row(q, urls)} for q in page.object_list]
     return render(request, "reviews/queue_list.html", {"page": page, "queues": rows, "form": form, **flags})
 
 
