@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 
@@ -264,6 +265,12 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         {"kind_label": labels.get(c[2], c[2]), "row": _check_row(c, restore_form=restore_form, urls=urls)}
         for c in listed_rows
     ]
+    # The rows by kind as the template's {% regroup checks by kind_label %} grouped them (runs of equal
+    # labels), without the engine resolving each row's label.
+    groups = [
+        {"grouper": label, "list": list(members)}
+        for label, members in itertools.groupby(rows, key=lambda row: row["kind_label"])
+    ]
     keep = request.GET.copy()  # the filter links keep the search and the sort
     for name in ("used", "archived", "page"):
         keep.pop(name, None)
@@ -283,6 +290,7 @@ def check_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
         "tab": "checks",
         "page": page,
         "checks": rows,
+        "groups": groups,
         "filters": filters,
         "used": used,
         "query": query.urlencode(),

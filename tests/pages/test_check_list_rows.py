@@ -101,3 +101,18 @@ def test_the_page_shows_the_rows_and_the_restore_button_to_admins(login, agent, 
     assert 'name="csrfmiddlewaretoken"' in archived and ">Restore</button>" in archived
     as_member = login(member).get(f"{url}?archived=1").content.decode()
     assert 'data-check="Gone &lt;old&gt;"' in as_member and ">Restore</button>" not in as_member
+
+
+def test_the_rows_are_grouped_by_kind_as_the_template_s_regroup_did(login, agent, member):
+    for name, kind, config in [
+        ("b latency", "latency", {"max_ms": 5}),
+        ("a text", "text_includes", {"text": "x"}),
+        ("c latency", "latency", {"max_ms": 6}),
+    ]:
+        create_check(agent=agent, by=member, name=name, kind=kind, config=config)
+    html = login(member).get(reverse("checks:check-list", args=[agent.pk])).content.decode()
+    assert html.count('class="kindgroup"') == 2
+    sections = html.split('<section class="kindgroup"')[1:]
+    assert 'Latency <span class="muted small">2</span>' in sections[0]
+    assert "b latency" in sections[0] and "c latency" in sections[0] and "a text" in sections[1]
+    assert '<span class="muted small">1</span>' in sections[1]
