@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -19,7 +21,7 @@ from agents.models import Agent
 from agents.netpolicy import redact_url
 from core.htmx import is_fragment_request
 from core.templatetags.names import esc, trunc, truncate
-from core.urls import pk_url_former
+from core.urls import RowUrls
 from core.views import count_related, flag_param, newest_related
 from teams.access import page_flags
 from teams.views import archive_or_restore, forbidden, saved_or_errors
@@ -34,17 +36,17 @@ AGENT_ROW_COLUMNS = (
 )
 
 
-class AgentUrls:
-    """The URL formers of the agent list's rows, made once a page."""
+# The URL formers of the rows, made once a page.
+AgentUrls = functools.partial(
+    RowUrls,
+    agent="agents:agent-detail",
+    archive="agents:agent-archive",
+    checks="checks:check-list",
+    run="runs:run-detail",
+)
 
-    def __init__(self) -> None:
-        self.agent = pk_url_former("agents:agent-detail")
-        self.archive = pk_url_former("agents:agent-archive")
-        self.checks = pk_url_former("checks:check-list")
-        self.run = pk_url_former("runs:run-detail")
 
-
-def _agent_row(a: tuple, *, csrf: str | None, urls: AgentUrls) -> SafeString:
+def _agent_row(a: tuple, *, csrf: str | None, urls: RowUrls) -> SafeString:
     """One row of the agent list (an AGENT_ROW_COLUMNS tuple), as agents/agent_list.html drew it (Python,
     not the engine); `csrf` is the CSRF input of the Restore form, for admins (None: no Restore button)."""
     pk, name, kind, archived_at, about, protocol, endpoint_url, checks, test_sets = a[:9]

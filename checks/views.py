@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc, truncate
-from core.urls import pk_url_former, plain_url
+from core.urls import RowUrls, plain_url
 from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors, viewer_refusal
@@ -116,15 +117,11 @@ def _usage(tests: int, monitors: int) -> str:
     return " · ".join(parts) or '<span class="muted">unused</span>'
 
 
-class LibraryUrls:
-    """The URL formers of the check library's rows, made once a page."""
-
-    def __init__(self) -> None:
-        self.check = pk_url_former("checks:check-detail")
-        self.agent_checks = pk_url_former("checks:check-list")
+# The URL formers of the rows, made once a page.
+LibraryUrls = functools.partial(RowUrls, check="checks:check-detail", agent_checks="checks:check-list")
 
 
-def _library_row(c: tuple, kind_label: str, urls: LibraryUrls) -> SafeString:
+def _library_row(c: tuple, kind_label: str, urls: RowUrls) -> SafeString:
     """One row of the check library (a LIBRARY_ROW_COLUMNS tuple), as the template would draw it (50 a
     page: Python, not the engine)."""
     pk, name, _, number, archived_at, updated_at, agent_id, agent_name, tests, monitors = c
@@ -218,12 +215,8 @@ def _check_row(c: tuple, *, restore_form: str | None, urls) -> SafeString:
     )
 
 
-class ChecksUrls:
-    """The URL formers of an agent's Checks tab, made once a page."""
-
-    def __init__(self) -> None:
-        self.check = pk_url_former("checks:check-detail")
-        self.archive = pk_url_former("checks:check-archive")
+# The URL formers of the rows, made once a page.
+ChecksUrls = functools.partial(RowUrls, check="checks:check-detail", archive="checks:check-archive")
 
 
 def _restore_form(request: HttpRequest) -> str:
@@ -570,25 +563,25 @@ def _set_sections(sets: list[tuple], *, with_agent: bool, can_edit: bool) -> lis
         )
         for t in listed:
             tests[t[0]].append(t)
-    urls = SetUrls()
+    urls = set_urls()
     return [
         _set_section(ts, tests[ts[0]], with_agent=with_agent, can_edit=can_edit, urls=urls) for ts in sets
     ]
 
 
-class SetUrls:
-    """The URL formers of the Tests page's cards, made once a page."""
+def set_urls() -> RowUrls:
+    """The URL formers of the Tests page's cards and a test set's rows, made once a page."""
+    urls = RowUrls(
+        agent="agents:agent-detail",
+        test_set="checks:testset-detail",
+        test="checks:test-detail",
+        test_create="checks:test-create",
+        run="runs:run-detail",
+    )
+    urls.launch = esc(plain_url("runs:run-launch"))
+    return urls
 
-    def __init__(self) -> None:
-        self.agent = pk_url_former("agents:agent-detail")
-        self.test_set = pk_url_former("checks:testset-detail")
-        self.test = pk_url_former("checks:test-detail")
-        self.test_create = pk_url_former("checks:test-create")
-        self.run = pk_url_former("runs:run-detail")
-        self.launch = esc(plain_url("runs:run-launch"))
-
-
-def _listed_test_row(t: tuple, urls: SetUrls) -> str:
+def _listed_test_row(t: tuple, urls: RowUrls) -> str:
     """One test of a set on the Tests page (a LISTED_TEST_COLUMNS tuple), as checks/testset_list.html
     drew it."""
     _, pk, name, number, version_id, scenarios, samples_each, run_id, result, status = t
@@ -603,7 +596,7 @@ def _listed_test_row(t: tuple, urls: SetUrls) -> str:
 
 
 def _set_section(
-    ts: tuple, tests: list[tuple], *, with_agent: bool, can_edit: bool, urls: SetUrls
+    ts: tuple, tests: list[tuple], *, with_agent: bool, can_edit: bool, urls: RowUrls
 ) -> SafeString:
     """One test set's card on the Tests page (20 a page, with their tests), as checks/testset_list.html
     drew it: Python, not the engine. `ts` is a SET_SECTION_COLUMNS tuple, `tests` its active tests."""
@@ -735,7 +728,7 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(tests, PAGE_SIZE).get_page(request.GET.get("page"))
     flags = page_flags(request.user, test_set.agent.team)
     launch = escape(plain_url("runs:run-launch")) if flags["can_edit"] and not test_set.archived_at else ""
-    urls = SetUrls()
+    urls = set_urls()
     rows = [{"row": _set_test_row(t, launch, urls)} for t in page.object_list]
     context = {
         "test_set": test_set,
@@ -748,7 +741,7 @@ def testset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "checks/testset_detail.html", context)
 
 
-def _set_test_row(t: tuple, launch: str, urls: SetUrls) -> SafeString:
+def _set_test_row(t: tuple, launch: str, urls: RowUrls) -> SafeString:
     """One row of a test set's tests (a SET_TEST_COLUMNS tuple), as the template would draw it (50 a page:
     Python, not the engine); `launch`: the launch page's URL when the user may run the test, else ""."""
     pk, name, number, version_id, scenarios, samples_each, pass_rate, min_valid, checks, runs = t[:10]

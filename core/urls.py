@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
 from django.urls import URLPattern, get_script_prefix, get_urlconf, path, reverse
 
@@ -80,6 +81,14 @@ def pk_url_former(name: str, current_app: str | None = None):
         return pk_url(name, pk, current_app)
 
     return former
+
+
+class RowUrls(SimpleNamespace):
+    """The URL formers of one page's rows: ``RowUrls(run="runs:run-detail").run(pk)`` is
+    ``pk_url("runs:run-detail", pk)``, each route's template looked up once (pk_url_former)."""
+
+    def __init__(self, **routes: str) -> None:
+        super().__init__(**{key: pk_url_former(route) for key, route in routes.items()})
 
 
 def plain_url(name: str, current_app: str | None = None) -> str:

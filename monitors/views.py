@@ -6,6 +6,7 @@ aggregates); another team's object is a 404; a write the role does not allow is 
 
 from __future__ import annotations
 
+import functools
 import json
 from urllib.parse import urlencode
 
@@ -26,7 +27,7 @@ from agents.models import Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import esc, local_time, trunc, truncate
-from core.urls import pk_url_former
+from core.urls import RowUrls, pk_url_former
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
@@ -398,15 +399,11 @@ def _list_checks(monitor_ids: list[int]) -> dict[int, list[tuple[str, int]]]:
 MONITOR_ROW_COLUMNS = ("id", "name", "sample_rate", "active", "agent_id", "agent__name")
 
 
-class MonitorUrls:
-    """The URL formers of the monitors list's rows, made once a page."""
-
-    def __init__(self) -> None:
-        self.monitor = pk_url_former("monitors:monitor-detail")
-        self.agent = pk_url_former("agents:agent-detail")
+# The URL formers of the rows, made once a page.
+MonitorUrls = functools.partial(RowUrls, monitor="monitors:monitor-detail", agent="agents:agent-detail")
 
 
-def _monitor_row(m: tuple, checks: list[tuple[str, int]], urls: MonitorUrls, rates: dict) -> SafeString:
+def _monitor_row(m: tuple, checks: list[tuple[str, int]], urls: RowUrls, rates: dict) -> SafeString:
     """One row of the monitors list (a MONITOR_ROW_COLUMNS tuple and its (name, version) checks), as the
     template would draw it (50 a page: Python, not the engine). `rates` keeps the page's sample rates
     as shown (floatformat, ~40 calls a value, once per distinct rate)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,7 +20,7 @@ from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.templatetags.names import esc, local_time, truncate
-from core.urls import pk_url, pk_url_former
+from core.urls import RowUrls, pk_url
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
@@ -92,15 +94,11 @@ QUEUE_ROW_COLUMNS = (
 )
 
 
-class QueueUrls:
-    """The URL formers of the review queues list's rows, made once a page."""
-
-    def __init__(self) -> None:
-        self.queue = pk_url_former("reviews:queue-detail")
-        self.start = pk_url_former("reviews:queue-start")
+# The URL formers of the rows, made once a page.
+QueueUrls = functools.partial(RowUrls, queue="reviews:queue-detail", start="reviews:queue-start")
 
 
-def _queue_row(q: tuple, urls: QueueUrls) -> SafeString:
+def _queue_row(q: tuple, urls: RowUrls) -> SafeString:
     """One row of the review queues list (a QUEUE_ROW_COLUMNS tuple), as reviews/queue_list.html drew it
     (Python, not the engine)."""
     pk, name, about, created_at, by, items, labelled = q

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from checks.models import Test, TestCheck
 from checks.services import create_check, create_test
-from checks.views import SET_TEST_COLUMNS, SetUrls, _last_run, _set_test_row
+from checks.views import SET_TEST_COLUMNS, _last_run, _set_test_row, set_urls
 from core.views import count_related, count_subquery
 from runs.models import Run
 from runs.services import launch_run
@@ -64,5 +64,5 @@ def test_rows_are_what_the_template_drew(agent, member, test_set):
     for test in tests:
         for can_edit in (True, False):
             context = {"t": test, "can_edit": can_edit, "test_set": test_set}
-            drawn = _set_test_row(rows[test.pk], launch if can_edit else "", SetUrls())
+            drawn = _set_test_row(rows[test.pk], launch if can_edit else "", set_urls())
             assert drawn == template.render(context)
