@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -16,9 +18,10 @@ from agents import services
 from agents.api import ping_agent
 from agents.forms import AgentForm
 from agents.models import Agent
+from agents.netpolicy import redact_url
 from core.htmx import is_fragment_request
 from core.templatetags.names import esc, trunc, truncate
-from core.urls import pk_url
+from core.urls import RowUrls
 from core.views import count_related, flag_param, newest_related
 from teams.access import page_flags
 from teams.views import archive_or_restore, forbidden, saved_or_errors
@@ -26,39 +29,55 @@ from teams.views import archive_or_restore, forbidden, saved_or_errors
 PAGE_SIZE = 25
 
 
-def _agent_row(a: Agent, *, csrf: str | None) -> SafeString:
-    """One row of the agent list, as agents/agent_list.html drew it (Python, not the engine); `csrf` is
-    the CSRF input of the Restore form, for admins (None: no Restore button)."""
-    tags = ' <span class="tag">workforce</span>' if a.kind == "workforce" else ""
-    tags += ' <span class="tag warn">archived</span>' if a.archived_at else ""
+# What a row of the agent list reads of an agent (with its counts and newest run, agent_list's annotations).
+AGENT_ROW_COLUMNS = (
+    *("id", "name", "kind", "archived_at", "description", "protocol", "endpoint_url"),
+    *("check_count", "test_set_count", "last_run_id", "last_run_result", "last_run_status", "last_run_at"),
+)
+
+
+# The URL formers of the rows, made once a page.
+AgentUrls = functools.partial(
+    RowUrls,
+    agent="agents:agent-detail",
+    archive="agents:agent-archive",
+    checks="checks:check-list",
+    run="runs:run-detail",
+)
+
+
+def _agent_row(a: tuple, *, csrf: str | None, urls: RowUrls) -> SafeString:
+    """One row of the agent list (an AGENT_ROW_COLUMNS tuple), as agents/agent_list.html drew it (Python,
+    not the engine); `csrf` is the CSRF input of the Restore form, for admins (None: no Restore button)."""
+    pk, name, kind, archived_at, about, protocol, endpoint_url, checks, test_sets = a[:9]
+    run_id, result, status, run_at = a[9:]
+    tags = ' <span class="tag">workforce</span>' if kind == "workforce" else ""
+    tags += ' <span class="tag warn">archived</span>' if archived_at else ""
     restore = ""
-    if a.archived_at and csrf is not None:
-        action = esc(pk_url("agents:agent-archive", a.pk))
+    if archived_at and csrf is not None:
         restore = (
-            f'<form method="post" action="{action}" class="inline-form">{csrf}'
+            f'<form method="post" action="{esc(urls.archive(pk))}" class="inline-form">{csrf}'
             '<input type="hidden" name="restore" value="1">'
             '<button type="submit" class="small">Restore</button></form>'
         )
     description = ""
-    if a.description:
-        description = f'<div class="muted small">{esc(truncate(a.description, 90))}</div>'
+    if about:
+        description = f'<div class="muted small">{esc(truncate(about, 90))}</div>'
     last = '<span class="muted">never</span>'
-    if a.last_run_id:
-        shown = esc(a.last_run_result or a.last_run_status)
-        ago = esc(timesince_filter(a.last_run_at))
-        run_url = esc(pk_url("runs:run-detail", a.last_run_id))
-        last = f'<a href="{run_url}"><span class="badge {shown}">{shown}</span></a>'
-        last += f' <span class="muted small">{ago} ago</span>'
-    url, checks_url = esc(pk_url("agents:agent-detail", a.pk)), esc(pk_url("checks:check-list", a.pk))
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
+    if run_id:
+        shown = esc(result or status)
+        last = f'<a href="{esc(urls.run(run_id))}"><span class="badge {shown}">{shown}</span></a>'
+        last += f' <span class="muted small">{esc(timesince_filter(run_at))} ago</span>'
+    shown_url = redact_url(endpoint_url)  # Agent.shown_endpoint_url
+    return mark_safe(  # noqa: S308 - every value is escaped above or here (the counts are ints)
         "\n    <tr>"
-        f'\n      <td><a href="{url}"><strong>{trunc(a.name)}</strong></a>{tags}'
+        f'\n      <td><a href="{esc(urls.agent(pk))}"><strong>{trunc(name)}</strong></a>{tags}'
         f"\n        {restore}"
         f"\n        {description}</td>"
-        f"\n      <td>{esc(a.protocol)}</td>"
-        f"\n      <td><code>{esc(truncate(a.shown_endpoint_url, 48))}</code></td>"
-        f'\n      <td class="num"><a href="{checks_url}">{esc(a.check_count or 0)}</a></td>'
-        f'\n      <td class="num">{esc(a.test_set_count or 0)}</td>'
+        f"\n      <td>{esc(protocol)}</td>"
+        f"\n      <td><code>{esc(truncate(shown_url, 48))}</code></td>"
+        f'\n      <td class="num"><a href="{esc(urls.checks(pk))}">{checks or 0}</a></td>'
+        f'\n      <td class="num">{test_sets or 0}</td>'
         f"\n      <td>{last}</td>"
         "\n    </tr>\n  "
     )
@@ -84,13 +103,14 @@ def agent_list(request: HttpRequest) -> HttpResponse:
             ),
         )
         .order_by("name", "pk")
+        .values_list(*AGENT_ROW_COLUMNS)
     )
     page = Paginator(agents, PAGE_SIZE).get_page(request.GET.get("page"))
     flags = page_flags(request.user, team)
-    rows = list(page.object_list)
-    csrf = str(csrf_input(request)) if flags["can_admin"] and any(a.archived_at for a in rows) else None
-    for a in rows:
-        a.row = _agent_row(a, csrf=csrf)
+    listed = list(page.object_list)
+    csrf = str(csrf_input(request)) if flags["can_admin"] and any(a[3] for a in listed) else None
+    urls = AgentUrls()
+    rows = [{"row": _agent_row(a, csrf=csrf, urls=urls)} for a in listed]
     context = {
         "page": page,
         "agents": rows,

@@ -10,6 +10,8 @@ changed) to Django's renderer.
 
 from __future__ import annotations
 
+import html
+
 from django import forms
 from django.forms.renderers import DjangoTemplates
 from django.template.base import render_value_in_context
@@ -24,11 +26,20 @@ _CONTEXT = Context(autoescape=True)  # what {{ }} does in the stock templates: l
 
 
 def _out(value) -> str:
+    if type(value) is str:  # what the engine does to a plain str (no time zone, no l10n): escape it
+        return html.escape(value)
     return render_value_in_context(value, _CONTEXT)
 
 
 def _s(value) -> str:
     """``{{ value|stringformat:'s' }}`` (stringformat keeps a safe string safe)."""
+    kind = type(value)
+    if kind is forms.models.ModelChoiceIteratorValue and type(value.value) is int:
+        return str(value.value)  # a model picker's option: digits, nothing to localize or escape
+    if kind is int:
+        return str(value)
+    if kind is str:
+        return html.escape(value)
     text = stringformat(value, "s")
     return _out(mark_safe(text) if isinstance(value, SafeData) else text)
 
@@ -66,7 +77,9 @@ class FormRenderer(DjangoTemplates):
         widget = context.get("widget") if template_name == SELECT else None
         stock = isinstance(widget, dict) and widget.get("template_name") == SELECT
         if stock and all(
-            option.get("template_name") == OPTION for _, options, _ in widget["optgroups"] for option in options
+            option.get("template_name") == OPTION
+            for _, options, _ in widget["optgroups"]
+            for option in options
         ):
             return render_select(widget)
         return super().render(template_name, context, request=request)

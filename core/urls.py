@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
 from django.urls import URLPattern, get_script_prefix, get_urlconf, path, reverse
 
@@ -63,6 +64,31 @@ def pk_url(name: str, pk, current_app: str | None = None) -> str:
         if parts is not None:
             return f"{parts[0]}{pk}{parts[1]}"
     return reverse(name, args=[pk], current_app=current_app)
+
+
+def pk_url_former(name: str, current_app: str | None = None):
+    """``pk_url(name, ·)`` for the rows of one page: the URL's template is looked up once (script prefix,
+    URLconf, app), then each int pk is put between its two parts without a call to ``pk_url``. The
+    callable returns what ``pk_url(name, pk, current_app)`` does for any pk (non-ints go to it)."""
+    parts = _url_parts(name, get_script_prefix(), get_urlconf(), current_app)
+    if parts is None:
+        return functools.partial(pk_url, name, current_app=current_app)
+    head, tail = parts
+
+    def former(pk) -> str:
+        if type(pk) is int and pk >= 0:
+            return f"{head}{pk}{tail}"
+        return pk_url(name, pk, current_app)
+
+    return former
+
+
+class RowUrls(SimpleNamespace):
+    """The URL formers of one page's rows: ``RowUrls(run="runs:run-detail").run(pk)`` is
+    ``pk_url("runs:run-detail", pk)``, each route's template looked up once (pk_url_former)."""
+
+    def __init__(self, **routes: str) -> None:
+        super().__init__(**{key: pk_url_former(route) for key, route in routes.items()})
 
 
 def plain_url(name: str, current_app: str | None = None) -> str:

@@ -50,9 +50,12 @@ class TaskFilterForm(forms.Form):
         error_messages={"invalid_choice": "must be one of " + ", ".join(v for v, _ in SORT_CHOICES)},
     )
 
-    def __init__(self, *args, agents=(), **kwargs):
+    def __init__(self, *args, agents=(), agent_choices=None, **kwargs):
+        """`agents`: the agent picker's agents; or `agent_choices`, their (pk, name) pairs as read."""
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = [("", "All agents"), *((a.pk, a.name) for a in agents)]
+        if agent_choices is None:
+            agent_choices = [(a.pk, a.name) for a in agents]
+        self.fields["agent"].choices = [("", "All agents"), *agent_choices]
 
     def filters(self) -> TaskFilters:
         """The cleaned filters (call after is_valid(); invalid fields are ignored)."""

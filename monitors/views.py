@@ -6,6 +6,7 @@ aggregates); another team's object is a 404; a write the role does not allow is 
 
 from __future__ import annotations
 
+import functools
 import json
 from urllib.parse import urlencode
 
@@ -26,7 +27,7 @@ from agents.models import Agent
 from checks.models import Check
 from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import esc, local_time, trunc, truncate
-from core.urls import pk_url
+from core.urls import RowUrls, pk_url_former
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
@@ -90,34 +91,22 @@ def task_list(request: HttpRequest) -> HttpResponse:
     Queries: session, user, team, agents (filter choices), role, count, page.
     """
     team = request.team
-    agents = list(_team_agents(request).only("name"))  # the filter picker shows names
-    form = TaskFilterForm(request.GET or None, agents=agents)
+    agents = list(_team_agents(request).values_list("pk", "name"))  # the filter picker shows names
+    form = TaskFilterForm(request.GET or None, agent_choices=agents)
     valid = form.is_bound and form.is_valid()
     filters = form.filters() if valid else monitoring.TaskFilters()
     sort = form.ordering() if valid else monitoring.DEFAULT_TASK_SORT
     tasks = monitoring.sort_tasks(
         monitoring.filter_tasks(Task.objects.visible_to(request.user).filter(agent__team=team), filters)
-        .select_related("agent")
-        .only(
-            "id",
-            "external_id",
-            "completed_at",
-            "latency_ms",
-            "sampled",
-            "has_failures",
-            "agent__id",
-            "agent__name",
-        )
         .annotate(preview=Left("output", 160)),
         sort,
-    )
+    ).values_list(*TASK_ROW_COLUMNS)
     page = Paginator(tasks, TASKS_PER_PAGE).get_page(request.GET.get("page"))
     params = filters.as_params()
     sorted_params = params if sort == monitoring.DEFAULT_TASK_SORT else {**params, "sort": sort}
     flags = page_flags(request.user, team)
-    rows = list(page.object_list)
-    for task in rows:
-        task.row = _task_row(task, flags.get("can_edit"))
+    can_edit, url = flags.get("can_edit"), pk_url_former("monitors:task-detail")
+    rows = [{"row": _task_row(t, can_edit, url)} for t in page.object_list]
     context = {
         "form": form,
         "page": page,
@@ -132,24 +121,29 @@ def task_list(request: HttpRequest) -> HttpResponse:
     return _page_or_fragment(request, "monitors/task_list.html", "task-results", context)
 
 
-def _task_row(t: Task, can_edit: bool) -> SafeString:
-    """One row of the tasks list, as the template would draw it (50 a page: Python, not the engine)."""
+# What a row of the tasks list reads of a task (with its output's first 160 characters as `preview`).
+TASK_ROW_COLUMNS = ("id", "external_id", "completed_at", "has_failures", "sampled", "agent__name", "preview")
+
+
+def _task_row(t: tuple, can_edit: bool, url) -> SafeString:
+    """One row of the tasks list (a TASK_ROW_COLUMNS tuple), as the template would draw it (50 a page:
+    Python, not the engine); `url` forms a task's URL (pk_url_former("monitors:task-detail"))."""
+    pk, external_id, completed_at, has_failures, sampled, agent_name, preview = t
     pick = ""
     if can_edit:
         pick = (
-            f'<td><input type="checkbox" name="task" value="{t.pk}" id="task-{t.pk}" '
-            f'aria-label="Select task {esc(t.external_id)}"></td>'
+            f'<td><input type="checkbox" name="task" value="{pk}" id="task-{pk}" '
+            f'aria-label="Select task {esc(external_id)}"></td>'
         )
-    completed = local_time(t.completed_at, "Y-m-d H:i:s")
-    mark = '<span class="badge fail">Failures</span>' if t.has_failures else ""
-    mark = mark or ('<span class="tag">sampled</span>' if t.sampled else "")
-    url = esc(pk_url("monitors:task-detail", t.pk))
+    completed = local_time(completed_at, "Y-m-d H:i:s")
+    mark = '<span class="badge fail">Failures</span>' if has_failures else ""
+    mark = mark or ('<span class="tag">sampled</span>' if sampled else "")
     return mark_safe(  # noqa: S308 - every value is escaped here
         f"\n      <tr>\n        {pick}"
-        f'\n        <td><a href="{url}">{esc(t.external_id)}</a></td>'
-        f"\n        <td>{trunc(t.agent.name)}</td>"
+        f'\n        <td><a href="{esc(url(pk))}">{esc(external_id)}</a></td>'
+        f"\n        <td>{trunc(agent_name)}</td>"
         f'\n        <td class="small">{esc(completed)}</td>'
-        f'\n        <td class="small">{esc(truncate(t.preview, 120))}</td>'
+        f'\n        <td class="small">{esc(truncate(preview, 120))}</td>'
         f"\n        <td>{mark}</td>"
         "\n      </tr>\n      "
     )
@@ -349,9 +343,8 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     monitors = (
         Monitor.objects.visible_to(request.user)
         .filter(agent__team=team)
-        .select_related("agent")
-        .only("name", "sample_rate", "active", "agent__name")  # what a row shows
         .order_by("agent__name", "name", "id")
+        .values_list(*MONITOR_ROW_COLUMNS)  # what a row shows
     )
     agent_id = request.GET.get("agent") or ""
     if agent_id.isascii() and agent_id.isdigit() and len(agent_id) < 19:
@@ -359,10 +352,10 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
     else:
         agent_id = ""
     page = Paginator(monitors, 50).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    _list_checks(rows)
-    for monitor in rows:
-        monitor.row = _monitor_row(monitor)
+    listed = list(page.object_list)
+    checks = _list_checks([m[0] for m in listed])
+    urls, rates = MonitorUrls(), {}
+    rows = [{"row": _monitor_row(m, checks[m[0]], urls, rates)} for m in listed]
     context = {
         "page": page,
         "monitors": rows,
@@ -386,39 +379,48 @@ def _agent_options(agents: list[tuple[int, str]], selected: str) -> SafeString:
     )
 
 
-def _list_checks(monitors: list[Monitor]) -> None:
-    """Each monitor's checks as (name, version) pairs in `listed_checks`, by name: one query for the page
-    (what a prefetch of the checks costs, without a model instance per check)."""
-    listed: dict[int, list[tuple[str, int]]] = {m.pk: [] for m in monitors}
-    if not monitors:
-        return
+def _list_checks(monitor_ids: list[int]) -> dict[int, list[tuple[str, int]]]:
+    """Each monitor's checks as (name, version) pairs, by name: one query for the page (what a prefetch
+    of the checks costs, without a model instance per check); none for no monitors."""
+    listed: dict[int, list[tuple[str, int]]] = {pk: [] for pk in monitor_ids}
+    if not monitor_ids:
+        return listed
     pairs = (
-        Monitor.checks.through.objects.filter(monitor_id__in=listed)
+        Monitor.checks.through.objects.filter(monitor_id__in=monitor_ids)
         .order_by("check__name", "check_id")
         .values_list("monitor_id", "check__name", "check__version")
     )
     for monitor_id, name, version in pairs:
         listed[monitor_id].append((name, version))
-    for m in monitors:
-        m.listed_checks = listed[m.pk]
+    return listed
 
 
-def _monitor_row(m: Monitor) -> SafeString:
-    """One row of the monitors list, as the template would draw it (50 a page: Python, not the engine);
-    its checks are `m.listed_checks` (_list_checks) or else its manager's."""
+# What a row of the monitors list reads of a monitor.
+MONITOR_ROW_COLUMNS = ("id", "name", "sample_rate", "active", "agent_id", "agent__name")
+
+
+# The URL formers of the rows, made once a page.
+MonitorUrls = functools.partial(RowUrls, monitor="monitors:monitor-detail", agent="agents:agent-detail")
+
+
+def _monitor_row(m: tuple, checks: list[tuple[str, int]], urls: RowUrls, rates: dict) -> SafeString:
+    """One row of the monitors list (a MONITOR_ROW_COLUMNS tuple and its (name, version) checks), as the
+    template would draw it (50 a page: Python, not the engine). `rates` keeps the page's sample rates
+    as shown (floatformat, ~40 calls a value, once per distinct rate)."""
+    pk, name, sample_rate, active, agent_id, agent_name = m
     tag = '{} <span class="tag">v{}</span>'
-    listed = getattr(m, "listed_checks", None)
-    listed = [(c.name, c.version) for c in m.checks.all()] if listed is None else listed
-    checks = ", ".join(tag.format(trunc(name), esc(version)) for name, version in listed)
+    shown = ", ".join(tag.format(trunc(check), version) for check, version in checks)
     status = '<span class="badge idle">Paused</span>'
-    status = '<span class="badge running">Active</span>' if m.active else status
-    url, agent_url = esc(m.get_absolute_url()), esc(m.agent.get_absolute_url())
-    return mark_safe(  # noqa: S308 - every value is escaped here
+    status = '<span class="badge running">Active</span>' if active else status
+    rate = rates.get(sample_rate)
+    if rate is None:
+        rate = rates[sample_rate] = conditional_escape(floatformat(sample_rate, "-2"))
+    return mark_safe(  # noqa: S308 - every value is escaped here (versions are ints)
         f"\n  <tr>"
-        f'\n    <td><a href="{url}">{trunc(m.name)}</a></td>'
-        f'\n    <td><a href="{agent_url}">{trunc(m.agent.name)}</a></td>'
-        f'\n    <td class="num">{conditional_escape(floatformat(m.sample_rate, "-2"))} %</td>'
-        f'\n    <td class="small">{checks or '<span class="muted">none</span>'}</td>'
+        f'\n    <td><a href="{esc(urls.monitor(pk))}">{trunc(name)}</a></td>'
+        f'\n    <td><a href="{esc(urls.agent(agent_id))}">{trunc(agent_name)}</a></td>'
+        f'\n    <td class="num">{rate} %</td>'
+        f'\n    <td class="small">{shown or '<span class="muted">none</span>'}</td>'
         f"\n    <td>{status}</td>"
         "\n  </tr>\n  "
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,12 +20,12 @@ from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.templatetags.names import esc, local_time, truncate
-from core.urls import pk_url
+from core.urls import RowUrls, pk_url
 from core.views import apply_errors
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
 from reviews import calibration, services
-from reviews.models import Label, ReviewItem, ReviewQueue, shown_results
+from reviews.models import Label, ReviewItem, ReviewQueue
 from runs.compare import pretty
 from runs.models import CheckResult, Run
 from teams.access import page_flags
@@ -85,22 +87,35 @@ def _queue_for(request: HttpRequest, pk: int) -> ReviewQueue:
     return get_object_or_404(ReviewQueue.objects.visible_to(request.user).select_related("team"), pk=pk)
 
 
-def _queue_row(q: ReviewQueue) -> SafeString:
-    """One row of the review queues list, as reviews/queue_list.html drew it (Python, not the engine)."""
+# What a row of the review queues list reads of a queue (with_counts()).
+QUEUE_ROW_COLUMNS = (
+    *("id", "name", "description", "created_at", "created_by__username"),
+    *("item_count", "labelled_count"),
+)
+
+
+# The URL formers of the rows, made once a page.
+QueueUrls = functools.partial(RowUrls, queue="reviews:queue-detail", start="reviews:queue-start")
+
+
+def _queue_row(q: tuple, urls: RowUrls) -> SafeString:
+    """One row of the review queues list (a QUEUE_ROW_COLUMNS tuple), as reviews/queue_list.html drew it
+    (Python, not the engine)."""
+    pk, name, about, created_at, by, items, labelled = q
     description = ""
-    if q.description:
-        description = f'<div class="muted small">{esc(truncate(q.description, 120))}</div>'
-    by = f" by {esc(q.created_by)}" if q.created_by else ""
+    if about:
+        description = f'<div class="muted small">{esc(truncate(about, 120))}</div>'
+    by = f" by {esc(by)}" if by is not None else ""  # the creator's username (str(user))
     review = ""
-    if q.item_count:
-        review = f'<a class="button small" href="{esc(pk_url("reviews:queue-start", q.pk))}">Review</a>'
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n    <tr data-queue="{esc(q.name)}">'
-        f'\n      <td><a href="{esc(q.get_absolute_url())}">{esc(truncate(q.name, 80))}</a>'
+    if items:
+        review = f'<a class="button small" href="{esc(urls.start(pk))}">Review</a>'
+    return mark_safe(  # noqa: S308 - every value is escaped above or here (the counts are ints)
+        f'\n    <tr data-queue="{esc(name)}">'
+        f'\n      <td><a href="{esc(urls.queue(pk))}">{esc(truncate(name, 80))}</a>'
         f"{description}</td>"
-        f'\n      <td class="num">{esc(q.item_count)}</td>'
-        f'\n      <td class="num">{esc(q.labelled_count)}</td>'
-        f'\n      <td class="small">{esc(local_time(q.created_at, "Y-m-d"))}{by}</td>'
+        f'\n      <td class="num">{items}</td>'
+        f'\n      <td class="num">{labelled}</td>'
+        f'\n      <td class="small">{esc(local_time(created_at, "Y-m-d"))}{by}</td>'
         f"\n      <td>{review}</td>"
         "\n    </tr>\n  "
     )
@@ -129,13 +144,12 @@ def queue_list(request: HttpRequest) -> HttpResponse:
         ReviewQueue.objects.visible_to(request.user)
         .filter(team=team)
         .with_counts()
-        .select_related("created_by")
         .order_by("name", "pk")
+        .values_list(*QUEUE_ROW_COLUMNS)
     )
     page = Paginator(queues, QUEUES_PER_PAGE).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    for q in rows:
-        q.row = _queue_row(q)
+    urls = QueueUrls()
+    rows = [{"row": _queue_row(q, urls)} for q in page.object_list]
     return render(request, "reviews/queue_list.html", {"page": page, "queues": rows, "form": form, **flags})
 
 
@@ -172,35 +186,75 @@ def _subject(item: ReviewItem) -> dict:
     }
 
 
-# What a row (_item_fields, _subject) reads of an item, its sample or task and their run, version, agent.
+# What a row of the queue page (_item_rows) reads of an item, its sample or task and their run, version,
+# agent: plain tuples, no model instances (50 items, their samples, runs, versions, results and labels).
 ITEM_ROW_COLUMNS = (
-    *("queue_id", "position", "sample_id", "task_id"),
+    *("id", "position", "sample_id", "task_id"),
     *("sample__run_id", "sample__scenario_index", "sample__sample_index", "sample__outcome"),
-    *("sample__run__test_version_id", "sample__run__test_version__scenarios"),
-    *("task__external_id", "task__has_failures", "task__agent_id", "task__agent__name"),
+    "sample__run__test_version__scenarios",
+    *("task__external_id", "task__has_failures", "task__agent__name"),
 )
+# A result as a row shows it, and a label.
+RESULT_ROW_COLUMNS = ("id", "outcome", "check_version_id", "check_version__name", "check_version__number")
+LABEL_ROW_COLUMNS = ("item_id", "note", "reviewer__username", "check_version__name", "verdict")
 
 
 def _items(queue: ReviewQueue):
-    results = shown_results()
-    return (
-        ReviewItem.objects.filter(queue=queue)
-        .select_related("sample__run__test_version", "task__agent")
-        .only(*ITEM_ROW_COLUMNS)
-        .prefetch_related(
-            # Plain lists (to_attr): no related-manager queryset made per row of 50.
-            Prefetch("sample__results", queryset=results, to_attr="listed_results"),
-            Prefetch("task__results", queryset=results, to_attr="listed_results"),
-            Prefetch(
-                "labels",
-                queryset=Label.objects.select_related("reviewer", "check_version")
-                .defer("check_version__config")
-                .order_by("id"),
-                to_attr="listed_labels",
-            ),
+    """The queue's items in order, as ITEM_ROW_COLUMNS tuples (the paginator slices and counts it)."""
+    return ReviewItem.objects.filter(queue=queue).order_by("position").values_list(*ITEM_ROW_COLUMNS)
+
+
+def _item_rows(items: list[tuple], url_parts: tuple[str, str]) -> list[SafeString]:
+    """The rows of a page of _items(): the results of its samples and tasks and its labels read as tuples
+    (one query each, only when the page has samples, tasks, items), then each row drawn by _item_row."""
+    sample_ids = [i[2] for i in items if i[2] is not None]
+    task_ids = [i[3] for i in items if i[3] is not None]
+    by_sample: dict[int, list[tuple]] = {}
+    by_task: dict[int, list[tuple]] = {}
+    if sample_ids:
+        for r in CheckResult.objects.filter(sample_id__in=sample_ids).values_list(
+            "sample_id", *RESULT_ROW_COLUMNS
+        ):
+            by_sample.setdefault(r[0], []).append(r[1:])
+    if task_ids:
+        for r in CheckResult.objects.filter(task_id__in=task_ids).values_list("task_id", *RESULT_ROW_COLUMNS):
+            by_task.setdefault(r[0], []).append(r[1:])
+    labels: dict[int, list[tuple]] = {}
+    if items:
+        for lab in (
+            Label.objects.filter(item_id__in=[i[0] for i in items])
+            .order_by("id")
+            .values_list(*LABEL_ROW_COLUMNS)
+        ):
+            labels.setdefault(lab[0], []).append(lab)
+    head, tail = url_parts
+    rows = []
+    for item in items:
+        pk, position, sample_id, task_id, run_id, scenario_index, sample_index, outcome, scenarios = item[:9]
+        if sample_id is not None:
+            scenarios = scenarios or []
+            scenario = scenarios[scenario_index] if scenario_index < len(scenarios) else {}
+            title = (
+                f"Run #{run_id} · {scenario.get('name') or f'Scenario {scenario_index + 1}'}"
+                f" · sample {sample_index + 1}"
+            )
+            kind, results = "sample", sorted(by_sample.get(sample_id, ()))
+        else:
+            external_id, has_failures, agent_name = item[9:]
+            latest: dict[int, tuple] = {}
+            for r in by_task.get(task_id, ()):  # newest per check version (several monitors may judge a task)
+                if r[2] not in latest or r[0] > latest[r[2]][0]:
+                    latest[r[2]] = r
+            title, kind, outcome = (
+                f"Task {external_id} · {agent_name}",
+                "task",
+                "fail" if has_failures else "",
+            )
+            results = sorted(latest.values())
+        rows.append(
+            _item_row(position, f"{head}{pk}{tail}", title, kind, outcome, results, labels.get(pk, ()))
         )
-        .order_by("position")
-    )
+    return rows
 
 
 @login_required
@@ -210,19 +264,9 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     Queries: session, user, queue, role, count, page, sample results, task results, labels."""
     queue = _queue_for(request, pk)
     page = Paginator(_items(queue), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
-    head, tail = _item_url_parts(queue)
-    rows = []
-    for item in page.object_list:
-        row = _item_fields(item)
-        row["html"] = _item_row(row, f"{head}{item.pk}{tail}")
-        rows.append(row)
+    rows = [{"html": html} for html in _item_rows(list(page.object_list), _item_url_parts(queue))]
     context = {"queue": queue, "page": page, "rows": rows, **page_flags(request.user, queue.team)}
     return render(request, "reviews/queue_detail.html", context)
-
-
-def _item_fields(item: ReviewItem) -> dict:
-    """What a row of the queue page shows of an item read by _items()."""
-    return {"item": item, **_subject(item), "labels": item.listed_labels}
 
 
 _ITEM = 7_293_015_864_201  # stands for an item's id in its reversed URL; no real row has it
@@ -235,28 +279,27 @@ def _item_url_parts(queue: ReviewQueue) -> tuple[str, str]:
     return head, tail
 
 
-def _item_row(row: dict, url: str) -> SafeString:
-    """One row of a queue's items, as the template drew it (50 a page: Python, not the engine)."""
-    item, outcome = row["item"], row["outcome"]
+def _item_row(position, url, title, kind, outcome, results, labels) -> SafeString:
+    """One row of a queue's items, as the template drew it (50 a page: Python, not the engine). `results`
+    are RESULT_ROW_COLUMNS tuples, `labels` LABEL_ROW_COLUMNS tuples."""
     badge = f' <span class="badge {esc(outcome)}">{esc(outcome)}</span>' if outcome else ""
-    results = "".join(
-        f'<span class="badge {esc(r.outcome)}" title="{esc(v.name)} v{esc(v.number)}">'
-        f"{esc(truncate(v.name, 30))}: {esc(r.outcome)}</span> "
-        for r in row["results"]
-        for v in (r.check_version,)
+    shown = "".join(
+        f'<span class="badge {esc(outcome)}" title="{esc(name)} v{number}">'
+        f"{esc(truncate(name, 30))}: {esc(outcome)}</span> "
+        for _, outcome, _, name, number in results
     )
-    labels = "".join(
-        f'<span class="tag" title="{esc(lab.note)}">{esc(lab.reviewer)} · '
-        f"{esc(truncate(lab.check_version.name, 20))}: {esc(lab.verdict)}</span> "
-        for lab in row["labels"]
+    labelled = "".join(
+        f'<span class="tag" title="{esc(note)}">{esc(reviewer)} · '
+        f"{esc(truncate(name, 20))}: {esc(verdict)}</span> "
+        for _, note, reviewer, name, verdict in labels
     )
-    return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr data-item="{esc(item.position)}">'
-        f"\n      <td>{esc(item.position)}</td>"
-        f'\n      <td><a href="{esc(url)}">{esc(truncate(row["title"], 90))}</a>'
-        f' <span class="tag">{esc(row["kind"])}</span>{badge}</td>'
-        f'\n      <td class="small">{results or '<span class="muted">none</span>'}</td>'
-        f'\n      <td class="small">{labels or '<span class="muted">not labelled</span>'}</td>'
+    return mark_safe(  # noqa: S308 - every value is escaped here (position and number are ints)
+        f'\n    <tr data-item="{position}">'
+        f"\n      <td>{position}</td>"
+        f'\n      <td><a href="{esc(url)}">{esc(truncate(title, 90))}</a>'
+        f' <span class="tag">{esc(kind)}</span>{badge}</td>'
+        f'\n      <td class="small">{shown or '<span class="muted">none</span>'}</td>'
+        f'\n      <td class="small">{labelled or '<span class="muted">not labelled</span>'}</td>'
         "\n    </tr>\n  "
     )
 

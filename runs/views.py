@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import statistics
 from typing import Any
 
@@ -27,6 +28,7 @@ from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc
+from core.urls import RowUrls
 from runs import services
 from runs.compare import (
     TREND_RUNS,
@@ -201,11 +203,14 @@ def _active_filters(form: RunFilterForm, query) -> list[dict]:
     return rows
 
 
+# What a row of the runs list reads (a tuple a run: no model instances of runs, agents, tests, versions,
+# users).
 RUN_ROW_COLUMNS = (
-    *("status", "result", "done_samples", "total_samples", "summary", "created_at", "batch"),
-    *("agent__name", "test__name", "test_version__number", "test_version__scenarios"),
+    *("id", "status", "result", "done_samples", "total_samples", "summary", "created_at"),
+    *("agent_id", "agent__name", "test_id", "test__name", "test_version__number", "test_version__scenarios"),
     "launched_by__username",
 )
+ACTIVE = frozenset({Run.Status.QUEUED.value, Run.Status.RUNNING.value})  # Run.is_active
 
 
 @login_required
@@ -233,20 +238,17 @@ def run_list(request: HttpRequest) -> HttpResponse:
         Run.objects.visible_to(request.user)
         .filter(agent__team=team)
         .search(search)
-        .select_related("agent", "test", "test_version", "launched_by")
-        .only(*RUN_ROW_COLUMNS)
         .order_by(*sort.order_by())
     )
-    runs = form.filter(runs)
+    runs = form.filter(runs).values_list(*RUN_ROW_COLUMNS)
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    rows = list(page.object_list)
-    for row in rows:  # pass^k at the largest k each run has, from its stored counts (no query)
-        row.consistency = consistency_text(summary_figures(row.summary, len(row.test_version.scenarios or [])).run)
-        row.row = _run_row(row)
+    listed = list(page.object_list)
+    urls = RunUrls()
+    rows = [{"row": _run_row(r, urls)} for r in listed]
     # Rows refresh themselves (every 2 s) only while a run on this page is queued or running.
-    polling = any(r.is_active for r in rows)
+    polling = any(r[1] in ACTIVE for r in listed)
     context = {
         "page": page, "runs": rows, "query": query.urlencode(), "polling": polling,
         "sort": sort, "sorts": sort.headers(request.GET),
@@ -271,22 +273,34 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/run_list.html", context)
 
 
-def _run_row(r: Run) -> SafeString:
-    """One row of the runs list, as the template would draw it (Python, not the engine)."""
-    result = f'<span class="badge {esc(r.result)}">{esc(r.result)}</span>' if r.result else ""
-    launched = local_time(r.created_at, "Y-m-d H:i")
-    by = f" · {esc(r.launched_by)}" if r.launched_by else ""
-    test_url = esc(r.test.get_absolute_url())
-    return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr data-run="{r.pk}">'
-        f'\n      <td><a href="{esc(r.get_absolute_url())}"><strong>#{r.pk}</strong></a></td>'
-        f'\n      <td><a href="{esc(r.agent.get_absolute_url())}">{trunc(r.agent.name)}</a></td>'
-        f'\n      <td><a href="{test_url}">{trunc(r.test.name)}</a>'
-        f' <span class="muted small">v{esc(r.test_version.number)}</span></td>'
-        f'\n      <td><span class="badge {esc(r.status)}">{esc(r.status)}</span></td>'
+# The URL formers of the rows, made once a page.
+RunUrls = functools.partial(
+    RowUrls,
+    run="runs:run-detail",
+    agent="agents:agent-detail",
+    test="checks:test-detail",
+)
+
+
+def _run_row(r: tuple, urls: RowUrls) -> SafeString:
+    """One row of the runs list (a RUN_ROW_COLUMNS tuple), as the template would draw it (Python, not the
+    engine); its consistency is pass^k at the largest k the run has, from its stored counts (no query)."""
+    pk, status, result, done, total, summary, created_at, agent_id, agent, test_id, test, number = r[:12]
+    scenarios, launched_by = r[12:]
+    consistency = consistency_text(summary_figures(summary, len(scenarios or [])).run)
+    result = f'<span class="badge {esc(result)}">{esc(result)}</span>' if result else ""
+    launched = local_time(created_at, "Y-m-d H:i")
+    by = f" · {esc(launched_by)}" if launched_by else ""
+    return mark_safe(  # noqa: S308 - every value is escaped here (the numbers are ints)
+        f'\n    <tr data-run="{pk}">'
+        f'\n      <td><a href="{esc(urls.run(pk))}"><strong>#{pk}</strong></a></td>'
+        f'\n      <td><a href="{esc(urls.agent(agent_id))}">{trunc(agent)}</a></td>'
+        f'\n      <td><a href="{esc(urls.test(test_id))}">{trunc(test)}</a>'
+        f' <span class="muted small">v{number}</span></td>'
+        f'\n      <td><span class="badge {esc(status)}">{esc(status)}</span></td>'
         f"\n      <td>{result or '<span class=\"muted\">—</span>'}</td>"
-        f'\n      <td class="num">{esc(r.done_samples)} / {esc(r.total_samples)}</td>'
-        f'\n      <td class="small consistency">{conditional_escape(r.consistency)}</td>'
+        f'\n      <td class="num">{done} / {total}</td>'
+        f'\n      <td class="small consistency">{conditional_escape(consistency)}</td>'
         f'\n      <td class="small">{esc(launched)}{by}</td>'
         "\n    </tr>\n  "
     )

@@ -166,6 +166,11 @@ def engine_scene_of(version: SceneVersion) -> engine_scene.Scene:
     return _parsed(version.pk, version.source, version.filename)
 
 
+def parsed_scene(version_id: int, source: str, filename: str) -> engine_scene.Scene:
+    """engine_scene_of() for a version read as columns (its id, source and filename): a list's rows."""
+    return _parsed(version_id, source, filename)
+
+
 # ----------------------------------------------------------------------------- worlds
 
 

@@ -20,6 +20,7 @@ from agents.models import Agent
 from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import esc, local_time, trunc
+from core.urls import pk_url_former
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, forbidden, viewer_refusal
 from worlds import services
@@ -82,12 +83,10 @@ def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     archived = request.GET.get("archived") in ("1", "true")
     scenes = Scene.objects.visible_to(request.user).filter(agent=agent, archived_at__isnull=not archived)
     page = Paginator(
-        scenes.select_related("current_version").order_by("name", "id"), PAGE_SIZE
+        scenes.order_by("name", "id").values_list(*SCENE_ROW_COLUMNS), PAGE_SIZE
     ).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    for scene in rows:
-        scene.summary = summary_of(scene.current_version)
-        scene.row = _scene_row(scene)
+    url = pk_url_former("worlds:scene-detail")
+    rows = [{"row": _scene_row(s, url)} for s in page.object_list]
     context = {
         "agent": agent,
         "tab": "scenes",
@@ -100,20 +99,31 @@ def scene_list(request: HttpRequest, agent_pk: int) -> HttpResponse:
     return render(request, "worlds/scene_list.html", context)
 
 
-def _scene_row(s: Scene) -> SafeString:
-    """One row of an agent's scenes, as the template would draw it (50 a page: Python, not the engine)."""
-    summary = s.summary
-    about = summary.get("description")
+# What a row of an agent's scenes reads of a scene and its current version.
+SCENE_ROW_COLUMNS = (
+    *("id", "name", "version", "updated_at"),
+    *("current_version_id", "current_version__source", "current_version__filename"),
+)
+
+
+def _scene_row(s: tuple, url) -> SafeString:
+    """One row of an agent's scenes (a SCENE_ROW_COLUMNS tuple), as the template would draw it (50 a
+    page: Python, not the engine): its tools, checks and description from the version's parsed scene
+    (summary_of's); `url` forms a scene's URL (pk_url_former("worlds:scene-detail"))."""
+    pk, name, number, updated_at, version_id, source, filename = s
+    tools, checks, about = (), 0, ""
+    if version_id is not None:
+        scene = services.parsed_scene(version_id, source, filename)
+        tools, checks, about = scene.tools or (), len(scene.checks), scene.description
     about = f'<div class="muted small">{trunc(about)}</div>' if about else ""
-    tools = "".join(f'<span class="tag">{conditional_escape(t)}</span> ' for t in summary.get("tools") or ())
-    updated = local_time(s.updated_at, "Y-m-d H:i")
-    url = esc(s.get_absolute_url())
+    tools = "".join(f'<span class="tag">{conditional_escape(t)}</span> ' for t in tools)
+    updated = local_time(updated_at, "Y-m-d H:i")
     return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr class="scene-row" data-scene="{esc(s.name)}">'
-        f'\n      <td><a href="{url}"><strong>{trunc(s.name)}</strong></a>{about}</td>'
-        f"\n      <td>v{esc(s.version)}</td>"
+        f'\n    <tr class="scene-row" data-scene="{esc(name)}">'
+        f'\n      <td><a href="{esc(url(pk))}"><strong>{trunc(name)}</strong></a>{about}</td>'
+        f"\n      <td>v{number}</td>"
         f'\n      <td class="small">{tools}</td>'
-        f'\n      <td class="small">{len(summary.get("checks") or "")}</td>'
+        f'\n      <td class="small">{checks}</td>'
         f'\n      <td class="small muted">{esc(updated)}</td>'
         "\n    </tr>\n  "
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import NoReverseMatch, clear_script_prefix, reverse, set_script_prefix
 
-from core.urls import pk_url
+from core.urls import pk_url, pk_url_former
 
 NAMES = ["agents:agent-detail", "checks:check-detail", "checks:test-detail", "runs:run-detail", "reviews:queue-detail"]
 
@@ -14,6 +14,26 @@ NAMES = ["agents:agent-detail", "checks:check-detail", "checks:test-detail", "ru
 @pytest.mark.parametrize("pk", [0, 7, 12345678901234])
 def test_same_as_reverse(name, pk):
     assert pk_url(name, pk) == reverse(name, args=[pk])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("pk", [0, 7, 12345678901234, "42"])
+def test_the_former_of_a_page_gives_pk_url_s_answer(name, pk):
+    assert pk_url_former(name)(pk) == pk_url(name, pk) == reverse(name, args=[pk])
+
+
+def test_the_former_follows_the_script_prefix_it_was_made_under_and_reverse_s_errors():
+    set_script_prefix("/console/")
+    try:
+        assert pk_url_former("runs:run-detail")(42) == "/console/runs/42/"
+    finally:
+        clear_script_prefix()
+    former = pk_url_former("runs:run-detail")
+    assert former(42) == "/runs/42/"
+    with pytest.raises(NoReverseMatch):
+        former(-1)
+    with pytest.raises(NoReverseMatch):
+        former(None)
 
 
 def test_follows_the_script_prefix():
@@ -70,3 +90,10 @@ def test_the_url_tag_follows_the_script_prefix():
     finally:
         clear_script_prefix()
     assert _render("{% url 'runs:run-list' %}") == "/runs/"
+
+
+def test_a_former_without_a_template_asks_pk_url(monkeypatch):
+    import core.urls
+
+    monkeypatch.setattr(core.urls, "_url_parts", lambda *args: None)
+    assert pk_url_former("runs:run-detail")(42) == "/runs/42/"

@@ -7,7 +7,7 @@ from django import forms
 from django.forms.renderers import DjangoTemplates
 from django.utils.safestring import mark_safe
 
-from core.forms import FormRenderer
+from core.forms import FormRenderer, _out, _s
 
 
 class Pickers(forms.Form):
@@ -15,7 +15,9 @@ class Pickers(forms.Form):
     grouped = forms.ChoiceField(
         choices=[("Fruit", [("a", "Apple"), ("b", "Banana")]), ("c", "Loose"), ("Veg", [(3, 4.5)])],
         required=False,
-        widget=forms.Select(attrs={"class": "picker", "data-on": True, "data-off": False, "hx-get": "/x?a=1&b=2"}),
+        widget=forms.Select(
+            attrs={"class": "picker", "data-on": True, "data-off": False, "hx-get": "/x?a=1&b=2"}
+        ),
     )
     safe = forms.ChoiceField(choices=[(mark_safe("<i>v</i>"), mark_safe("<em>safe</em>")), ("z", "zed")])
     many = forms.MultipleChoiceField(choices=[("1", "One"), ("2", "Two"), ("3", "Three")], required=False)
@@ -34,9 +36,33 @@ def test_selects_render_as_django_renders_them(data):
     django = Pickers(data=data, renderer=DjangoTemplates())
     for name in fast.fields:
         assert str(fast[name]) == str(django[name]), name
-    assert 'selected' in str(fast["many"]) or data is None
+    assert "selected" in str(fast["many"]) or data is None
     assert "A &lt;b&gt; &amp; &quot;quoted&quot;" in str(fast["plain"])
     assert '<optgroup label="Fruit">' in str(fast["grouped"])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain",
+        "A <b> & \"quoted\" 'x'",
+        mark_safe("<i>safe</i>"),
+        0,
+        7,
+        -12,
+        12345678,
+        True,
+        4.5,
+        None,
+        forms.models.ModelChoiceIteratorValue(42, None),
+        forms.models.ModelChoiceIteratorValue("<s>", None),
+    ],
+)
+def test_the_option_text_is_the_engine_s(value):
+    from django.template import engines
+
+    drawn = engines["django"].from_string("{{ v }}|{{ v|stringformat:'s' }}").render({"v": value})
+    assert f"{_out(value)}|{_s(value)}" == drawn
 
 
 def test_other_widgets_still_use_the_templates():

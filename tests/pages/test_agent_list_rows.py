@@ -1,7 +1,7 @@
-"""The agent list draws its rows in Python (agents.views._agent_row): each row is the HTML the template's
-row drew, for agents never run, run (with and without a result), archived (with and without the
-Restore button), workforce agents, long descriptions and endpoints, names that need escaping; and the
-page shows them."""
+"""The agent list draws its rows in Python (agents.views._agent_row) from tuples, not model instances:
+each row is the HTML the template's row drew from the agents, for agents never run, run (with and
+without a result), archived (with and without the Restore button), workforce agents, long descriptions
+and endpoints, names that need escaping; and the page shows them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from agents.models import Agent
 from agents.services import archive_agent, create_agent
-from agents.views import _agent_row
+from agents.views import AGENT_ROW_COLUMNS, AgentUrls, _agent_row
 from core.views import count_related, newest_related
 from runs.models import Run
 from runs.services import launch_run
@@ -53,7 +53,7 @@ def test_rows_are_what_the_template_drew(team, admin_user, member, agent, test_s
     archive_agent(agent=gone, by=admin_user)
     test = create_test(test_set=test_set, by=member, name="T", scenarios=["a"])
     launch_run(test=test, by=member)  # the fixture agent: a run still queued (a status, no result)
-    agents = list(
+    annotated = (
         Agent.objects.filter(team=team)
         .annotate(
             check_count=count_related(Agent, "checks", archived_at__isnull=True),
@@ -69,6 +69,7 @@ def test_rows_are_what_the_template_drew(team, admin_user, member, agent, test_s
         )
         .order_by("pk")
     )
+    agents = list(annotated)
     assert len(agents) == 4 and odd.pk
     template = engines["django"].from_string(TEMPLATE_ROW)
     request = RequestFactory().get("/")
@@ -81,7 +82,8 @@ def test_rows_are_what_the_template_drew(team, admin_user, member, agent, test_s
         for can_admin in (False, True):
             expected = template.render({"agents": agents, "can_admin": can_admin}, request)
             csrf = _csrf(request) if can_admin else None
-            drawn = "".join(_agent_row(a, csrf=csrf) for a in agents)
+            rows = annotated.values_list(*AGENT_ROW_COLUMNS)
+            drawn = "".join(_agent_row(a, csrf=csrf, urls=AgentUrls()) for a in rows)
             assert TOKEN.sub("-", drawn) == TOKEN.sub("-", expected)
             assert ("Restore" in drawn) is can_admin
 

@@ -1,5 +1,6 @@
-"""The check library draws its rows in Python (checks.views._library_row): each row is the HTML the
-template's row drew, for archived, unused and used checks and names that need escaping."""
+"""The check library draws its rows in Python (checks.views._library_row) from tuples, not model
+instances: each row is the HTML the template's row drew from the checks, for archived, unused and used
+checks and names that need escaping."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.template import engines
 
 from checks.models import Check
 from checks.services import archive_check, create_check, create_test
-from checks.views import _kind_labels, _library_row, _use_counts
+from checks.views import LIBRARY_ROW_COLUMNS, LibraryUrls, _kind_labels, _library_row, _use_counts
 from monitors.services import create_monitor
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +42,12 @@ def test_rows_are_what_the_template_drew(agent, member, admin_user, test_set):
     template = engines["django"].from_string(TEMPLATE_ROW)
     rows = Check.objects.filter(agent=agent).select_related("agent").annotate(**_use_counts())
     assert len(rows) == 3
+    tuples = {
+        c[0]: c
+        for c in Check.objects.filter(agent=agent).annotate(**_use_counts()).values_list(*LIBRARY_ROW_COLUMNS)
+    }
     for check in rows:
         check.kind_label = labels.get(check.kind, check.kind)
-        assert _library_row(check, check.kind_label) == template.render({"c": check})
+        assert _library_row(tuples[check.pk], check.kind_label, LibraryUrls()) == template.render(
+            {"c": check}
+        )

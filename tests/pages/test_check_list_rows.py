@@ -1,6 +1,7 @@
-"""An agent's Checks tab draws its rows in Python (checks.views._check_row): each row is the HTML the
-template's row drew, for used, unused and archived checks, with and without the Restore button, names
-and configurations that need escaping and a missing current version; and the page shows them."""
+"""An agent's Checks tab draws its rows in Python (checks.views._check_row) from tuples, not model
+instances: each row is the HTML the template's row drew from the checks and their versions, for used,
+unused and archived checks, with and without the Restore button, names and configurations that need
+escaping and a missing current version; and the page shows them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.urls import reverse
 
 from checks.models import Check
 from checks.services import archive_check, create_check, create_test
-from checks.views import _check_row, _restore_form, _use_counts, config_summary
+from checks.views import CHECK_ROW_COLUMNS, ChecksUrls, _check_row, _restore_form, _use_counts, config_summary
 from monitors.services import create_monitor
 
 pytestmark = pytest.mark.django_db
@@ -66,6 +67,12 @@ def test_rows_are_what_the_template_drew(agent, member, admin_user, test_set):
         .order_by("pk")
     )
     assert len(checks) == 5
+    rows = list(
+        Check.objects.filter(agent=agent)
+        .annotate(**_use_counts())
+        .order_by("pk")
+        .values_list(*CHECK_ROW_COLUMNS)
+    )
     for check in checks:
         check.summary = config_summary(check.current_version.config if check.current_version else {})
     template = engines["django"].from_string(TEMPLATE_ROW)
@@ -73,7 +80,7 @@ def test_rows_are_what_the_template_drew(agent, member, admin_user, test_set):
     for can_admin in (False, True):
         expected = template.render({"checks": checks, "can_admin": can_admin}, request)
         restore_form = _restore_form(request) if can_admin else None
-        drawn = "".join(_check_row(c, restore_form=restore_form) for c in checks)
+        drawn = "".join(_check_row(c, restore_form=restore_form, urls=ChecksUrls()) for c in rows)
         assert TOKEN.sub("-", drawn) == TOKEN.sub("-", expected)
         assert len(TOKEN.findall(drawn)) == len(TOKEN.findall(expected)) == (1 if can_admin else 0)
         assert ("Restore" in drawn) is can_admin
@@ -94,3 +101,18 @@ def test_the_page_shows_the_rows_and_the_restore_button_to_admins(login, agent, 
     assert 'name="csrfmiddlewaretoken"' in archived and ">Restore</button>" in archived
     as_member = login(member).get(f"{url}?archived=1").content.decode()
     assert 'data-check="Gone &lt;old&gt;"' in as_member and ">Restore</button>" not in as_member
+
+
+def test_the_rows_are_grouped_by_kind_as_the_template_s_regroup_did(login, agent, member):
+    for name, kind, config in [
+        ("b latency", "latency", {"max_ms": 5}),
+        ("a text", "text_includes", {"text": "x"}),
+        ("c latency", "latency", {"max_ms": 6}),
+    ]:
+        create_check(agent=agent, by=member, name=name, kind=kind, config=config)
+    html = login(member).get(reverse("checks:check-list", args=[agent.pk])).content.decode()
+    assert html.count('class="kindgroup"') == 2
+    sections = html.split('<section class="kindgroup"')[1:]
+    assert 'Latency <span class="muted small">2</span>' in sections[0]
+    assert "b latency" in sections[0] and "c latency" in sections[0] and "a text" in sections[1]
+    assert '<span class="muted small">1</span>' in sections[1]

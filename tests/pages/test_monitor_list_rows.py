@@ -1,7 +1,8 @@
-"""The monitors list draws its rows in Python (monitors.views._monitor_row): each row is the HTML the
-template's row drew, for active and paused monitors, whole and fractional sample rates, one check or
-several, and names that need escaping; the page's checks read in one query of pairs (_list_checks) draw
-the same rows as a prefetch of the checks, and the agent picker's options are the template's."""
+"""The monitors list draws its rows in Python (monitors.views._monitor_row) from tuples, not model
+instances: each row is the HTML the template's row drew from the monitors, for active and paused
+monitors, whole and fractional sample rates, one check or several, and names that need escaping; the
+page's checks read in one query of pairs (_list_checks) draw the same rows as a prefetch of the checks,
+and the agent picker's options are the template's."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from checks.models import Check
 from checks.services import create_check
 from monitors.models import Monitor
 from monitors.services import create_monitor
-from monitors.views import _agent_options, _list_checks, _monitor_row
+from monitors.views import MONITOR_ROW_COLUMNS, MonitorUrls, _agent_options, _list_checks, _monitor_row
 
 pytestmark = pytest.mark.django_db
 
@@ -49,11 +50,16 @@ def test_rows_are_what_the_template_drew(agent, member):
         .prefetch_related(Prefetch("checks", queryset=Check.objects.order_by("name", "id")))
     )
     assert {m.sample_rate for m in monitors} == {Decimal("100"), Decimal("12.5"), Decimal("0.25")}
+    rows = {m[0]: m for m in Monitor.objects.filter(agent=agent).values_list(*MONITOR_ROW_COLUMNS)}
+    checks = _list_checks(list(rows))
+    rates = {}
     for monitor in monitors:
-        assert _monitor_row(monitor) == template.render({"m": monitor})
+        drawn = _monitor_row(rows[monitor.pk], checks[monitor.pk], MonitorUrls(), rates)
+        assert drawn == template.render({"m": monitor})
+    assert len(rates) == 3
 
 
-def test_the_checks_read_as_pairs_draw_the_same_rows(agent, member):
+def test_the_checks_read_as_pairs_draw_the_same_rows(agent, member, django_assert_num_queries):
     one = create_check(agent=agent, by=member, name="b <one>", kind="text_includes", config={"text": "x"})
     two = create_check(agent=agent, by=member, name="a & two", kind="text_includes", config={"text": "y"})
     create_monitor(agent=agent, by=member, name="Both", checks=[one.pk, two.pk])
@@ -63,12 +69,14 @@ def test_the_checks_read_as_pairs_draw_the_same_rows(agent, member):
     prefetched = Monitor.objects.filter(agent=agent).select_related("agent").order_by("pk")
     by_name = Check.objects.order_by("name", "id")
     prefetched = prefetched.prefetch_related(Prefetch("checks", queryset=by_name))
-    expected = [_monitor_row(m) for m in prefetched]
-    paired = list(Monitor.objects.filter(agent=agent).select_related("agent").order_by("pk"))
-    _list_checks(paired)
-    assert [m.listed_checks for m in paired] == [[("a & two", 1), ("b <one>", 1)], [("b <one>", 1)], []]
-    assert [_monitor_row(m) for m in paired] == expected
-    _list_checks([])  # an empty page: no query, nothing to do
+    template = engines["django"].from_string(TEMPLATE_ROW)
+    expected = [template.render({"m": m}) for m in prefetched]
+    paired = list(Monitor.objects.filter(agent=agent).order_by("pk").values_list(*MONITOR_ROW_COLUMNS))
+    listed = _list_checks([m[0] for m in paired])
+    assert [listed[m[0]] for m in paired] == [[("a & two", 1), ("b <one>", 1)], [("b <one>", 1)], []]
+    assert [_monitor_row(m, listed[m[0]], MonitorUrls(), {}) for m in paired] == expected
+    with django_assert_num_queries(0):
+        assert _list_checks([]) == {}  # an empty page: no query
 
 
 OPTIONS = """{% for a in agents %}<option value="{{ a.pk }}"{% if agent_id == a.pk|stringformat:"d" %} selected{% endif %}>{{ a.name }}</option>{% endfor %}"""  # noqa: E501

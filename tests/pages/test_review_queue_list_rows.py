@@ -1,6 +1,7 @@
-"""The review queues list draws its rows in Python (reviews.views._queue_row): each row is the HTML the
-template's row drew, for empty and filled queues, with and without description and creator, names that
-need escaping and truncating; and the page shows them."""
+"""The review queues list draws its rows in Python (reviews.views._queue_row) from tuples, not model
+instances: each row is the HTML the template's row drew from the queues, for empty and filled queues,
+with and without description and creator, names that need escaping and truncating; and the page shows
+them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.urls import reverse
 
 from reviews.models import ReviewQueue
 from reviews.services import create_queue
-from reviews.views import _queue_row
+from reviews.views import QUEUE_ROW_COLUMNS, QueueUrls, _queue_row
 
 pytestmark = pytest.mark.django_db
 
@@ -32,14 +33,19 @@ def test_rows_are_what_the_template_drew(team, member):
     )
     create_queue(team=team, by=member, name="Plain")
     create_queue(team=team, by=member, name="Filled", description="short")
-    queues = list(
-        ReviewQueue.objects.filter(team=team).with_counts().select_related("created_by").order_by("pk")
-    )
-    assert len(queues) == 3
-    queues[1].created_by = None  # a creator since deleted
+    plain = ReviewQueue.objects.get(team=team, name="Plain")
+    ReviewQueue.objects.filter(pk=plain.pk).update(created_by=None)  # a creator since deleted
+    listed = ReviewQueue.objects.filter(team=team).with_counts().order_by("pk")
+    queues = list(listed.select_related("created_by"))
+    rows = list(listed.values_list(*QUEUE_ROW_COLUMNS))
+    assert len(queues) == len(rows) == 3
+    assert queues[1].created_by is None and rows[1][4] is None
     queues[2].item_count, queues[2].labelled_count = 12, 5
+    rows[2] = (*rows[2][:5], 12, 5)
     template = engines["django"].from_string(TEMPLATE_ROW)
-    assert "".join(_queue_row(q) for q in queues) == template.render({"queues": queues})
+    drawn = "".join(_queue_row(q, QueueUrls()) for q in rows)
+    assert drawn == template.render({"queues": queues})
+    assert drawn.count(">Review</a>") == 1
 
 
 def test_the_page_shows_the_rows(login, team, member):

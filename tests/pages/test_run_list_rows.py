@@ -1,5 +1,6 @@
-"""The runs list draws its rows in Python (runs.views._run_row): each row is the HTML the template's row
-drew, for queued and finished runs, with and without a launcher, and names that need escaping."""
+"""The runs list draws its rows in Python (runs.views._run_row) from tuples, not model instances: each row
+is the HTML the template's row drew from the run's instances, for queued and finished runs, with and
+without a launcher, and names that need escaping."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from checks.services import create_test
 from runs.consistency import summary_figures
 from runs.models import Run
 from runs.services import launch_run
-from runs.views import _run_row, consistency_text
+from runs.views import RUN_ROW_COLUMNS, RunUrls, _run_row, consistency_text
 
 pytestmark = pytest.mark.django_db
 
@@ -37,6 +38,7 @@ def test_rows_are_what_the_template_drew(member, test_set):
     template = engines["django"].from_string(TEMPLATE_ROW)
     runs = Run.objects.filter(test=test).select_related("agent", "test", "test_version", "launched_by")
     assert len(runs) == 3
+    rows = dict((r[0], r) for r in Run.objects.filter(test=test).values_list(*RUN_ROW_COLUMNS))
     for run in runs:
         run.consistency = consistency_text(summary_figures(run.summary, 2).run)
-        assert _run_row(run) == template.render({"r": run})
+        assert _run_row(rows[run.pk], RunUrls()) == template.render({"r": run})

@@ -1,15 +1,17 @@
-"""An agent's scenes list draws its rows in Python (worlds.views._scene_row): each row is the HTML the
-template's row drew, with and without a description, and with descriptions that need escaping."""
+"""An agent's scenes list draws its rows in Python (worlds.views._scene_row) from tuples, not model
+instances: each row is the HTML the template's row drew, with and without a description, with
+descriptions that need escaping, and for a scene without a current version."""
 
 from __future__ import annotations
 
 import pytest
 from django.template import engines
 
+from core.urls import pk_url_former
 from tests.support.scenes import crm_lookup, support_question
 from worlds.models import Scene
 from worlds.services import create_scene
-from worlds.views import _scene_row, summary_of
+from worlds.views import SCENE_ROW_COLUMNS, _scene_row, summary_of
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +35,21 @@ def test_rows_are_what_the_template_drew(agent, member):
     template = engines["django"].from_string(TEMPLATE_ROW)
     scenes = Scene.objects.filter(agent=agent).select_related("current_version")
     assert len(scenes) == 3
+    rows = {s[0]: s for s in Scene.objects.filter(agent=agent).values_list(*SCENE_ROW_COLUMNS)}
+    url = pk_url_former("worlds:scene-detail")
+    drawn = []
     for scene in scenes:
         scene.summary = summary_of(scene.current_version)
-        assert _scene_row(scene) == template.render({"s": scene})
-    assert sum("muted small" in _scene_row(scene) for scene in scenes) == 2  # two have a description
+        drawn.append(_scene_row(rows[scene.pk], url))
+        assert drawn[-1] == template.render({"s": scene})
+    assert sum("muted small" in row for row in drawn) == 2  # two have a description
+
+
+def test_a_scene_without_a_version_shows_no_tools_or_checks(agent, member):
+    scene = create_scene(agent=agent, by=member, source=support_question(scene="plain"))
+    Scene.objects.filter(pk=scene.pk).update(current_version=None)
+    template = engines["django"].from_string(TEMPLATE_ROW)
+    scene = Scene.objects.select_related("current_version").get(pk=scene.pk)
+    scene.summary = summary_of(None)
+    (row,) = Scene.objects.filter(pk=scene.pk).values_list(*SCENE_ROW_COLUMNS)
+    assert _scene_row(row, pk_url_former("worlds:scene-detail")) == template.render({"s": scene})

@@ -1,6 +1,6 @@
-"""The tasks list draws its rows in Python (monitors.views._task_row): each row is the HTML the template's
-row drew, with and without the selection box, for failing, sampled and plain tasks and ids that need
-escaping."""
+"""The tasks list draws its rows in Python (monitors.views._task_row) from tuples, not model instances:
+each row is the HTML the template's row drew from the tasks, with and without the selection box, for
+failing, sampled and plain tasks and ids that need escaping."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from django.db.models.functions import Left
 from django.template import engines
 from django.utils import timezone
 
+from core.urls import pk_url_former
 from monitors.models import Task
 from monitors.services import ingest_tasks
-from monitors.views import _task_row
+from monitors.views import TASK_ROW_COLUMNS, _task_row
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +43,9 @@ def test_rows_are_what_the_template_drew(agent, member):
     template = engines["django"].from_string(TEMPLATE_ROW)
     tasks = Task.objects.filter(agent=agent).select_related("agent").annotate(preview=Left("output", 160))
     assert len(tasks) == 4
+    rows = {t[0]: t for t in tasks.values_list(*TASK_ROW_COLUMNS)}
+    url = pk_url_former("monitors:task-detail")
     for task in tasks:
         for can_edit in (True, False):
-            assert _task_row(task, can_edit) == template.render({"t": task, "can_edit": can_edit})
+            drawn = _task_row(rows[task.pk], can_edit, url)
+            assert drawn == template.render({"t": task, "can_edit": can_edit})
