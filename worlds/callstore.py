@@ -35,7 +35,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from worlds.models import World, WorldEntry, WorldToolState
 
@@ -164,10 +164,10 @@ def _pg_marked(ids: bool, ended: bool, entries: int, puts: int, gone: int) -> st
     return "".join(parts)
 
 
-def _store_pg(w: CallWrite) -> bool:
+def _store_pg(db, w: CallWrite) -> bool:
     import psycopg
 
-    raw = connection.connection
+    raw = db.connection
     sql = _pg_sql(w.ids is not None, w.ended_at is not None, len(w.entries), len(w.pieces), len(w.gone))
     params = _head_params(w, lambda v: v)
     for tool, path, shape, data in w.pieces:
@@ -187,8 +187,8 @@ def _store_pg(w: CallWrite) -> bool:
     with psycopg.RawCursor(raw) as cur:
         cur.execute(sql, params, prepare=prepare)
         won = cur.rowcount > 0  # a call always appends its trace entry and its call event
-    if connection.queries_logged:
-        _log(sql.decode(), started)
+    if db.queries_logged:
+        _log(db, sql.decode(), started)
     return won
 
 
@@ -209,25 +209,25 @@ def _sqlite_sql(ids: bool, ended: bool) -> tuple[str, str, str, str]:
     )
 
 
-def _store_sqlite(w: CallWrite) -> bool:
-    raw = connection.connection
+def _store_sqlite(db, w: CallWrite) -> bool:
+    raw = db.connection
     head_sql, entry_sql, put_sql, gone_sql = _sqlite_sql(w.ids is not None, w.ended_at is not None)
-    own = not connection.in_atomic_block
+    own = not db.in_atomic_block
     started = time.monotonic()
     if own:
         raw.execute("BEGIN IMMEDIATE")
     try:
-        won = raw.execute(head_sql, _head_params(w, connection.ops.adapt_datetimefield_value)).rowcount == 1
-        _log(head_sql, started)
+        won = raw.execute(head_sql, _head_params(w, db.ops.adapt_datetimefield_value)).rowcount == 1
+        _log(db, head_sql, started)
         if won:
             raw.executemany(entry_sql, [(w.world_id, k, s, _json(d)) for k, s, d in w.entries])
-            _log(entry_sql, started)
+            _log(db, entry_sql, started)
             if w.pieces:
                 raw.executemany(put_sql, [(w.world_id, t, p, sh, _json(d)) for t, p, sh, d in w.pieces])
-                _log(put_sql, started)
+                _log(db, put_sql, started)
             if w.gone:
                 raw.executemany(gone_sql, [(w.world_id, t, p) for t, p in w.gone])
-                _log(gone_sql, started)
+                _log(db, gone_sql, started)
         if own:
             raw.execute("COMMIT" if won else "ROLLBACK")
     except BaseException:
@@ -240,9 +240,9 @@ def _store_sqlite(w: CallWrite) -> bool:
 # ----------------------------------------------------------------------------- both
 
 
-def _log(sql: str, started: float) -> None:
-    if connection.queries_logged:
-        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+def _log(db, sql: str, started: float) -> None:
+    if db.queries_logged:
+        db.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
 
 
 def store(w: CallWrite) -> bool:
@@ -250,19 +250,22 @@ def store(w: CallWrite) -> bool:
     longer at ``w.before`` (or has ended) and nothing was written. Raises django.db errors."""
     if not w.entries:
         raise ValueError("a call always has a trace entry")
-    vendor = connection.vendor
+    # The default connection itself, looked up once: each attribute read through the ``connection``
+    # proxy looks the connection up again in the thread's connection handler.
+    db = connections[DEFAULT_DB_ALIAS]
+    vendor = db.vendor
     if vendor == "postgresql":
         run = _store_pg
     elif vendor == "sqlite":
         run = _store_sqlite
     else:  # pragma: no cover - the console runs on these two
         raise NotImplementedError(vendor)
-    connection.ensure_connection()
-    if connection.in_atomic_block:
-        with transaction.atomic(), connection.wrap_database_errors:
-            return run(w)
-    with connection.wrap_database_errors:
-        return run(w)
+    db.ensure_connection()
+    if db.in_atomic_block:
+        with transaction.atomic(), db.wrap_database_errors:
+            return run(db, w)
+    with db.wrap_database_errors:
+        return run(db, w)
 
 
 def stored(world_id: str, stamp: int) -> bool:

@@ -133,7 +133,8 @@ class WorldToolState(models.Model):
     the value at ``path`` whole (``shape`` empty; ``[]`` is the whole state), or the skeleton of a
     container stored split (``d``: a dict's keys in order, ``l``: a list's length)."""
 
-    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="tool_states")
+    # No index of its own: the unique (world, tool, path) index serves every lookup by world.
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="tool_states", db_index=False)
     tool = models.CharField(max_length=40)
     path = models.TextField(default=pieces.ROOT)
     shape = models.CharField(max_length=1, blank=True, default=pieces.LEAF)
@@ -153,13 +154,12 @@ class WorldEntry(models.Model):
     EVENT = "event"
     KINDS = [(TRACE, "trace entry"), (EVENT, "event")]
 
-    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="entries")
+    # No index of its own: the unique (world, kind, seq) index serves every lookup by world.
+    world = models.ForeignKey(World, on_delete=models.CASCADE, related_name="entries", db_index=False)
     kind = models.CharField(max_length=5, choices=KINDS)
     seq = models.PositiveIntegerField()
     data = TextJSONField(default=dict)  # PostgreSQL json: written whole, read whole
 
     class Meta:
         ordering = ["world", "kind", "seq"]
-        constraints = [
-            models.UniqueConstraint(fields=["world", "kind", "seq"], name="worldentry_unique_seq")
-        ]
+        constraints = [models.UniqueConstraint(fields=["world", "kind", "seq"], name="worldentry_unique_seq")]

@@ -40,7 +40,8 @@
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py breakdown [--mix incident] [--database-url U]
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py run
   PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console [--max-concurrency 1]
-  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console --code /tmp/base [--database-url "$PG"]
+  PYTHONPATH=$PWD .venv/bin/python bench/worlds/bench_worlds.py console --code /tmp/base
+  (and --database-url "$PG" for PostgreSQL)
 
 Timings are wall clock (time.perf_counter); the machine is shared, so compare figures taken in one
 sitting. See bench/README.md "Worlds" for recorded figures.
@@ -179,17 +180,31 @@ def incident_scene_dict(*, trials: int = 1) -> dict[str, Any]:
         }
         for i in range(40)
     }
-    dashboards = {f"dd{i}": {"title": f"Service {i}", "text": "Requests, errors, latency."} for i in range(10)}
-    events = {f"de{i}": {"title": f"deploy {i}", "text": f"svc{i % 10} deployed", "at": f"-{60 - i}m"} for i in range(30)}
+    dashboards = {
+        f"dd{i}": {"title": f"Service {i}", "text": "Requests, errors, latency."} for i in range(10)
+    }
+    events = {
+        f"de{i}": {"title": f"deploy {i}", "text": f"svc{i % 10} deployed", "at": f"-{60 - i}m"}
+        for i in range(30)
+    }
     logs = {
-        f"dl{i}": {"text": f"GET /orders/{i} 500", "at": f"-{30 - i}m", "service": f"svc{i % 10}", "status": "error"}
+        f"dl{i}": {
+            "text": f"GET /orders/{i} 500",
+            "at": f"-{30 - i}m",
+            "service": f"svc{i % 10}",
+            "status": "error",
+        }
         for i in range(30)
     }
     pd_users = {f"pu{i}": {"name": f"Person {i}", "email": f"p{i}@acme.example"} for i in range(10)}
     pd_users["pu0"]["bot"] = True
-    policies = {f"pe{j}": {"name": f"policy {j}", "rules": [[f"$pu{1 + j}"], [f"$pu{4 + j}"]]} for j in range(3)}
+    policies = {
+        f"pe{j}": {"name": f"policy {j}", "rules": [[f"$pu{1 + j}"], [f"$pu{4 + j}"]]} for j in range(3)
+    }
     services = {f"ps{i}": {"name": f"svc{i}", "escalation_policy": f"$pe{i % 3}"} for i in range(10)}
-    schedules = {f"pc{j}": {"name": f"on call {j}", "users": [f"$pu{1 + j}", f"$pu{5 + j}"]} for j in range(2)}
+    schedules = {
+        f"pc{j}": {"name": f"on call {j}", "users": [f"$pu{1 + j}", f"$pu{5 + j}"]} for j in range(2)
+    }
     incidents = {
         f"pi{i}": {
             "service": f"$ps{i % 10}",
@@ -360,7 +375,11 @@ def incident_call_mix(
     GET triggered incidents and PUT an incident (acknowledge), Okta search users and a lifecycle change
     (suspend / unsuspend in turn)."""
     dd = world_tools["datadog"]
-    dd_headers = {"DD-API-KEY": dd["api_key"], "DD-APPLICATION-KEY": dd["app_key"], "Accept": "application/json"}
+    dd_headers = {
+        "DD-API-KEY": dd["api_key"],
+        "DD-APPLICATION-KEY": dd["app_key"],
+        "Accept": "application/json",
+    }
     pd = {
         "Authorization": f"Token token={world_tools['pagerduty']['token']}",
         "Accept": "application/vnd.pagerduty+json;version=2",
@@ -528,10 +547,35 @@ def _wsgi_caller(version):
     return new_world
 
 
-def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> dict[str, Any]:
-    """``worlds`` fresh worlds, ``calls`` calls each; every call timed, grouped by trace length."""
+def _backend_clock():
+    """On PostgreSQL on this machine, a function giving the CPU time (ns) the server process of this
+    thread's connection has used so far (/proc/<pid>/schedstat); None elsewhere. A call's database
+    work is then measured the way this process's is: not inflated by the machine's load."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+
+    def used() -> int:
+        connection.ensure_connection()
+        pid = connection.connection.info.backend_pid
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0])
+
+    try:
+        used()
+    except OSError:  # the server runs on another machine, or its processes are not readable
+        return None
+    return used
+
+
+def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int, backend=None) -> dict[str, Any]:
+    """``worlds`` fresh worlds, ``calls`` calls each; every call timed, grouped by trace length.
+    ``backend`` (see _backend_clock) adds the database server's CPU time per call, read outside the
+    timed part."""
     times: list[float] = []
     cpu: list[float] = []  # this process's CPU time per call: what the load of the machine adds is not in it
+    server: list[float] = []  # the database server process's CPU time per call (PostgreSQL)
     by_bucket: dict[int, list[float]] = {}
     by_kind: dict[int, list[float]] = {}
     cpu_by_kind: dict[int, list[float]] = {}
@@ -542,11 +586,14 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
     for _ in range(worlds):
         call = new_world()
         for i in range(calls):
+            b = backend() if backend else 0
             c = time.process_time()
             t = time.perf_counter()
             status = call(i)
             dt = time.perf_counter() - t
             cpu.append(time.process_time() - c)
+            if backend:
+                server.append((backend() - b) / 1e9)
             if status >= 400:
                 bad += 1
             times.append(dt)
@@ -557,6 +604,8 @@ def run_calls(name: str, new_world, *, worlds: int, calls: int, bucket: int) -> 
         "p50": statistics.median(times) * 1000,
         "p95": pct(times, 95) * 1000,
         "cpu_p50": statistics.median(cpu) * 1000,
+        "server_cpu_p50": statistics.median(server) * 1000 if server else None,
+        "server_cpu_mean": statistics.mean(server) * 1000 if server else None,
         "n": len(times),
         "errors": bad,
         "by_trace": {
@@ -581,6 +630,11 @@ def print_calls(results: dict[str, dict[str, Any]]) -> None:
             f"{name:>8}: p50 {r['p50']:.2f} ms  p95 {r['p95']:.2f} ms  (this process's CPU p50 "
             f"{r['cpu_p50']:.2f} ms; {r['n']} calls, {r['errors']} errors)"
         )
+        if r.get("server_cpu_p50") is not None:
+            print(
+                f"          the database server process's CPU per call: p50 {r['server_cpu_p50']:.2f} ms, "
+                f"mean {r['server_cpu_mean']:.2f} ms"
+            )
         print(
             "          by trace length (p50/p95 ms): "
             + ", ".join(f"{k}: {v['p50']:.2f}/{v['p95']:.2f}" for k, v in r["by_trace"].items())
@@ -607,10 +661,16 @@ def bench_calls(args: argparse.Namespace) -> dict[str, Any]:
             vendor = _django_setup(args.database_url, Path(tmp))
             results["database"] = vendor
             version = _scene_version()
+            backend = _backend_clock()
             for name, maker in (("service", _service_caller), ("wsgi", _wsgi_caller)):
                 if name in which:
                     results[name] = run_calls(
-                        name, maker(version), worlds=args.worlds, calls=args.calls, bucket=args.bucket
+                        name,
+                        maker(version),
+                        worlds=args.worlds,
+                        calls=args.calls,
+                        bucket=args.bucket,
+                        backend=backend,
                     )
             if args.profile:
                 import cProfile
@@ -701,7 +761,8 @@ def bench_breakdown(args: argparse.Namespace) -> dict[str, Any]:
                 missed.append(time.perf_counter() - t)
             out[f"trace_{n}_not_kept"] = statistics.median(missed) * 1000
             print(
-                f"trace ~{n} calls, world not kept by this process (restored): p50 {out[f'trace_{n}_not_kept']:.2f} ms"
+                f"trace ~{n} calls, world not kept by this process (restored): "
+                f"p50 {out[f'trace_{n}_not_kept']:.2f} ms"
             )
         floor = []
         for _ in range(args.repeat):
@@ -1082,7 +1143,9 @@ def main() -> int:
     c.add_argument("--only", default="", help="engine,service,wsgi (default: all)")
     c.add_argument("--profile", action="store_true", help="cProfile the last 20 calls through call_world")
     c.add_argument(
-        "--mix", choices=sorted(MIXES), default="slack-github",
+        "--mix",
+        choices=sorted(MIXES),
+        default="slack-github",
         help="the scene and call cycle: Slack + GitHub, or the incident tools (Datadog, PagerDuty, Okta)",
     )
     d = sub.add_parser("breakdown", help="where one call_world goes, at trace length 1 and --calls")
