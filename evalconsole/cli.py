@@ -29,6 +29,7 @@ import httpx
 from evalconsole import scene_args
 
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_CLIENT = 0, 1, 2, 3
+EXIT_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away
 FINISHED = ("completed", "cancelled")
 USER_AGENT = "evalconsole-cli/1"
 
@@ -542,6 +543,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, *, transport: httpx.BaseTransport | None = None) -> int:
+    """The command line. A reader that goes away (``evalconsole scene explain results/ | head``) ends it
+    quietly with 141, what a shell reports for a command stopped by SIGPIPE, instead of a traceback."""
+    try:
+        code = _main(argv, transport=transport)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe could no longer be answered
+    except BrokenPipeError:
+        # Nothing more can be written; point stdout at /dev/null so that the interpreter's own flush at
+        # exit does not fail again and print "Exception ignored".
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_PIPE
+    return code
+
+
+def _main(argv: list[str] | None, *, transport: httpx.BaseTransport | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "scene":
