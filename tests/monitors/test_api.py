@@ -248,10 +248,12 @@ def test_evaluation_grid_50_tasks_x_3_checks(
     url = f"{V1}/evaluations/{evaluation_id}/results/"
     with CaptureQueriesContext(connection) as one:
         api.get(url, {"page_size": 1})
-    with CaptureQueriesContext(connection) as all_of_them:  # a full page of 150: counted as a page of 1 is
+    # A full page of 150 is counted as a page of 1 is.
+    with CaptureQueriesContext(connection) as all_of_them:
         api.get(url, {"page_size": 150})
     assert len(one) == len(all_of_them)
-    with CaptureQueriesContext(connection) as not_full:  # a first page that is not full is counted by its rows
+    # A first page that is not full is counted by its rows.
+    with CaptureQueriesContext(connection) as not_full:
         api.get(url, {"page_size": 200})
     assert len(not_full) == len(one) - 1
     assert not any("COUNT(" in query["sql"] for query in not_full.captured_queries)
