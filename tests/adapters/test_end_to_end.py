@@ -1,5 +1,5 @@
 """End to end, for each adapter: its example agent served on loopback, registered in the console,
-a test with tool-usage checks launched and run by a REAL qcluster worker.
+a test with tool-usage checks launched and run by a REAL qcluster worker (one for the module).
 
 The example servers (adapters/ai-sdk/examples/serve.mjs, adapters/python/examples/serve.py) are
 started once per module as subprocesses on port 0 (tests/adapters/examples.py). Both are the same
@@ -10,6 +10,7 @@ message gets an answer without tools (``toolCalls: []``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -19,7 +20,7 @@ from checks.services import create_check, create_test, create_test_set
 from runs import services
 from runs.models import Sample
 from tests.adapters.examples import ADAPTERS, ExampleServer
-from tests.support.workers import run_finished
+from tests.support.workers import QclusterProcess, run_finished, start_qcluster
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -57,6 +58,34 @@ def example_server() -> Iterator:
                             f"{server.stderr()}")
         server.close()
     assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def module_qcluster(django_db_setup) -> Iterator[QclusterProcess]:
+    """One real qcluster for the module's tests (each start costs ~1 CPU-s and seconds of wall time).
+
+    Every test waits until its runs have finished, so none leaves work for the next; the database is
+    emptied between tests (transactional), and every test's agents and runs are new rows."""
+    from django_q.conf import Conf
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Conf, "SYNC", False)  # tests.settings runs tasks inline; the worker must get them
+        worker = start_qcluster()
+        try:
+            yield worker
+        finally:
+            worker.kill()
+            worker.log_path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def qcluster(module_qcluster, transactional_db, request) -> Iterator[QclusterProcess]:
+    """The module's qcluster, running; its log is printed after a test that failed."""
+    assert module_qcluster.alive(), f"the module's qcluster exited:\n{module_qcluster.log()[-4000:]}"
+    yield module_qcluster
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        sys.stderr.write(f"\n--- qcluster {module_qcluster.pid} log ---\n{module_qcluster.log()[-6000:]}\n")
 
 
 def _register(team, admin_user, server: ExampleServer, name: str, headers: dict | None = None):

@@ -115,10 +115,21 @@ def _wait_running(proc: subprocess.Popen, log: Path, timeout: float = 120.0) -> 
 
 
 @pytest.fixture(scope="module")
-def var(tmp_path_factory) -> Path:
+def var(tmp_path_factory, django_db_setup) -> Path:
     """One var directory for every round of both ways: after the first, migrate, load_demo and collectstatic
-    have no work (what is tested, the stop, starts once all three servers run)."""
-    return tmp_path_factory.mktemp("var")
+    have no work (what is tested, the stop, starts once all three servers run).
+
+    The first round's database starts as a copy of the test run's migrated schema (SQLite runs; the same
+    migrations, tests/support/test_databases.py), so its `migrate` finds nothing to do instead of migrating
+    from zero (~6 CPU-s); load_demo and collectstatic run in full. On PostgreSQL runs, where no SQLite schema
+    is kept, it migrates from zero as before."""
+    from tests.support.test_databases import kept_sqlite_schema
+
+    var = tmp_path_factory.mktemp("var")
+    schema = kept_sqlite_schema()
+    if schema is not None:
+        shutil.copyfile(schema, var / "evalconsole.sqlite3")  # evalconsole/settings.py's file under var
+    return var
 
 
 @pytest.mark.xdist_group("make-up")  # both ways in one process (pytest.ini: --dist loadgroup), sharing `var`
@@ -145,3 +156,24 @@ def test_make_up_stops_completely_within_15_s(how, var):
             _kill_all(marker)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
+
+
+def test_the_first_round_starts_from_a_copy_that_migrate_finds_up_to_date(django_db_setup, tmp_path):
+    """What the `var` fixture copies: on SQLite, a database in which every migration is applied."""
+    import sqlite3
+
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
+
+    from tests.support.test_databases import kept_sqlite_schema
+
+    schema = kept_sqlite_schema()
+    if connection.vendor != "sqlite":
+        assert schema is None
+        return
+    assert schema is not None
+    copy = tmp_path / "evalconsole.sqlite3"
+    shutil.copyfile(schema, copy)
+    with contextlib.closing(sqlite3.connect(copy)) as db:
+        applied = set(db.execute("SELECT app, name FROM django_migrations"))
+    assert applied == set(MigrationLoader(None, ignore_no_migrations=True).graph.nodes)

@@ -90,6 +90,17 @@ def _setup_sqlite(verbosity: int):
     return _setup(verbosity, keepdb=True)
 
 
+def kept_sqlite_schema() -> Path | None:
+    """The kept SQLite schema of this run's migrations (after ``django_db_setup``), or None: on PostgreSQL,
+    or when no process has migrated yet. A copy is a database that ``migrate`` finds up to date."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        return None
+    schema = Path(connection.settings_dict["TEST"]["NAME"]).parent / f"{PREFIX}{migrations_digest()}.sqlite3"
+    return schema if schema.is_file() else None
+
+
 def _setup_postgresql(verbosity: int):
     from django.db import connection
 
