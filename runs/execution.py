@@ -85,6 +85,9 @@ WRITE_MAX_AGE_S = 0.05
 # milliseconds while the replies behind it would wait.
 REPLY_SLACK_S = 0.005
 
+# The fields of an agent row that agents.targets.target_for reads (a drain remakes a target when they change).
+TARGET_FIELDS = ("protocol", "endpoint_url", "headers_encrypted", "timeout_s", "retries", "model_name")
+
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
 
@@ -451,6 +454,7 @@ class _Drain:
         # ended (queue.start_ahead), without waiting for that call's write and a new claim.
         self.ahead: dict[int, collections.deque[ClaimedSample]] = {}
         self.targets: dict[int, AgentTarget | Exception] = {}
+        self.target_rows: dict[int, tuple] = {}  # the agent row's TARGET_FIELDS each target was made from
         self.ahead_due = False
         self.report = DrainReport()
         # Runs written since their summaries were last recounted (done counts are always exact): a
@@ -611,6 +615,12 @@ class _Drain:
         Returns how many calls were launched."""
         self.plans.update(claim.plans)
         for agent_id, agent in claim.agents.items():
+            # Every claim reads the agent's row again; a row that did not change keeps its target (its
+            # headers decrypted and its request head worked out once), a changed one gets a new target.
+            row = tuple(getattr(agent, name) for name in TARGET_FIELDS)
+            if self.target_rows.get(agent_id) == row:
+                continue
+            self.target_rows[agent_id] = row
             try:
                 self.targets[agent_id] = target_for(agent)
             except Exception as exc:  # noqa: BLE001 - e.g. a protocol the engine does not know
