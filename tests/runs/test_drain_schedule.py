@@ -193,3 +193,27 @@ def test_a_reply_is_due_while_a_call_launched_before_the_newest_reply_is_out(mon
         return result
 
     assert asyncio.run(scenario()) is due
+
+
+def test_a_claim_keeps_the_agents_target_until_its_row_changes(monkeypatch):
+    """Each claim reads the agent row again: the same row keeps its target (headers decrypted and the
+    request head worked out once per drain), a changed row gets a new one at once."""
+    from agents.models import Agent
+
+    def row(**changes) -> Agent:
+        fields = {"id": AGENT, "protocol": "evalconsole", "endpoint_url": "http://127.0.0.1:9/a"}
+        return Agent(**{**fields, "timeout_s": 5.0, "retries": 1, "max_concurrency": 2, **changes})
+
+    async def scenario() -> list:
+        d = _drain(Script(Claim()), monkeypatch)
+        del d.targets[AGENT]
+        seen = []
+        for agent in (row(), row(), row(endpoint_url="http://127.0.0.1:9/b"), row(retries=0)):
+            d._start(Claim(agents={AGENT: agent}))
+            seen.append(d.targets[AGENT])
+        return seen
+
+    first, again, moved, fewer = asyncio.run(scenario())
+    assert again is first
+    assert moved is not first and moved.endpoint_url == "http://127.0.0.1:9/b"
+    assert fewer is not moved and fewer.retries == 0
