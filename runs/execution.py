@@ -78,6 +78,8 @@ SUMMARY_EVERY_S = 0.5
 # come in bursts (slots started together), and a write in the middle of one would hold up the rest.
 WRITE_QUIET_S = 0.005
 WRITE_MAX_AGE_S = 0.05
+# How long the loop thread waits for a quick database step (start_ahead) before it awaits it (_DB.quick).
+QUICK_WAIT_S = 0.05
 # Replies are due while a call launched before the newest call that replied (or this little after it) is
 # still out: calls to an agent answer roughly in the order they left, so its reply is a moment away. Until
 # then the database thread is kept for the steps that hand finished calls' slots on (start_ahead): a write
@@ -337,18 +339,63 @@ class _DB:
         self.jobs = jobs
         self.seconds = 0.0
         self.calls = 0
+        self.busy = 0  # steps handed to the database thread and not answered yet
 
     async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
+        self.busy += 1
         try:
             if self.jobs is None:
                 return await sync_to_async(_with_retries, thread_sensitive=True)(fn, *args, **kwargs)
             done = asyncio.get_running_loop().create_future()
-            self.jobs.put((done, fn, args, kwargs))
+            self.jobs.put((done, fn, args, kwargs, None))
             return await done
         finally:
+            self.busy -= 1
             self.seconds += time.monotonic() - started
             self.calls += 1
+
+    async def quick(self, fn: Callable, *args: Any) -> Any:
+        """A short step on the calls' critical path (start_ahead). When the database thread is idle, the
+        loop thread waits for its answer (at most QUICK_WAIT_S) without turning the event loop: the two
+        threads would otherwise take turns for the GIL on every call into the database driver, and under
+        load each turn waits out the interpreter's switch interval (5 ms), so one UPDATE took 10-35 ms
+        while replies were being read. Replies that arrive meanwhile wait in their sockets. Otherwise, or
+        when the answer is late, it is awaited as any step."""
+        if self.jobs is None or self.busy:
+            return await self(fn, *args)
+        started = time.monotonic()
+        self.busy += 1
+        done = asyncio.get_running_loop().create_future()
+        answer = _Answer()
+        try:
+            self.jobs.put((done, fn, args, {}, answer))
+            if answer.ready.wait(QUICK_WAIT_S):
+                done.cancel()  # answered here; _settle finds it done
+                return answer.take()
+            return await done
+        finally:
+            self.busy -= 1
+            self.seconds += time.monotonic() - started
+            self.calls += 1
+
+
+class _Answer:
+    """A step's result (or error) handed straight to a loop thread that waits for it (_DB.quick)."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def give(self, result: Any, error: BaseException | None) -> None:
+        self.result, self.error = result, error
+        self.ready.set()
+
+    def take(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
 
 
 def _settle(done: asyncio.Future, result: Any, error: BaseException | None) -> None:
@@ -363,13 +410,16 @@ def _settle(done: asyncio.Future, result: Any, error: BaseException | None) -> N
 def _serve(loop: asyncio.AbstractEventLoop, jobs: SimpleQueue) -> None:
     """The calling thread's side of _DB: run each step handed over until the drain says it is done."""
     while (job := jobs.get()) is not None:
-        done, fn, args, kwargs = job
+        done, fn, args, kwargs, answer = job
         try:
             result = _with_retries(fn, *args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the step's caller, which decides
-            loop.call_soon_threadsafe(_settle, done, None, exc)
+            result, error = None, exc
         else:
-            loop.call_soon_threadsafe(_settle, done, result, None)
+            error = None
+        if answer is not None:
+            answer.give(result, error)
+        loop.call_soon_threadsafe(_settle, done, result, error)
 
 
 # One event loop per worker process, in a thread of its own, for every drain the process runs: the agent
@@ -684,7 +734,7 @@ class _Drain:
         if not pairs:
             return
         try:
-            started = await self.db(queue.start_ahead, [sample for _, sample in pairs])
+            started = await self.db.quick(queue.start_ahead, [sample for _, sample in pairs])
         except BaseException:
             for slot, sample in reversed(pairs):  # nothing started: as they were
                 self.ahead[sample.agent_id].appendleft(sample)

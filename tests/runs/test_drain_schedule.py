@@ -74,6 +74,9 @@ class Script:
             return len(ids)
         return set()  # refresh_runs
 
+    async def quick(self, fn, *args):  # _DB.quick: the same step, answered without a turn of the loop
+        return await self(fn, *args)
+
     def order(self, *names: str) -> list[tuple[str, list[int]]]:
         return [(name, sorted(ids)) for name, ids in self.steps if name in names]
 
@@ -217,3 +220,49 @@ def test_a_claim_keeps_the_agents_target_until_its_row_changes(monkeypatch):
     assert again is first
     assert moved is not first and moved.endpoint_url == "http://127.0.0.1:9/b"
     assert fewer is not moved and fewer.retries == 0
+
+
+def test_a_quick_step_is_answered_without_a_turn_of_the_event_loop_when_the_database_thread_is_idle():
+    """_DB.quick: the loop thread waits for the database thread's answer (no GIL turns with the loop);
+    when a step is already with that thread, or the answer is late, it is awaited like any step."""
+    import queue as stdlib_queue
+    import threading
+
+    jobs: stdlib_queue.SimpleQueue = stdlib_queue.SimpleQueue()
+    db = execution._DB(jobs)
+    release = threading.Event()
+
+    def step(value):
+        return value * 2
+
+    def slow(value):
+        release.wait(5)
+        return value
+
+    def failing():
+        raise ValueError("no such row")
+
+    async def scenario() -> list:
+        loop = asyncio.get_running_loop()
+        server = threading.Thread(target=execution._serve, args=(loop, jobs))
+        server.start()
+        turned: list[str] = []
+        seen = []
+        try:
+            loop.call_soon(turned.append, "turn")
+            seen.append((await db.quick(step, 21), list(turned)))  # answered before the loop turned
+            with pytest.raises(ValueError, match="no such row"):
+                await db.quick(failing)
+            busy = asyncio.ensure_future(db(slow, "slow"))
+            await asyncio.sleep(0)
+            quick = asyncio.ensure_future(db.quick(step, 1))  # behind a step: awaited, the loop runs
+            await asyncio.sleep(0.05)
+            seen.append(quick.done())
+            release.set()
+            seen.append((await busy, await quick))
+        finally:
+            jobs.put(None)
+            await asyncio.to_thread(server.join)
+        return seen
+
+    assert asyncio.run(scenario()) == [(42, []), False, ("slow", 2)]
