@@ -141,7 +141,7 @@ def main() -> None:
     a = ap.parse_args()
 
     sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "runs"), str(ROOT / "tests" / "support")]
-    from bench_runs import prepare_database
+    from bench_runs import orders_test, prepare_database
 
     work = Path(a.work_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -161,28 +161,13 @@ def main() -> None:
     django.setup()
     from fake_agent import FakeAgentServer
 
-    from bench.common import LOOKUP_ORDER_CALLED, admin_and_agent, create_checks
-    from checks.services import create_test, create_test_set
+    from bench.common import admin_and_agent
     from runs.models import Run
 
     user, agent = admin_and_agent(
         team="Bench", username="bench", agent="Fake", max_concurrency=a.cap, timeout_s=30.0, retries=2
     )
-    checks = create_checks(
-        agent,
-        user,
-        [
-            ("Mentions EC-1042", "text_includes", {"text": "EC-1042"}),
-            ("Looked up the order", "tool_usage", LOOKUP_ORDER_CALLED),
-        ],
-    )
-    test = create_test(
-        test_set=create_test_set(agent=agent, by=user, name="Bench"),
-        by=user,
-        name="Orders",
-        scenarios=[f"Where is my order EC-1042? (#{i})" for i in range(a.samples)],
-        checks=[{"check": c.pk, "required": True} for c in checks],
-    )
+    test = orders_test(agent, user, a.samples)
     steps, fake = Steps(), FakeAgentServer()
     prof = cProfile.Profile() if a.profile else None
     per_burst: list[dict[str, float]] = []  # CPU ms per sample of each step, per counted burst
