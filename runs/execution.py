@@ -78,6 +78,17 @@ SUMMARY_EVERY_S = 0.5
 # come in bursts (slots started together), and a write in the middle of one would hold up the rest.
 WRITE_QUIET_S = 0.005
 WRITE_MAX_AGE_S = 0.05
+# How long the loop thread waits for a quick database step (start_ahead) before it awaits it (_DB.quick).
+QUICK_WAIT_S = 0.05
+# Replies are due while a call launched before the newest call that replied (or this little after it) is
+# still out: calls to an agent answer roughly in the order they left, so its reply is a moment away. Until
+# then the database thread is kept for the steps that hand finished calls' slots on (start_ahead): a write
+# nothing waits for and a claim are held back (at most WRITE_MAX_AGE_S), as each holds that thread for
+# milliseconds while the replies behind it would wait.
+REPLY_SLACK_S = 0.005
+
+# The fields of an agent row that agents.targets.target_for reads (a drain remakes a target when they change).
+TARGET_FIELDS = ("protocol", "endpoint_url", "headers_encrypted", "timeout_s", "retries", "model_name")
 
 # Kinds whose evaluation may block (network calls to a judge model): evaluated in a thread.
 BLOCKING_KINDS = frozenset({"ai_judge"})
@@ -328,18 +339,63 @@ class _DB:
         self.jobs = jobs
         self.seconds = 0.0
         self.calls = 0
+        self.busy = 0  # steps handed to the database thread and not answered yet
 
     async def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
+        self.busy += 1
         try:
             if self.jobs is None:
                 return await sync_to_async(_with_retries, thread_sensitive=True)(fn, *args, **kwargs)
             done = asyncio.get_running_loop().create_future()
-            self.jobs.put((done, fn, args, kwargs))
+            self.jobs.put((done, fn, args, kwargs, None))
             return await done
         finally:
+            self.busy -= 1
             self.seconds += time.monotonic() - started
             self.calls += 1
+
+    async def quick(self, fn: Callable, *args: Any) -> Any:
+        """A short step on the calls' critical path (start_ahead). When the database thread is idle, the
+        loop thread waits for its answer (at most QUICK_WAIT_S) without turning the event loop: the two
+        threads would otherwise take turns for the GIL on every call into the database driver, and under
+        load each turn waits out the interpreter's switch interval (5 ms), so one UPDATE took 10-35 ms
+        while replies were being read. Replies that arrive meanwhile wait in their sockets. Otherwise, or
+        when the answer is late, it is awaited as any step."""
+        if self.jobs is None or self.busy:
+            return await self(fn, *args)
+        started = time.monotonic()
+        self.busy += 1
+        done = asyncio.get_running_loop().create_future()
+        answer = _Answer()
+        try:
+            self.jobs.put((done, fn, args, {}, answer))
+            if answer.ready.wait(QUICK_WAIT_S):
+                done.cancel()  # answered here; _settle finds it done
+                return answer.take()
+            return await done
+        finally:
+            self.busy -= 1
+            self.seconds += time.monotonic() - started
+            self.calls += 1
+
+
+class _Answer:
+    """A step's result (or error) handed straight to a loop thread that waits for it (_DB.quick)."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def give(self, result: Any, error: BaseException | None) -> None:
+        self.result, self.error = result, error
+        self.ready.set()
+
+    def take(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
 
 
 def _settle(done: asyncio.Future, result: Any, error: BaseException | None) -> None:
@@ -354,13 +410,16 @@ def _settle(done: asyncio.Future, result: Any, error: BaseException | None) -> N
 def _serve(loop: asyncio.AbstractEventLoop, jobs: SimpleQueue) -> None:
     """The calling thread's side of _DB: run each step handed over until the drain says it is done."""
     while (job := jobs.get()) is not None:
-        done, fn, args, kwargs = job
+        done, fn, args, kwargs, answer = job
         try:
             result = _with_retries(fn, *args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the step's caller, which decides
-            loop.call_soon_threadsafe(_settle, done, None, exc)
+            result, error = None, exc
         else:
-            loop.call_soon_threadsafe(_settle, done, result, None)
+            error = None
+        if answer is not None:
+            answer.give(result, error)
+        loop.call_soon_threadsafe(_settle, done, result, error)
 
 
 # One event loop per worker process, in a thread of its own, for every drain the process runs: the agent
@@ -436,10 +495,16 @@ class _Drain:
         # slot frees when they are written, so their write is due at once.
         self.waiting: set[int] = set()
         self.finished_at = self.last_reply = 0.0
+        # When each call in flight was launched (self.inflight keeps launch order), the launch time of the
+        # newest call that ended, and since when replies have been due (see REPLY_SLACK_S).
+        self.launched: dict[asyncio.Task, float] = {}
+        self.replied_launch = -math.inf
+        self.due_since: float | None = None
         # Claimed ahead per agent (never more than our calls to it): started in the slot of a call that
         # ended (queue.start_ahead), without waiting for that call's write and a new claim.
         self.ahead: dict[int, collections.deque[ClaimedSample]] = {}
         self.targets: dict[int, AgentTarget | Exception] = {}
+        self.target_rows: dict[int, tuple] = {}  # the agent row's TARGET_FIELDS each target was made from
         self.ahead_due = False
         self.report = DrainReport()
         # Runs written since their summaries were last recounted (done counts are always exact): a
@@ -493,11 +558,17 @@ class _Drain:
             elapsed = now - start
             claiming = elapsed < self.claim_for_s
             self._collect()
-            if claiming and self.waiting and any(self.ahead.values()):
-                # First: a slot freed by a reply goes to a sample claimed ahead at once.
-                await self._step("start samples claimed ahead", self._start_ahead)
+            # First: a slot freed by a reply goes to a sample claimed ahead at once, and again for the
+            # replies that came in meanwhile, before any other database step.
+            while (
+                claiming
+                and self._handoffs()
+                and await self._step("start samples claimed ahead", self._start_ahead)
+            ):
+                await asyncio.sleep(0)  # the new calls send their requests first
                 self._collect()
-            if self._write_due(time.monotonic()) and await self._step("write results", self._flush):
+            held = self._replies_due(time.monotonic())
+            if self._write_due(time.monotonic(), held) and await self._step("write results", self._flush):
                 # Written first: a finished sample still holds its agent's slot until then.
                 last_work = time.monotonic()
                 claimed_last = True
@@ -506,7 +577,12 @@ class _Drain:
                 await self._step("release samples claimed ahead", self._release, surplus)
             free = self.capacity - len(self.inflight)
             ahead, ahead_room = self._ahead_wanted()
-            if claiming and (free > 0 or ahead) and (claimed_last or now - last_claim >= poll):
+            if (
+                claiming
+                and (free > 0 or ahead)
+                and (claimed_last or now - last_claim >= poll)
+                and not self._replies_due(time.monotonic())
+            ):
                 claim = await self._step(
                     "claim samples",
                     self.db,
@@ -526,7 +602,8 @@ class _Drain:
                     poll = self.poll_s * 5 if claim.capped and not claimed_last else self.poll_s
                 if claimed_last:
                     last_work = last_claim
-                    self._start(claim)
+                    if self._start(claim):
+                        await asyncio.sleep(0)  # the new calls send their requests first
                     # Calls went out: claim their samples ahead on the next turn, without a pause.
                     self.ahead_due = bool(self._ahead_wanted()[0])
             now = time.monotonic()
@@ -583,9 +660,17 @@ class _Drain:
         self.failures = 0
         return True if result is None else result
 
-    def _start(self, claim: queue.Claim) -> None:
+    def _start(self, claim: queue.Claim) -> int:
+        """Take a claim's plans, targets and samples: launch the started ones, hold the others ahead.
+        Returns how many calls were launched."""
         self.plans.update(claim.plans)
         for agent_id, agent in claim.agents.items():
+            # Every claim reads the agent's row again; a row that did not change keeps its target (its
+            # headers decrypted and its request head worked out once), a changed one gets a new target.
+            row = tuple(getattr(agent, name) for name in TARGET_FIELDS)
+            if self.target_rows.get(agent_id) == row:
+                continue
+            self.target_rows[agent_id] = row
             try:
                 self.targets[agent_id] = target_for(agent)
             except Exception as exc:  # noqa: BLE001 - e.g. a protocol the engine does not know
@@ -599,12 +684,15 @@ class _Drain:
         for agent_id, held in self.ahead.items():
             if any(sample.id in claimed for sample in held):
                 self.ahead[agent_id] = collections.deque(s for s in held if s.id not in claimed)
+        launched = 0
         for sample in claim.samples:
             if sample.ahead:
                 self.ahead.setdefault(sample.agent_id, collections.deque()).append(sample)
                 self.report.ahead += 1
             else:
                 self._launch(sample)
+                launched += 1
+        return launched
 
     def _launch(self, sample: ClaimedSample) -> None:
         plan = self.plans[sample.run_id]
@@ -620,7 +708,19 @@ class _Drain:
         task = asyncio.ensure_future(coro)
         task.add_done_callback(self._on_done)
         self.inflight[task] = sample
+        self.launched[task] = time.monotonic()
         self.report.claimed += 1
+
+    def _handoffs(self) -> bool:
+        """Whether a finished call's slot can go to a sample claimed ahead (see _start_ahead)."""
+        return bool(self.waiting) and any(
+            self.ahead.get(sample.agent_id) and self._slot_passes(sample, write)
+            for sample, write in self.finished
+        )
+
+    def _slot_passes(self, sample: ClaimedSample, write: SampleWrite) -> bool:
+        # A 429 reply's slot is not handed on (the agent asked us to slow down), nor a requeued one's.
+        return sample.id in self.waiting and write.requeue_at is None and not write.saw_429
 
     async def _start_ahead(self) -> None:
         """Hand the slots of finished calls (not written yet: the agent's count still holds them) to
@@ -628,13 +728,13 @@ class _Drain:
         pairs: list[tuple[int, ClaimedSample]] = []
         for sample, write in self.finished:
             held = self.ahead.get(sample.agent_id)
-            if held and sample.id in self.waiting and write.requeue_at is None and not write.saw_429:
+            if held and self._slot_passes(sample, write):
                 self.waiting.discard(sample.id)
                 pairs.append((sample.id, held.popleft()))
         if not pairs:
             return
         try:
-            started = await self.db(queue.start_ahead, [sample for _, sample in pairs])
+            started = await self.db.quick(queue.start_ahead, [sample for _, sample in pairs])
         except BaseException:
             for slot, sample in reversed(pairs):  # nothing started: as they were
                 self.ahead[sample.agent_id].appendleft(sample)
@@ -680,14 +780,25 @@ class _Drain:
                 self.ahead.setdefault(sample.agent_id, collections.deque()).append(sample)
             raise
 
-    def _write_due(self, now: float) -> bool:
-        """Write now: a freed slot waits for it, nothing is in flight, or the replies paused or it waited
-        long enough (see WRITE_QUIET_S)."""
+    def _write_due(self, now: float, replies_due: bool) -> bool:
+        """Write now: a freed slot waits for it, nothing is in flight, it waited long enough, or the
+        replies paused and none is due (see WRITE_QUIET_S, REPLY_SLACK_S)."""
         if not self.finished:
             return False
-        if self.waiting or not self.inflight:
+        if self.waiting or not self.inflight or now - self.finished_at >= WRITE_MAX_AGE_S:
             return True
-        return now - self.last_reply >= WRITE_QUIET_S or now - self.finished_at >= WRITE_MAX_AGE_S
+        return now - self.last_reply >= WRITE_QUIET_S and not replies_due
+
+    def _replies_due(self, now: float) -> bool:
+        """Whether a reply is due (a call launched no later than REPLY_SLACK_S after the newest call that
+        ended is still out) and has been for less than WRITE_MAX_AGE_S: other database steps wait."""
+        oldest = self.launched[next(iter(self.inflight))] if self.inflight else math.inf
+        if oldest > self.replied_launch + REPLY_SLACK_S:
+            self.due_since = None
+            return False
+        if self.due_since is None:
+            self.due_since = now
+        return now - self.due_since < WRITE_MAX_AGE_S
 
     async def _scene_sample(self, sample: ClaimedSample, plan: RunPlan, target: AgentTarget, inline: bool):
         """A sample of a scene: a fresh world stored for it, the agent called with that world, the
@@ -743,12 +854,15 @@ class _Drain:
             return
         # Wake on the first finished call; otherwise poll for new work (or just renew leases when full).
         timeout = self.heartbeat_s if len(self.inflight) >= self.capacity else self.poll_s * 5
-        if self.finished:  # a write held back for the replies to pause
-            now = time.monotonic()
-            timeout = max(
-                0.0,
-                min(timeout, self.last_reply + WRITE_QUIET_S - now, self.finished_at + WRITE_MAX_AGE_S - now),
-            )
+        now = time.monotonic()
+        # Or when a write held back (for the replies to pause, or while replies are due) or a claim held
+        # back (replies due) is due all the same.
+        moments = []
+        if self.finished:
+            moments += [self.last_reply + WRITE_QUIET_S, self.finished_at + WRITE_MAX_AGE_S]
+        if self.due_since is not None:
+            moments.append(self.due_since + WRITE_MAX_AGE_S)
+        timeout = min([timeout, *(moment - now for moment in moments if moment > now)])
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), timeout)
@@ -763,9 +877,11 @@ class _Drain:
             sample = self.inflight.pop(task, None)
             if sample is None:
                 continue
+            launched = self.launched.pop(task)
             if task.cancelled():
                 self.report.dropped += 1
                 continue
+            self.replied_launch = max(self.replied_launch, launched)
             exc = task.exception()
             if exc is not None:  # execute_sample never raises; be safe anyway
                 log.error("sample %s: executor crashed: %r", sample.id, exc)

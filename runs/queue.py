@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
@@ -95,9 +95,20 @@ def is_retried_db_step(fn: Callable[..., Any]) -> bool:
 
 class _Tables:
     """Quoted table names for the hot path's SQL (claims, writes, summaries), which skips the ORM: on a
-    busy worker building each ORM query cost as much CPU as the agent call it served."""
+    busy worker building each ORM query cost as much CPU as the agent call it served. ``_Tables()`` is
+    worked out once per database vendor (names and quoting do not change in a process)."""
 
-    def __init__(self) -> None:
+    _made: dict[str, _Tables] = {}
+
+    def __new__(cls) -> _Tables:
+        vendor = connection.vendor
+        tables = cls._made.get(vendor)
+        if tables is None:
+            tables = cls._made[vendor] = super().__new__(cls)
+            tables._fill()
+        return tables
+
+    def _fill(self) -> None:
         qn = connection.ops.quote_name
         self.sample = qn(Sample._meta.db_table)
         self.run = qn(Run._meta.db_table)
@@ -107,7 +118,13 @@ class _Tables:
         self.run_scene = qn(RunScene._meta.db_table)
         self.check_version = qn(RunCheck._meta.get_field("check_version").related_model._meta.db_table)
         self.test_version = qn(Run._meta.get_field("test_version").related_model._meta.db_table)
-        self.for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        features = connection.features
+        self.for_update = " FOR UPDATE" if features.has_select_for_update else ""
+        # The agent's lock in a claim: claims of an agent wait for each other, but inserts that only
+        # reference the agent (a launch's runs: their foreign-key check) do not wait for the claim.
+        self.for_no_key_update = (
+            " FOR NO KEY UPDATE" if features.has_select_for_no_key_update else self.for_update
+        )
 
 
 def _connection() -> Any:
@@ -129,6 +146,39 @@ def _marks(values: Sequence[Any]) -> str:
 def _json(value: Any) -> Any:
     """A JSON column read with a plain cursor (text on SQLite, and on PostgreSQL as Django reads jsonb)."""
     return json.loads(value) if isinstance(value, str) else value
+
+
+_PLAIN_JSON = frozenset((dict, list, str, int, float, bool))
+
+
+def _preparer(field: models.Field, db: Any) -> Callable[[Any], Any]:
+    """``field.get_db_prep_save(value, db)`` for the values the hot path writes, the common cases taken
+    straight to the same adapter: a JSON column's plain dict, list or scalar goes to the backend's
+    ``adapt_json_value`` (what JSONField's chain of calls ends in), a text column's str, a boolean
+    column's bool and a float column's float are stored as they are (what to_python gives back), None is
+    NULL. Anything else takes the field's own way. Same values, without five calls per value (a busy
+    worker prepares ~30 values a sample; tests/runs/test_queue_prepare.py compares the two)."""
+    save = field.get_db_prep_save
+    kind = type(field)
+    if (
+        kind.get_db_prep_save is models.JSONField.get_db_prep_save
+        and kind.get_db_prep_value is models.JSONField.get_db_prep_value
+        and kind.get_prep_value is models.Field.get_prep_value
+    ):
+        adapt, encoder = db.ops.adapt_json_value, field.encoder
+
+        def prepare_json(value: Any) -> Any:
+            if value is None:
+                return None
+            return adapt(value, encoder) if type(value) in _PLAIN_JSON else save(value, db)
+
+        return prepare_json
+    if kind in (models.CharField, models.TextField):  # to_python keeps a str (an enum member too) as it is
+        return lambda value: value if value is None or isinstance(value, str) else save(value, db)
+    if kind in (models.BooleanField, models.FloatField):  # to_python: bool(value), float(value)
+        same = bool if kind is models.BooleanField else float
+        return lambda value: value if value is None or type(value) is same else save(value, db)
+    return lambda value: save(value, db)
 
 
 def _moment(value: datetime) -> Any:
@@ -416,6 +466,33 @@ def load_plans(run_ids: Iterable[int]) -> dict[int, RunPlan]:
     return plans
 
 
+# What a claim reads of an agent row (its cap, and what agents.targets.target_for needs to call it).
+_AGENT_FIELDS = (
+    "id",
+    "max_concurrency",
+    "concurrency_window",
+    "protocol",
+    "endpoint_url",
+    "model_name",
+    "headers_encrypted",
+    "timeout_s",
+    "retries",
+)
+
+
+def _locked_agent(agent_id: int) -> Agent:
+    """The agent row, locked (FOR NO KEY UPDATE on PostgreSQL; SQLite's IMMEDIATE transaction holds the
+    database): the fields a claim uses, read with a plain cursor (an ORM query cost ~1 ms of CPU here);
+    the others are deferred. Raises Agent.DoesNotExist as ``.get()`` does."""
+    t = _Tables()
+    fields = [f for f in Agent._meta.concrete_fields if f.name in _AGENT_FIELDS]  # from_db's order
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    rows = _fetch(f"SELECT {columns} FROM {t.agent} WHERE id = %s{t.for_no_key_update}", [agent_id])
+    if not rows:
+        raise Agent.DoesNotExist(f"Agent {agent_id} does not exist")
+    return Agent.from_db(DEFAULT_DB_ALIAS, [f.attname for f in fields], rows[0])
+
+
 def claim_samples(
     *,
     worker: str,
@@ -491,9 +568,7 @@ def claim_samples(
                 continue
         token = f"{worker}:{uuid.uuid4().hex[:12]}"
         with transaction.atomic():
-            # FOR NO KEY UPDATE: claims of this agent wait for each other, but inserts that only reference
-            # the agent (a launch's runs: their foreign-key check) do not wait for the claim.
-            agent = Agent.objects.select_for_update(no_key=True).get(pk=agent_id)
+            agent = _locked_agent(agent_id)
             free = limiter.allowed_in_flight(agent.max_concurrency, agent.concurrency_window) - _in_flight(
                 agent_id, now
             )
@@ -663,19 +738,6 @@ class CheckResultWrite:
     evidence: list = field(default_factory=list)
     details: dict = field(default_factory=dict)
 
-    def columns(self) -> dict[str, Any]:
-        """CheckResult field values (shallow: the JSON values are stored as they are)."""
-        return {
-            "check_version_id": self.check_version_id,
-            "required": self.required,
-            "outcome": self.outcome,
-            "expected": self.expected,
-            "actual": self.actual,
-            "explanation": self.explanation,
-            "evidence": self.evidence,
-            "details": self.details,
-        }
-
 
 @dataclass(slots=True)  # not frozen (see CheckResultWrite); treated as a value all the same
 class SampleWrite:
@@ -793,25 +855,41 @@ def _write_finished(items: Sequence[SampleWrite], now: datetime) -> None:
     sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
     db = _connection()
     sql = f"UPDATE {qn(Sample._meta.db_table)} SET {sets} WHERE {qn(Sample._meta.pk.column)} = %s"
-    rows = []
-    for item in items:
-        values = {
-            "status": Sample.Status.DONE,
-            "outcome": str(item.outcome),
-            "request": item.request,
-            "output": item.output or "",
-            "tool_calls": item.tool_calls,
-            "trace": item.trace,
-            "transcript": item.transcript,
-            "latency_ms": item.latency_ms,
-            "attempts": item.attempts,
-            "error": item.error or "",
-            "lease_expires_at": None,
-            "finished_at": now,
-            "world": item.world_id,
-            "world_checks": item.world_checks,
-        }
-        rows.append([f.get_db_prep_save(values[f.name], db) for f in fields] + [item.sample_id])
+    prep = {f.name: _preparer(f, db) for f in fields}
+    # The same for every row: prepared once.
+    status, lease, finished = (
+        prep["status"](Sample.Status.DONE),
+        prep["lease_expires_at"](None),
+        prep["finished_at"](now),
+    )
+    request, output, tool_calls, trace = prep["request"], prep["output"], prep["tool_calls"], prep["trace"]
+    transcript, latency, attempts, error = (
+        prep["transcript"],
+        prep["latency_ms"],
+        prep["attempts"],
+        prep["error"],
+    )
+    outcome, world, world_checks = prep["outcome"], prep["world"], prep["world_checks"]
+    rows = [
+        [
+            status,
+            outcome(str(item.outcome)),
+            request(item.request),
+            output(item.output or ""),
+            tool_calls(item.tool_calls),
+            trace(item.trace),
+            transcript(item.transcript),
+            latency(item.latency_ms),
+            attempts(item.attempts),
+            error(item.error or ""),
+            lease,
+            finished,
+            world(item.world_id),
+            world_checks(item.world_checks),
+            item.sample_id,
+        ]
+        for item in items
+    ]
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
 
@@ -845,12 +923,25 @@ def _insert_results(items: Sequence[SampleWrite], now: datetime) -> None:
     sql = f"INSERT INTO {qn(CheckResult._meta.db_table)} ({columns}) VALUES ({marks})"
     db = _connection()
     prepared_now = fields[-1].get_db_prep_save(now, db)
-    rows = []
-    for item in items:
-        for r in item.results:
-            values = {**r.columns(), "sample_id": item.sample_id}
-            row = [f.get_db_prep_save(values[f.attname], db) for f in fields[:-1]]
-            rows.append([*row, prepared_now])
+    (sample, version, required, outcome, expected, actual, explanation, evidence, details) = (
+        _preparer(f, db) for f in fields[:-1]
+    )
+    rows = [
+        [
+            sample(item.sample_id),
+            version(r.check_version_id),
+            required(r.required),
+            outcome(r.outcome),
+            expected(r.expected),
+            actual(r.actual),
+            explanation(r.explanation),
+            evidence(r.evidence),
+            details(r.details),
+            prepared_now,
+        ]
+        for item in items
+        for r in item.results
+    ]
     if rows:
         with connection.cursor() as cursor:
             cursor.executemany(sql, rows)

@@ -175,8 +175,7 @@ def main() -> None:
     from django.db import connection
 
     from agents.models import Agent
-    from bench.common import LOOKUP_ORDER_CALLED, Proc, admin_and_agent, create_checks, free_port
-    from checks.services import create_test, create_test_set
+    from bench.common import Proc, admin_and_agent, free_port
     from runs import services
     from runs.models import Run
 
@@ -193,22 +192,8 @@ def main() -> None:
         # An agent is capped at 200 calls at once; for the memory figure the row is lifted so one worker
         # holds 1,000 calls, as five agents at 200 would.
         Agent.objects.filter(pk=agent.pk).update(max_concurrency=a.max_concurrency)
-    checks = create_checks(
-        agent,
-        user,
-        [
-            ("Mentions EC-1042", "text_includes", {"text": "EC-1042"}),
-            ("Looked up the order", "tool_usage", LOOKUP_ORDER_CALLED),
-        ],
-    )
     old_limit = settings.EVALCONSOLE_MAX_SAMPLES_PER_RUN
-    test = create_test(
-        test_set=create_test_set(agent=agent, by=user, name="Bench"),
-        by=user,
-        name="Orders",
-        scenarios=[f"Where is my order EC-1042? (#{i})" for i in range(a.samples)],
-        checks=[{"check": c.pk, "required": True} for c in checks],
-    )
+    test = orders_test(agent, user, a.samples)
     assert a.samples <= old_limit, "samples per run is over EVALCONSOLE_MAX_SAMPLES_PER_RUN"
     idle_s = settings.EVALCONSOLE_DRAIN_IDLE_MS / 1000
 
@@ -339,6 +324,29 @@ def main() -> None:
     print(report(results))
     if a.out:
         Path(a.out).write_text(json.dumps(results, indent=2))
+
+
+def orders_test(agent, user, samples: int):
+    """The bench's test of ``agent``: ``samples`` scenarios asking for order EC-1042, with the peers-bench
+    checks (the output includes EC-1042; lookup_order was called), both required."""
+    from bench.common import LOOKUP_ORDER_CALLED, create_checks
+    from checks.services import create_test, create_test_set
+
+    checks = create_checks(
+        agent,
+        user,
+        [
+            ("Mentions EC-1042", "text_includes", {"text": "EC-1042"}),
+            ("Looked up the order", "tool_usage", LOOKUP_ORDER_CALLED),
+        ],
+    )
+    return create_test(
+        test_set=create_test_set(agent=agent, by=user, name="Bench"),
+        by=user,
+        name="Orders",
+        scenarios=[f"Where is my order EC-1042? (#{i})" for i in range(samples)],
+        checks=[{"check": c.pk, "required": True} for c in checks],
+    )
 
 
 def critical_path(run, t0: float, launched: float) -> dict:
