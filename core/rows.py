@@ -17,7 +17,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from core.api import _datetime, absolute_url
-from core.urls import pk_url
+from core.urls import pk_url_former
 
 
 def datetime_text() -> Callable[[Any], Any]:
@@ -27,30 +27,18 @@ def datetime_text() -> Callable[[Any], Any]:
     return _datetime(serializers.DateTimeField(read_only=True))
 
 
-_SAMPLE_PK = 7_293_015_864_201  # stands for a pk in a URL worked out once; no real row has it
-
-
 def page_urls(request, route: str) -> Callable[[int], str | None]:
     """pk → the absolute URL of the object's page, as ``pk_url(route, pk)`` made absolute by
-    ``core.api.absolute_url`` gives it (a serializer's ``url`` field), from a template worked out once per
-    list; None for every pk when the pages are not installed (NoReverseMatch). Without a request, the path."""
-
-    def slow(pk):
-        path = pk_url(route, pk)
-        return absolute_url(request, path) if request is not None else path
-
+    ``core.api.absolute_url`` gives it (a serializer's ``url`` field), the route's template looked up once
+    per list (``core.urls.pk_url_former``); None for every pk when the pages are not installed
+    (NoReverseMatch). Without a request, the path."""
     try:
-        sample = slow(_SAMPLE_PK)
+        path_of = pk_url_former(route)
     except NoReverseMatch:
         return lambda pk: None
-    head, found, tail = sample.partition(str(_SAMPLE_PK))
-    if not found or str(_SAMPLE_PK) in tail or slow(7) != f"{head}7{tail}":
-        return slow  # a URL that does not hold the pk as its digits
-
-    def fast(pk):
-        return f"{head}{pk}{tail}" if type(pk) is int and pk >= 0 else slow(pk)
-
-    return fast
+    if request is None:
+        return path_of
+    return lambda pk: absolute_url(request, path_of(pk))
 
 
 def related_rows(

@@ -221,7 +221,7 @@ def test_page_urls_are_each_objects_own(host, rf, settings, monkeypatch):
     when the URL does not hold the pk as its digits; None when the pages are not installed."""
     from django.urls import NoReverseMatch
 
-    from core import rows
+    from core import rows, urls
     from core.api import absolute_url
     from core.urls import pk_url
 
@@ -238,9 +238,14 @@ def test_page_urls_are_each_objects_own(host, rf, settings, monkeypatch):
             url(odd)
     assert rows.page_urls(request, "runs:no-such-page")(3) is None
 
-    monkeypatch.setattr(rows, "pk_url", lambda route, pk: f"/runs/{pk:x}/")  # hex: not the pk's digits
-    hexed = rows.page_urls(None, "runs:run-detail")
-    assert [hexed(10), hexed(255)] == ["/runs/a/", "/runs/ff/"]
+    # hex: not the pk's digits (the route's template is looked up afresh, and again after the test)
+    monkeypatch.setattr(urls, "reverse", lambda route, args, **kwargs: f"/runs/{args[0]:x}/")
+    urls._url_parts.cache_clear()
+    try:
+        hexed = rows.page_urls(None, "runs:run-detail")
+        assert [hexed(10), hexed(255)] == ["/runs/a/", "/runs/ff/"]
+    finally:
+        urls._url_parts.cache_clear()
 
 
 def test_related_rows_and_an_unpaginated_plain_list(library, member, django_assert_num_queries):
