@@ -85,6 +85,11 @@ def ms(seconds: float) -> str:
 # --------------------------------------------------------------------------- the scene
 
 
+def _scene(name: str, task: str, trials: int, world: dict[str, Any], checks: list[Any]) -> dict[str, Any]:
+    """The scene file around a benchmark's world and checks."""
+    return {"scene": name, "task": task, "trials": trials, "world": world, "checks": checks}
+
+
 def scene_dict(*, trials: int = 1) -> dict[str, Any]:
     """A scene with exactly 200 records: Slack 10 users + 10 channels + 80 messages, GitHub 5 users
     + 1 repo + 20 commits + 60 issues + 14 pulls (commits count as records, as the validator counts)."""
@@ -151,19 +156,15 @@ def scene_dict(*, trials: int = 1) -> dict[str, Any]:
         }
         for j in range(14)
     }
-    return {
-        "scene": "bench-200",
-        "task": "Answer the question in #chan-0 and file an issue.",
-        "trials": trials,
-        "world": {
-            "slack": {"users": users, "channels": channels, "messages": messages},
-            "github": {"users": gh_users, "repos": {"gr": repo}, "issues": issues, "pulls": pulls},
-        },
-        "checks": [
-            {"id": "posted", "state": {"slack.message": {"channel": "$sc0", "from": "$su0"}}},
-            {"id": "listed", "trace": {"called": "GET /repos/acme/orders/issues"}},
-        ],
+    world = {
+        "slack": {"users": users, "channels": channels, "messages": messages},
+        "github": {"users": gh_users, "repos": {"gr": repo}, "issues": issues, "pulls": pulls},
     }
+    checks = [
+        {"id": "posted", "state": {"slack.message": {"channel": "$sc0", "from": "$su0"}}},
+        {"id": "listed", "trace": {"called": "GET /repos/acme/orders/issues"}},
+    ]
+    return _scene("bench-200", "Answer the question in #chan-0 and file an issue.", trials, world, checks)
 
 
 def incident_scene_dict(*, trials: int = 1) -> dict[str, Any]:
@@ -225,26 +226,22 @@ def incident_scene_dict(*, trials: int = 1) -> dict[str, Any]:
         }
         for i in range(40)
     }
-    return {
-        "scene": "bench-incident-200",
-        "task": "Handle the incidents.",
-        "trials": trials,
-        "world": {
-            "datadog": {"monitors": monitors, "dashboards": dashboards, "events": events, "logs": logs},
-            "pagerduty": {
-                "users": pd_users,
-                "escalation_policies": policies,
-                "services": services,
-                "schedules": schedules,
-                "incidents": incidents,
-            },
-            "okta": {"users": okta_users},
+    world = {
+        "datadog": {"monitors": monitors, "dashboards": dashboards, "events": events, "logs": logs},
+        "pagerduty": {
+            "users": pd_users,
+            "escalation_policies": policies,
+            "services": services,
+            "schedules": schedules,
+            "incidents": incidents,
         },
-        "checks": [
-            {"id": "ok", "state": {"datadog.monitor": "$dm0", "is": "OK"}},
-            {"id": "acked", "state": {"pagerduty.incident": {"ref": "$pi0"}, "status": "acknowledged"}},
-        ],
+        "okta": {"users": okta_users},
     }
+    checks = [
+        {"id": "ok", "state": {"datadog.monitor": "$dm0", "is": "OK"}},
+        {"id": "acked", "state": {"pagerduty.incident": {"ref": "$pi0"}, "status": "acknowledged"}},
+    ]
+    return _scene("bench-incident-200", "Handle the incidents.", trials, world, checks)
 
 
 SCENES = {"slack-github": scene_dict, "incident": incident_scene_dict}
