@@ -15,18 +15,13 @@ from runs import services as runs
 from runs.execution import drain
 from runs.models import Sample
 from tests import factories
-from tests.support.scenes import support_question
+from tests.support.scenes import broken_export
 from tests.support.world_agent import WorldAgent
 from worlds import services as worlds
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCENE = support_question(
-    "Is the export broken?",
-    scene="world-files",
-    task='"Answer the question in #support in its thread."',
-    read_first=False,
-)
+SCENE = broken_export(scene="world-files", read_first=False)
 
 
 @pytest.fixture

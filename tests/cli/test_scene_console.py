@@ -9,18 +9,13 @@ import pytest
 
 from evalconsole import cli
 from tests import factories
-from tests.support.scenes import support_question
+from tests.support.scenes import broken_export
 from tests.support.world_agent import WorldAgent
 from worlds.models import Scene
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCENE = support_question(
-    "Is the export broken?",
-    scene="console-question",
-    task='"Answer the question in #support in its thread."',
-    read_first=False,
-)
+SCENE = broken_export(scene="console-question", read_first=False)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from evalconsole import cli
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.scenes import support_question
+from tests.support.scenes import broken_export
 from tests.support.world_agent import WorldAgent
 
 KEY = "sk-scene-judge-key"
@@ -24,10 +24,8 @@ KEY = "sk-scene-judge-key"
 SCENES = Path(__file__).parent / "scenes"
 CRM = (SCENES / "crm-judged.yaml").read_text()
 
-SLACK = support_question(
-    "Is the export broken?",
+SLACK = broken_export(
     scene="slack-judged",
-    task='"Answer the question in #support in its thread."',
     judge_model="scene-model",
     checks='  - id: kind\n    judge: "The answer is kind."\n',
 )

@@ -3,6 +3,8 @@ customer looked up in a declared CRM; the checks reference's examples."""
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def support_question(
     question: str = "My CSV export never arrives.",
@@ -44,6 +46,12 @@ def support_question(
         "checks:\n"
         + (checks or answered)
     )
+
+
+def broken_export(*, scene: str, **options: Any) -> str:
+    """``support_question`` asking "Is the export broken?", to be answered in its thread in #support."""
+    task = '"Answer the question in #support in its thread."'
+    return support_question("Is the export broken?", scene=scene, task=task, **options)
 
 
 def crm_lookup(*, description: str = "", answers: bool = False) -> str:
