@@ -683,15 +683,8 @@ _parsed_url = functools.lru_cache(maxsize=1024)(httpx.URL)
 # --------------------------------------------------------------------------- async
 
 
-async def _attempt_async(
-    client: httpx.AsyncClient, call: _Call, limit: float
-) -> tuple[int, Mapping[str, str], bytes]:
-    body = call.next_request()
-    if call.url_problem:
-        raise httpx.InvalidURL(f"its {call.url_problem}")
-    pool = netpolicy.agent_pool(client)
-    assert pool is not None  # call_agent only runs on clients made by make_async_client
-    ep, head = call.target.request_head
+async def _attempt_async(client: httpx.AsyncClient, call: _Call, limit: float) -> _Received | Exception:
+    """One attempt: what it received, or the exception it raised (as _attempt_sync)."""
     cap = call.target.max_response_bytes
 
     def reader_for(status: int, headers: Mapping[str, str]) -> _BodyReader:
@@ -699,12 +692,21 @@ async def _attempt_async(
         ok = 200 <= status < 300
         return _BodyReader(headers, cap if ok else ERROR_BODY_KEEP, truncate=not ok)
 
-    # The agent calls' own HTTP/1.1 client (agents.h1) on the client's policy-checked connections:
-    # httpx's layers and httpcore's h11/anyio plumbing were ~80 % of a worker's event loop per call.
-    async with asyncio.timeout(limit):
-        return await pool.post(
-            ep, b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), reader_for, connect_s=limit
-        )
+    try:
+        body = call.next_request()
+        if call.url_problem:
+            raise httpx.InvalidURL(f"its {call.url_problem}")
+        pool = netpolicy.agent_pool(client)
+        assert pool is not None  # call_agent only runs on clients made by make_async_client
+        ep, head = call.target.request_head
+        # The agent calls' own HTTP/1.1 client (agents.h1) on the client's policy-checked connections:
+        # httpx's layers and httpcore's h11/anyio plumbing were ~80 % of a worker's event loop per call.
+        async with asyncio.timeout(limit):
+            return await pool.post(
+                ep, b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), reader_for, connect_s=limit
+            )
+    except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
+        return exc
 
 
 async def call_agent(
@@ -794,22 +796,28 @@ async def _call_async(
     gate = _gate(client)
     while True:
         async with gate:
-            started, limit = call.begin_attempt()
-            try:
-                received = await _attempt_async(client, call, limit)
-            except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
-                outcome = _failed(call, exc, started, limit)
-            else:
-                outcome = _finish(call, *received, started)
-        if isinstance(outcome, AgentReply):
-            return outcome
-        await sleep(call.wait_or_raise(outcome))
+            started, limit = call.begin_attempt()  # the attempt's clock starts once it holds the gate
+            step = _settle(call, await _attempt_async(client, call, limit), started, limit)
+        if isinstance(step, AgentReply):
+            return step
+        await sleep(step)
+
+
+def _settle(call: _Call, received: _Received | Exception, started: float, limit: float) -> AgentReply | float:
+    """What an attempt comes to, by the one retry policy of both loops (call_agent_sync and
+    _call_async, which bring the transport, the sleep and, async, the gate): the reply, or the seconds
+    to sleep before the next attempt. ``received`` is what the attempt received or the exception it
+    raised. Raises AgentCallError when the policy gives up or the reply is unusable."""
+    if isinstance(received, Exception):
+        outcome = _failed(call, received, started, limit)
+    else:
+        outcome = _finish(call, *received, started)
+    return outcome if isinstance(outcome, AgentReply) else call.wait_or_raise(outcome)
 
 
 def _failed(call: _Call, exc: Exception, started: float, limit: float) -> _Failure:
-    """Record an attempt that raised (shared by the sync and async loops): a body that is too large
-    or malformed ends the call (raises AgentCallError); a transport failure is returned for the
-    retry policy to judge."""
+    """Record an attempt that raised (for _settle): a body that is too large or malformed ends
+    the call (raises AgentCallError); a transport failure is returned for the retry policy to judge."""
     if isinstance(exc, _TooLarge):
         reason = f"the reply is larger than {call.target.max_response_bytes} bytes"
         call.record(200, started, reason)
@@ -820,6 +828,9 @@ def _failed(call: _Call, exc: Exception, started: float, limit: float) -> _Failu
     failure = _exception_failure(exc, limit, call.target)
     call.record(None, started, failure.reason)
     return failure
+
+
+_Received = tuple[int, Mapping[str, str], bytes]  # what an attempt received: status, headers, body
 
 
 def _finish(
@@ -852,25 +863,29 @@ def _finish(
 # --------------------------------------------------------------------------- sync
 
 
-def _attempt_sync(client: httpx.Client, call: _Call, limit: float) -> tuple[int, httpx.Headers, bytes]:
-    body = call.next_request()
-    if call.url_problem:
-        raise httpx.InvalidURL(f"its {call.url_problem}")
-    deadline = time.monotonic() + limit
-    with client.stream(
-        "POST", _parsed_url(call.url), content=body, headers=call.headers, timeout=httpx.Timeout(limit)
-    ) as response:
-        ok = response.is_success
-        reader = _BodyReader(
-            response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP, truncate=not ok
-        )
-        for chunk in response.iter_raw():
-            if time.monotonic() > deadline:  # a trickling agent: httpx's timeout is per read
-                raise TimeoutError()
-            reader.feed(chunk)
-            if reader.full:
-                break
-        return response.status_code, response.headers, reader.finish()
+def _attempt_sync(client: httpx.Client, call: _Call, limit: float) -> _Received | Exception:
+    """One attempt: what it received, or the exception it raised (returned for _settle to judge)."""
+    try:
+        body = call.next_request()
+        if call.url_problem:
+            raise httpx.InvalidURL(f"its {call.url_problem}")
+        deadline = time.monotonic() + limit
+        with client.stream(
+            "POST", _parsed_url(call.url), content=body, headers=call.headers, timeout=httpx.Timeout(limit)
+        ) as response:
+            ok = response.is_success
+            reader = _BodyReader(
+                response.headers, call.target.max_response_bytes if ok else ERROR_BODY_KEEP, truncate=not ok
+            )
+            for chunk in response.iter_raw():
+                if time.monotonic() > deadline:  # a trickling agent: httpx's timeout is per read
+                    raise TimeoutError()
+                reader.feed(chunk)
+                if reader.full:
+                    break
+            return response.status_code, response.headers, reader.finish()
+    except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
+        return exc
 
 
 def call_agent_sync(
@@ -891,15 +906,10 @@ def call_agent_sync(
         call = _Call(target, scenario, run_id, sample_id, first_attempt)
         while True:
             started, limit = call.begin_attempt()
-            try:
-                received = _attempt_sync(client, call, limit)
-            except Exception as exc:  # noqa: BLE001 - every transport failure becomes a recorded attempt
-                outcome = _failed(call, exc, started, limit)
-            else:
-                outcome = _finish(call, *received, started)
-            if isinstance(outcome, AgentReply):
-                return outcome
-            sleep(call.wait_or_raise(outcome))
+            step = _settle(call, _attempt_sync(client, call, limit), started, limit)
+            if isinstance(step, AgentReply):
+                return step
+            sleep(step)
     finally:
         if own is not None:
             own.close()
