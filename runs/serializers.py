@@ -233,7 +233,8 @@ def _pass_rate(summary: dict) -> float | None:
     return round(100 * passed / determinate, 2) if determinate else None
 
 
-# The first keys of a run's check version and of a sample's check result as the API shows them.
+# The first keys of a run's check version and of a sample's check result (CheckResultSerializer) as the API
+# shows them.
 CHECK_VERSION_KEYS = ("check", "check_version", "version", "name", "kind", "required")
 
 
@@ -491,15 +492,7 @@ class CheckResultSerializer(CheckVersionResultSerializer):
 
     class Meta:
         model = CheckResult
-        fields = [
-            "check",
-            "check_version",
-            "version",
-            "name",
-            "kind",
-            "required",
-            *VERDICT_FIELDS,
-        ]
+        fields = [*CHECK_VERSION_KEYS, *VERDICT_FIELDS]
         read_only_fields = fields
 
 
