@@ -128,6 +128,30 @@ def object_action(serializer, *, detail: bool, url_path: str, summary: str, desc
     return decorate
 
 
+def collection_action(
+    listed, *, list_summary: str, add_summary: str, add_description: str, request, responses
+):
+    """`GET|POST <object>/<name>/`: GET lists the object's rows shaped by `listed` (paginated, no list
+    filters); POST adds to them (`request` body, `responses`). Their schema too."""
+
+    route = action(detail=True, methods=["get", "post"], serializer_class=listed, filterset_class=None)
+    listing = extend_schema(
+        methods=["GET"], summary=list_summary, responses={200: listed(many=True)}, filters=False
+    )
+    adding = extend_schema(
+        methods=["POST"],
+        summary=add_summary,
+        description=add_description,
+        request=request,
+        responses=responses,
+    )
+
+    def decorate(view):
+        return listing(adding(route(view)))
+
+    return decorate
+
+
 def export_action():
     """`GET <object>/export/?format=…`: a download streamed by the action, its errors in JSON."""
     return unpaged_action(detail=True, methods=["get"], content_negotiation_class=ExportNegotiation)
