@@ -131,8 +131,8 @@ def object_action(serializer, *, detail: bool, url_path: str, summary: str, desc
 def collection_action(
     listed, *, list_summary: str, add_summary: str, add_description: str, request, responses
 ):
-    """`GET|POST <object>/<name>/`: GET lists the object's rows shaped by `listed` (paginated, no list
-    filters); POST adds to them (`request` body, `responses`). Their schema too."""
+    """`GET|POST <object>/<name>/`: GET lists the object's rows shaped by `listed` (the view pages them; no
+    list filters); POST adds to them (`request` body, `responses`). The route and both schemas."""
 
     route = action(detail=True, methods=["get", "post"], serializer_class=listed, filterset_class=None)
     listing = extend_schema(
