@@ -77,9 +77,9 @@ def agent_rows(page: list[tuple], nodes: dict[int, list[tuple]]) -> list[dict]:
                 "retries": retries,
                 "max_concurrency": most,
                 "nodes": [{"name": node, "kind": node_kind} for node, node_kind in nodes[pk]],
-                "created_at": None if created is None else when(created),
-                "updated_at": None if updated is None else when(updated),
-                "archived_at": None if archived is None else when(archived),
+                "created_at": when(created),
+                "updated_at": when(updated),
+                "archived_at": when(archived),
             }
         )
     return rows

@@ -266,9 +266,9 @@ def test_rows(page: list[tuple], checks: dict[int, list[tuple]], serializer) -> 
                 "samples_per_scenario": samples,
                 "min_valid_per_scenario": min_valid,
                 "required_pass_rate": rate,
-                "created_at": None if created is None else when(created),
-                "updated_at": None if updated is None else when(updated),
-                "archived_at": None if archived is None else when(archived),
+                "created_at": when(created),
+                "updated_at": when(updated),
+                "archived_at": when(archived),
             }
         )
     return rows

@@ -128,6 +128,30 @@ def object_action(serializer, *, detail: bool, url_path: str, summary: str, desc
     return decorate
 
 
+def collection_action(
+    listed, *, list_summary: str, add_summary: str, add_description: str, request, responses
+):
+    """`GET|POST <object>/<name>/`: GET lists the object's rows shaped by `listed` (the view pages them; no
+    list filters); POST adds to them (`request` body, `responses`). The route and both schemas."""
+
+    route = action(detail=True, methods=["get", "post"], serializer_class=listed, filterset_class=None)
+    listing = extend_schema(
+        methods=["GET"], summary=list_summary, responses={200: listed(many=True)}, filters=False
+    )
+    adding = extend_schema(
+        methods=["POST"],
+        summary=add_summary,
+        description=add_description,
+        request=request,
+        responses=responses,
+    )
+
+    def decorate(view):
+        return listing(adding(route(view)))
+
+    return decorate
+
+
 def export_action():
     """`GET <object>/export/?format=…`: a download streamed by the action, its errors in JSON."""
     return unpaged_action(detail=True, methods=["get"], content_negotiation_class=ExportNegotiation)
@@ -262,7 +286,8 @@ def _as_bool(field) -> Callable[[Any], Any]:
 
 def _datetime(field: serializers.DateTimeField) -> Callable[[Any], Any]:
     """DRF's ISO 8601 text of an aware datetime (in the field's time zone, "Z" for UTC), with the time
-    zone looked up once per list instead of once per value; anything else takes DRF's own path."""
+    zone looked up once per list instead of once per value; None is None (DRF's null, without a call of
+    the field); anything else takes DRF's own path."""
     slow = field.to_representation
     output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
     zone = field.timezone if hasattr(field, "timezone") else field.default_timezone()
@@ -270,6 +295,8 @@ def _datetime(field: serializers.DateTimeField) -> Callable[[Any], Any]:
         return slow
 
     def represent(value):
+        if value is None:
+            return None
         if type(value) is not datetime or value.utcoffset() is None:
             return slow(value)
         try:

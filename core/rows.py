@@ -21,9 +21,8 @@ from core.urls import pk_url_former
 
 
 def datetime_text() -> Callable[[Any], Any]:
-    """What a read-only DRF ``DateTimeField`` (default format, the current time zone) shows of a value that
-    is not None (callers keep None as None, as DRF does): core.api's shortcut for the field, the time zone
-    looked up once per list."""
+    """What a read-only DRF ``DateTimeField`` (default format, the current time zone) shows of a value, None
+    as None (DRF's null): core.api's shortcut for the field, the time zone looked up once per list."""
     return _datetime(serializers.DateTimeField(read_only=True))
 
 

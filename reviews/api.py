@@ -17,7 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
-from core.api import export_action, list_rows
+from core.api import collection_action, export_action, list_rows
 from core.rows import plain_list, related_rows
 from reviews import calibration, services
 from reviews import export as label_export
@@ -88,23 +88,17 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         labels = related_rows(page, Label.objects.order_by("created_at", "id"), "item", ITEM_LABEL_VALUES)
         return review_item_rows(page, results, labels)
 
-    @extend_schema(
-        methods=["GET"],
-        summary="A queue's items with their check results and labels",
-        responses={200: ReviewItemSerializer(many=True)},
-        filters=False,
-    )
-    @extend_schema(
-        methods=["POST"],
-        summary="Send samples or tasks to the queue",
-        description=f"One of `run` (its finished samples; with `check`, those whose result of that check had "
-        f"`outcome`, or every one it judged; with `outcome` only, samples of that overall outcome), `monitor` "
-        f"(tasks it evaluated, narrowed the same way) or `tasks` (ids). At most "
+    @collection_action(
+        ReviewItemSerializer,
+        list_summary="A queue's items with their check results and labels",
+        add_summary="Send samples or tasks to the queue",
+        add_description=f"One of `run` (its finished samples; with `check`, those whose result of that check "
+        f"had `outcome`, or every one it judged; with `outcome` only, samples of that overall outcome), "
+        f"`monitor` (tasks it evaluated, narrowed the same way) or `tasks` (ids). At most "
         f"{services.MAX_ITEMS_PER_SEND} new items a send (400 beyond); items already in the queue stay.",
         request=SendSerializer,
         responses={201: SentSerializer},
     )
-    @action(detail=True, methods=["get", "post"], serializer_class=ReviewItemSerializer, filterset_class=None)
     def items(self, request, pk=None):
         queue = self.get_object()  # another team's queue is a 404; a viewer's POST a 403
         if request.method == "POST":
@@ -130,21 +124,15 @@ class ReviewQueueViewSet(mixins.CreateModelMixin, TeamScopedReadViewSet):
         items = ReviewItem.objects.filter(queue=queue).order_by("position").values_list(*REVIEW_ITEM_COLUMNS)
         return plain_list(self, items, self._item_rows)
 
-    @extend_schema(
-        methods=["GET"],
-        summary="A queue's labels",
-        responses={200: LabelSerializer(many=True)},
-        filters=False,
-    )
-    @extend_schema(
-        methods=["POST"],
-        summary="Label an item (pass or fail for one check version)",
-        description="Your label: posting again for the same item and check version changes it (200); another "
-        "reviewer's label stays. `check_version` must have a result on the item.",
+    @collection_action(
+        LabelSerializer,
+        list_summary="A queue's labels",
+        add_summary="Label an item (pass or fail for one check version)",
+        add_description="Your label: posting again for the same item and check version changes it (200); "
+        "another reviewer's label stays. `check_version` must have a result on the item.",
         request=LabelWriteSerializer,
         responses={201: LabelSerializer, 200: LabelSerializer},
     )
-    @action(detail=True, methods=["get", "post"], serializer_class=LabelSerializer, filterset_class=None)
     def labels(self, request, pk=None):
         queue = self.get_object()
         if request.method == "POST":

@@ -46,7 +46,7 @@ def queue_rows(page: list[tuple]) -> list[dict]:
             "name": name,
             "description": description,
             "created_by": author,
-            "created_at": None if created is None else when(created),
+            "created_at": when(created),
             "items": None if items is None else int(items),
             "labelled": None if labelled is None else int(labelled),
         }
@@ -157,7 +157,7 @@ def review_item_rows(
                 "sample": sample,
                 "run": run,
                 "task": task,
-                "added_at": None if added is None else when(added),
+                "added_at": when(added),
                 "results": [
                     {"check_id": c, "check_version": v, "version": n, "name": name, "kind": k, "outcome": o}
                     for c, v, n, name, k, o in owned
@@ -173,8 +173,8 @@ def review_item_rows(
                         "verdict": verdict,
                         "note": note,
                         "reviewer": reviewer,
-                        "created_at": None if created is None else when(created),
-                        "updated_at": None if updated is None else when(updated),
+                        "created_at": when(created),
+                        "updated_at": when(updated),
                     }
                     for label, check, version, number, outcome, verdict, note, reviewer, created, updated in (
                         labels[pk]

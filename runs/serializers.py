@@ -233,7 +233,8 @@ def _pass_rate(summary: dict) -> float | None:
     return round(100 * passed / determinate, 2) if determinate else None
 
 
-# The first keys of a run's check version and of a sample's check result as the API shows them.
+# The first keys of a run's check version and of a sample's check result (CheckResultSerializer) as the API
+# shows them.
 CHECK_VERSION_KEYS = ("check", "check_version", "version", "name", "kind", "required")
 
 
@@ -401,9 +402,9 @@ def run_rows(page: list[tuple], checks: dict[int, list[tuple]], request) -> list
                 "scenarios": _scenario_rows(summary, specs, (per_scenario, min_valid, rate), per_figures),
                 "checks": _checks(summary, checks[pk]),
                 "launched_by": launcher,
-                "created_at": None if created is None else when(created),
-                "started_at": None if started is None else when(started),
-                "finished_at": None if finished is None else when(finished),
+                "created_at": when(created),
+                "started_at": when(started),
+                "finished_at": when(finished),
                 "url": url(pk),
             }
         )
@@ -491,15 +492,7 @@ class CheckResultSerializer(CheckVersionResultSerializer):
 
     class Meta:
         model = CheckResult
-        fields = [
-            "check",
-            "check_version",
-            "version",
-            "name",
-            "kind",
-            "required",
-            *VERDICT_FIELDS,
-        ]
+        fields = [*CHECK_VERSION_KEYS, *VERDICT_FIELDS]
         read_only_fields = fields
 
 
@@ -606,8 +599,8 @@ def sample_rows(page: list[tuple], results: dict[int, list[tuple]], names: dict[
             "transcript": _objects(transcript),
             "latency_ms": None if latency is None else float(latency),
             "error": error,
-            "started_at": None if started is None else when(started),
-            "finished_at": None if finished is None else when(finished),
+            "started_at": when(started),
+            "finished_at": when(finished),
             "results": _result_rows(results[pk]),
             "world": world,
             "world_checks": _objects(world_checks),

@@ -129,6 +129,25 @@ def test_datetimes_match_drf_in_every_zone_and_shape(when, settings):
             assert row_function(Times())(thing) == Times(thing).data
 
 
+def test_a_plain_rows_datetime_of_none_is_null_without_drfs_field(monkeypatch):
+    """core.rows.datetime_text (the plain rows' datetimes) shows None as None, as DRF shows a null, without
+    a call of DRF's field (a list has a column of them, e.g. archived_at); a datetime is still DRF's text."""
+    import datetime as dt
+
+    from core.rows import datetime_text
+
+    value = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
+    shown = serializers.DateTimeField().to_representation(value)
+
+    def called(self, value):
+        raise AssertionError(f"DRF's field was called with {value!r}")
+
+    monkeypatch.setattr(serializers.DateTimeField, "to_representation", called)
+    when = datetime_text()
+    assert when(None) is None
+    assert when(value) == shown
+
+
 class Attached(serializers.Serializer):
     check = serializers.IntegerField(source="library_check_id")
 

@@ -131,3 +131,28 @@ def test_unknown_api_urls_are_json_404(client):
     for path in ("/api/v1/nope/", "/api/v1/agents/1.5/", "/api/v2/"):
         response = client.post(path)
         assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+
+
+@pytest.mark.parametrize(
+    ("name", "listed", "body", "added"),
+    [("items", "ReviewItem", "SendRequest", {"201": "Sent"}), ("labels", "Label", "LabelWriteRequest", None)],
+)
+def test_a_queues_collections_list_paged_rows_and_add_a_body(schema, name, listed, body, added):
+    """core.api.collection_action: GET lists the rows (paginated, no filter parameters), POST takes its body
+    and answers its responses, each with its own summary."""
+    item = schema["paths"][f"/api/v1/review-queues/{{id}}/{name}/"]
+    get, post = item["get"], item["post"]
+    assert [p["name"] for p in get["parameters"]] == ["id", "page", "page_size"]
+    shown = get["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert shown == f"#/components/schemas/Paginated{listed}List"
+    assert "requestBody" not in get
+    sent = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert sent == f"#/components/schemas/{body}"
+    assert [p["name"] for p in post["parameters"]] == ["id"]
+    refs = {
+        code: r["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+        for code, r in post["responses"].items()
+        if code in ("200", "201")
+    }
+    assert refs == (added or {"200": listed, "201": listed})
+    assert get["summary"] and post["summary"] and post["description"] and get["summary"] != post["summary"]
