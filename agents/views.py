@@ -22,9 +22,9 @@ from agents.netpolicy import redact_url
 from core.htmx import is_fragment_request
 from core.templatetags.names import esc, trunc, truncate
 from core.urls import RowUrls
-from core.views import count_related, flag_param, newest_related
+from core.views import count_related, flag_param, forbidden, newest_related
 from teams.access import page_flags
-from teams.views import archive_or_restore, forbidden, saved_or_errors
+from teams.views import archive_or_restore, saved_or_errors
 
 PAGE_SIZE = 25
 

@@ -39,9 +39,17 @@ from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import RowUrls, plain_url
-from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
+from core.views import (
+    apply_errors,
+    count_related,
+    count_subquery,
+    flag_param,
+    forbidden,
+    newest_related,
+    reverse_model,
+)
 from teams.access import page_flags
-from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors, viewer_refusal
+from teams.views import archive_or_restore, edit_refusal, saved_or_errors, viewer_refusal
 
 PAGE_SIZE = 50
 JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
@@ -364,8 +372,8 @@ def _edit_check_form(request: HttpRequest, *, agent: Agent, check: Check | None)
                 saved = services.edit_check(
                     check=check, by=request.user, name=name, kind=kind_obj.name, config=config
                 )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             _spread_check_errors(form, config_form, exc)
         else:
@@ -513,8 +521,6 @@ def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
     confirm = request.POST.get("confirm") == "1"
     try:
         services.archive_check(check=check, by=request.user, archived=not restore, confirm=confirm)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
     except services.CheckInUse as exc:  # ask first, naming the tests that use it
         context = {"check": check, "agent": check.agent, "tab": "checks", "tests": exc.tests,
                    "kind_label": _kind_labels().get(check.kind, check.kind)}
@@ -1083,18 +1089,12 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
     panel = _new_check_panel(request.POST, action)
     notice = ""
     if action == "nc:save" and panel is not None:
-        try:
-            created = _create_new_check(request, panel, builder, test_set.agent)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        created = _create_new_check(request, panel, builder, test_set.agent)
         if created is not None:
             panel, notice = None, f"Check {created.name} created in the library and attached (version 1)."
     scene_notice = ""
     if action == "scene:add" and mode is not None:
-        try:
-            scene_notice = _add_scene(request, builder, test_set.agent, mode)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        scene_notice = _add_scene(request, builder, test_set.agent, mode)
     if action:
         if action != "new_check" and not action.startswith(("nc:", "scene:")):
             builder.apply(action, request.POST, services.Limits.current())
@@ -1104,10 +1104,7 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
         builder.add_errors({"__all__": UNFINISHED_CHECK})
         return _builder_response(request, test_set=test_set, test=test, builder=builder, new_check=panel)
     if builder.scenes:
-        try:
-            saved = _save_scene_test(request, builder, test_set=test_set, test=test, mode=mode)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        saved = _save_scene_test(request, builder, test_set=test_set, test=test, mode=mode)
         if saved is not None:
             count = len(mode.scenes_of(saved.current_version))
             plays = f"it plays {count} scene{'s' if count != 1 else ''}"
@@ -1129,8 +1126,8 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
                 saved = services.create_test(test_set=test_set, by=request.user, **kwargs)
             else:
                 saved = services.edit_test(test=test, by=request.user, **kwargs)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             builder.add_errors(exc.errors)
         else:

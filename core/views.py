@@ -1,5 +1,5 @@
 """Helpers the console's page views share: counting without multiplying joins, service errors on forms,
-and the server-error page."""
+the 403 page for a refused write, and the server-error page."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError
 from django.middleware.csrf import get_token
+from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.csrf import requires_csrf_token
 
-from core.errors import DomainError
+from core.errors import DomainError, PermissionDenied
 
 log = logging.getLogger(__name__)
 BARE_500 = "<!doctype html><title>Server error</title><h1>Server error (500)</h1>"
@@ -85,6 +86,32 @@ def newest_related(model, name: str, **fields: str) -> dict[str, Subquery]:
     rows = relation.related_model.objects.filter(**{relation.field.name: OuterRef("pk")})
     rows = rows.order_by("-created_at", "-id")
     return {key: Subquery(rows.values(field)[:1]) for key, field in fields.items()}
+
+
+def forbidden(request: HttpRequest, message: str) -> HttpResponse:
+    """403 page for a write the user's role does not allow (out-of-team objects are 404 instead)."""
+    return render(request, "403.html", {"message": message}, status=403)
+
+
+class RefusalMiddleware:
+    """A page whose service refuses the user's write (core.errors.PermissionDenied, let out of the view)
+    answers the 403 page with the service's reason: the one place pages turn a refusal into a response.
+
+    A view that catches DomainError for its form re-raises PermissionDenied first (`except
+    PermissionDenied: raise`): a refusal is not a field's problem. The API answers its own refusals
+    (core.api.exception_handler), before they could reach this.
+    """
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, PermissionDenied):
+            return forbidden(request, str(exception))
+        return None
 
 
 @requires_csrf_token

@@ -25,15 +25,16 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import Check
-from core.errors import DomainError, PermissionDenied
+from core.errors import DomainError
 from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import RowUrls, pk_url_former
+from core.views import forbidden
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult
 from teams.access import page_flags
-from teams.views import forbidden, saved_or_errors
+from teams.views import saved_or_errors
 
 TASKS_PER_PAGE = 50
 GRID_ROWS_PER_PAGE = 50
@@ -524,10 +525,7 @@ def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def monitor_delete(request: HttpRequest, pk: int) -> HttpResponse:
     monitor = _monitor_for(request, pk)
-    try:
-        monitoring.delete_monitor(monitor=monitor, by=request.user)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    monitoring.delete_monitor(monitor=monitor, by=request.user)
     messages.success(request, f"Monitor {monitor.name} deleted.")
     return redirect(reverse("monitors:monitor-list") + f"?agent={monitor.agent_id}")
 

@@ -21,7 +21,7 @@ from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.templatetags.names import esc, local_time, truncate
 from core.urls import RowUrls, pk_url
-from core.views import apply_errors
+from core.views import apply_errors, forbidden
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
 from reviews import calibration, services
@@ -29,7 +29,6 @@ from reviews.models import Label, ReviewItem, ReviewQueue
 from runs.compare import pretty
 from runs.models import CheckResult, Run
 from teams.access import page_flags
-from teams.views import forbidden
 from worlds.display import sample_world
 
 QUEUES_PER_PAGE = 25
@@ -133,8 +132,8 @@ def queue_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 queue = services.create_queue(team=team, by=request.user, **form.cleaned_data)
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
+            except PermissionDenied:
+                raise  # core.views.RefusalMiddleware: the 403 page
             except DomainError as exc:
                 apply_errors(form, exc)
             else:
@@ -494,8 +493,8 @@ def item_label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
                 verdict=request.POST.get("verdict", ""),
                 note=request.POST.get("note", ""),
             )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             error = str(exc)
     if not request.htmx:
@@ -600,8 +599,8 @@ def send(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 sent = _do_send(request, source, form.cleaned_data, queues, checks or [])
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
+            except PermissionDenied:
+                raise  # core.views.RefusalMiddleware: the 403 page
             except DomainError as exc:
                 apply_errors(
                     form,
@@ -688,8 +687,8 @@ def promote(request: HttpRequest, check_pk: int) -> HttpResponse:
     )
     try:
         saved = services.promote_examples(check=check, labels=labels, by=request.user)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    except PermissionDenied:
+        raise  # core.views.RefusalMiddleware: the 403 page
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

@@ -29,6 +29,7 @@ from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc
 from core.urls import RowUrls
+from core.views import forbidden
 from runs import services
 from runs.compare import (
     TREND_RUNS,
@@ -46,7 +47,6 @@ from runs.consistency import columns, shown_ks, summary_figures
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
-from teams.views import forbidden
 from worlds.display import sample_world
 
 PAGE_SIZE = 25
@@ -134,8 +134,8 @@ def run_launch(request: HttpRequest) -> HttpResponse:
                 runs = services.launch_test_set(
                     test_set=test_set, by=request.user, additional_checks=form.additional_checks()
                 )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             for key, message in exc.errors.items():
                 field = "additional" if key.startswith("additional_checks") else None
@@ -648,8 +648,8 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
     try:
         services.cancel_run(run=run, by=request.user)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    except PermissionDenied:
+        raise  # core.views.RefusalMiddleware: the 403 page
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

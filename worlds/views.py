@@ -22,7 +22,7 @@ from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import esc, local_time, trunc
 from core.urls import pk_url_former
 from teams.access import page_flags
-from teams.views import archive_or_restore, edit_refusal, forbidden, viewer_refusal
+from teams.views import archive_or_restore, edit_refusal, viewer_refusal
 from worlds import services
 from worlds.forms import SceneForm
 from worlds.models import Scene, SceneVersion
@@ -146,8 +146,8 @@ def _form_page(request: HttpRequest, *, agent: Agent, scene: Scene | None) -> Ht
             form.add_error(
                 "source", f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in the scene"
             )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             for field, message in exc.errors.items():
                 form.add_error(None if field == "__all__" else "source", message)
