@@ -47,6 +47,7 @@ from core.views import (
     forbidden,
     newest_related,
     reverse_model,
+    table_row,
 )
 from teams.access import page_flags
 from teams.views import archive_or_restore, edit_refusal, saved_or_errors, viewer_refusal
@@ -135,15 +136,14 @@ def _library_row(c: tuple, kind_label: str, urls: RowUrls) -> SafeString:
     pk, name, _, number, archived_at, updated_at, agent_id, agent_name, tests, monitors = c
     archived = ' <span class="tag warn">archived</span>' if archived_at else ""
     updated = local_time(updated_at, "Y-m-d H:i")
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n    <tr class="check-row" data-check="{esc(name)}">'
-        f'\n      <td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a>{archived}</td>'
-        f'\n      <td><a href="{esc(urls.agent_checks(agent_id))}">{trunc(agent_name)}</a></td>'
-        f'\n      <td class="small">{esc(kind_label)}</td>'
-        f"\n      <td>v{number}</td>"
-        f'\n      <td class="small">{_usage(tests, monitors)}</td>'
-        f'\n      <td class="small muted">{esc(updated)}</td>'
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a>{archived}</td>',
+        f'<td><a href="{esc(urls.agent_checks(agent_id))}">{trunc(agent_name)}</a></td>',
+        f'<td class="small">{esc(kind_label)}</td>',
+        f"<td>v{number}</td>",
+        f'<td class="small">{_usage(tests, monitors)}</td>',
+        f'<td class="small muted">{esc(updated)}</td>',
+        attrs=f' class="check-row" data-check="{esc(name)}"',
     )
 
 
@@ -212,14 +212,15 @@ def _check_row(c: tuple, *, restore_form: str | None, urls) -> SafeString:
     else:
         when = esc(local_time(updated_at, "Y-m-d H:i"))
     summary = config_summary(config if config is not None else {})  # None: no current version
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n        <tr class="check-row" data-check="{esc(name)}">'
-        f'\n          <td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a></td>'
-        f"\n          <td>v{number}</td>"
-        f'\n          <td class="small"><code>{esc(summary)}</code></td>'
-        f'\n          <td class="small">{_usage(tests, monitors)}</td>'
-        f'\n          <td class="small muted">{when}</td>'
-        "\n        </tr>\n      "
+    return table_row(
+        f'<td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a></td>',
+        f"<td>v{number}</td>",
+        f'<td class="small"><code>{esc(summary)}</code></td>',
+        f'<td class="small">{_usage(tests, monitors)}</td>',
+        f'<td class="small muted">{when}</td>',
+        attrs=f' class="check-row" data-check="{esc(name)}"',
+        indent=8,
+        tail=6,
     )
 
 
@@ -757,18 +758,16 @@ def _set_test_row(t: tuple, launch: str, urls: RowUrls) -> SafeString:
     if version_id:
         shown = len(scenarios or "")
         total, rule = len(scenarios) * samples_each, (pass_rate, min_valid)
-    return mark_safe(  # noqa: S308 - every value is escaped here (the numbers are ints)
-        "\n    <tr>"
-        f'\n      <td><a href="{esc(urls.test(pk))}"><strong>{trunc(name)}</strong></a></td>'
-        f"\n      <td>v{number}</td>"
-        f'\n      <td class="num">{shown}</td>'
-        f'\n      <td class="num">{total}</td>'
-        f'\n      <td class="num">{checks or 0}</td>'
-        f'\n      <td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>'
-        f'\n      <td class="num">{runs or 0}</td>'
-        f"\n      <td>{last}</td>"
-        f"\n      <td>{run}</td>"
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.test(pk))}"><strong>{trunc(name)}</strong></a></td>',
+        f"<td>v{number}</td>",
+        f'<td class="num">{shown}</td>',
+        f'<td class="num">{total}</td>',
+        f'<td class="num">{checks or 0}</td>',
+        f'<td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>',
+        f'<td class="num">{runs or 0}</td>',
+        f"<td>{last}</td>",
+        f"<td>{run}</td>",
     )
 
 
