@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.backends.utils import csrf_input
 from django.template.defaultfilters import timesince_filter
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from agents import services
@@ -22,9 +22,9 @@ from agents.netpolicy import redact_url
 from core.htmx import is_fragment_request
 from core.templatetags.names import esc, trunc, truncate
 from core.urls import RowUrls
-from core.views import count_related, flag_param, newest_related
+from core.views import count_related, flag_param, forbidden, newest_related, table_row
 from teams.access import page_flags
-from teams.views import archive_or_restore, forbidden, saved_or_errors
+from teams.views import archive_or_restore, saved_or_errors
 
 PAGE_SIZE = 25
 
@@ -69,17 +69,15 @@ def _agent_row(a: tuple, *, csrf: str | None, urls: RowUrls) -> SafeString:
         last = f'<a href="{esc(urls.run(run_id))}"><span class="badge {shown}">{shown}</span></a>'
         last += f' <span class="muted small">{esc(timesince_filter(run_at))} ago</span>'
     shown_url = redact_url(endpoint_url)  # Agent.shown_endpoint_url
-    return mark_safe(  # noqa: S308 - every value is escaped above or here (the counts are ints)
-        "\n    <tr>"
-        f'\n      <td><a href="{esc(urls.agent(pk))}"><strong>{trunc(name)}</strong></a>{tags}'
+    return table_row(
+        f'<td><a href="{esc(urls.agent(pk))}"><strong>{trunc(name)}</strong></a>{tags}'
         f"\n        {restore}"
-        f"\n        {description}</td>"
-        f"\n      <td>{esc(protocol)}</td>"
-        f"\n      <td><code>{esc(truncate(shown_url, 48))}</code></td>"
-        f'\n      <td class="num"><a href="{esc(urls.checks(pk))}">{checks or 0}</a></td>'
-        f'\n      <td class="num">{test_sets or 0}</td>'
-        f"\n      <td>{last}</td>"
-        "\n    </tr>\n  "
+        f"\n        {description}</td>",
+        f"<td>{esc(protocol)}</td>",
+        f"<td><code>{esc(truncate(shown_url, 48))}</code></td>",
+        f'<td class="num"><a href="{esc(urls.checks(pk))}">{checks or 0}</a></td>',
+        f'<td class="num">{test_sets or 0}</td>',
+        f"<td>{last}</td>",
     )
 
 

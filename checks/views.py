@@ -39,9 +39,18 @@ from core.htmx import page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import RowUrls, plain_url
-from core.views import apply_errors, count_related, count_subquery, flag_param, newest_related, reverse_model
+from core.views import (
+    apply_errors,
+    count_related,
+    count_subquery,
+    flag_param,
+    forbidden,
+    newest_related,
+    reverse_model,
+    table_row,
+)
 from teams.access import page_flags
-from teams.views import archive_or_restore, edit_refusal, forbidden, saved_or_errors, viewer_refusal
+from teams.views import archive_or_restore, edit_refusal, saved_or_errors, viewer_refusal
 
 PAGE_SIZE = 50
 JUDGE_KIND = "ai_judge"  # skipped (indeterminate) on every sample while no judge key is configured
@@ -127,15 +136,14 @@ def _library_row(c: tuple, kind_label: str, urls: RowUrls) -> SafeString:
     pk, name, _, number, archived_at, updated_at, agent_id, agent_name, tests, monitors = c
     archived = ' <span class="tag warn">archived</span>' if archived_at else ""
     updated = local_time(updated_at, "Y-m-d H:i")
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n    <tr class="check-row" data-check="{esc(name)}">'
-        f'\n      <td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a>{archived}</td>'
-        f'\n      <td><a href="{esc(urls.agent_checks(agent_id))}">{trunc(agent_name)}</a></td>'
-        f'\n      <td class="small">{esc(kind_label)}</td>'
-        f"\n      <td>v{number}</td>"
-        f'\n      <td class="small">{_usage(tests, monitors)}</td>'
-        f'\n      <td class="small muted">{esc(updated)}</td>'
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a>{archived}</td>',
+        f'<td><a href="{esc(urls.agent_checks(agent_id))}">{trunc(agent_name)}</a></td>',
+        f'<td class="small">{esc(kind_label)}</td>',
+        f"<td>v{number}</td>",
+        f'<td class="small">{_usage(tests, monitors)}</td>',
+        f'<td class="small muted">{esc(updated)}</td>',
+        attrs=f' class="check-row" data-check="{esc(name)}"',
     )
 
 
@@ -204,14 +212,15 @@ def _check_row(c: tuple, *, restore_form: str | None, urls) -> SafeString:
     else:
         when = esc(local_time(updated_at, "Y-m-d H:i"))
     summary = config_summary(config if config is not None else {})  # None: no current version
-    return mark_safe(  # noqa: S308 - every value is escaped above or here
-        f'\n        <tr class="check-row" data-check="{esc(name)}">'
-        f'\n          <td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a></td>'
-        f"\n          <td>v{number}</td>"
-        f'\n          <td class="small"><code>{esc(summary)}</code></td>'
-        f'\n          <td class="small">{_usage(tests, monitors)}</td>'
-        f'\n          <td class="small muted">{when}</td>'
-        "\n        </tr>\n      "
+    return table_row(
+        f'<td><a href="{esc(urls.check(pk))}"><strong>{trunc(name)}</strong></a></td>',
+        f"<td>v{number}</td>",
+        f'<td class="small"><code>{esc(summary)}</code></td>',
+        f'<td class="small">{_usage(tests, monitors)}</td>',
+        f'<td class="small muted">{when}</td>',
+        attrs=f' class="check-row" data-check="{esc(name)}"',
+        indent=8,
+        tail=6,
     )
 
 
@@ -364,8 +373,8 @@ def _edit_check_form(request: HttpRequest, *, agent: Agent, check: Check | None)
                 saved = services.edit_check(
                     check=check, by=request.user, name=name, kind=kind_obj.name, config=config
                 )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             _spread_check_errors(form, config_form, exc)
         else:
@@ -513,8 +522,6 @@ def check_archive(request: HttpRequest, pk: int) -> HttpResponse:
     confirm = request.POST.get("confirm") == "1"
     try:
         services.archive_check(check=check, by=request.user, archived=not restore, confirm=confirm)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
     except services.CheckInUse as exc:  # ask first, naming the tests that use it
         context = {"check": check, "agent": check.agent, "tab": "checks", "tests": exc.tests,
                    "kind_label": _kind_labels().get(check.kind, check.kind)}
@@ -751,18 +758,16 @@ def _set_test_row(t: tuple, launch: str, urls: RowUrls) -> SafeString:
     if version_id:
         shown = len(scenarios or "")
         total, rule = len(scenarios) * samples_each, (pass_rate, min_valid)
-    return mark_safe(  # noqa: S308 - every value is escaped here (the numbers are ints)
-        "\n    <tr>"
-        f'\n      <td><a href="{esc(urls.test(pk))}"><strong>{trunc(name)}</strong></a></td>'
-        f"\n      <td>v{number}</td>"
-        f'\n      <td class="num">{shown}</td>'
-        f'\n      <td class="num">{total}</td>'
-        f'\n      <td class="num">{checks or 0}</td>'
-        f'\n      <td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>'
-        f'\n      <td class="num">{runs or 0}</td>'
-        f"\n      <td>{last}</td>"
-        f"\n      <td>{run}</td>"
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.test(pk))}"><strong>{trunc(name)}</strong></a></td>',
+        f"<td>v{number}</td>",
+        f'<td class="num">{shown}</td>',
+        f'<td class="num">{total}</td>',
+        f'<td class="num">{checks or 0}</td>',
+        f'<td class="small">≥ {rule[0]} % of ≥ {rule[1]} valid</td>',
+        f'<td class="num">{runs or 0}</td>',
+        f"<td>{last}</td>",
+        f"<td>{run}</td>",
     )
 
 
@@ -1083,18 +1088,12 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
     panel = _new_check_panel(request.POST, action)
     notice = ""
     if action == "nc:save" and panel is not None:
-        try:
-            created = _create_new_check(request, panel, builder, test_set.agent)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        created = _create_new_check(request, panel, builder, test_set.agent)
         if created is not None:
             panel, notice = None, f"Check {created.name} created in the library and attached (version 1)."
     scene_notice = ""
     if action == "scene:add" and mode is not None:
-        try:
-            scene_notice = _add_scene(request, builder, test_set.agent, mode)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        scene_notice = _add_scene(request, builder, test_set.agent, mode)
     if action:
         if action != "new_check" and not action.startswith(("nc:", "scene:")):
             builder.apply(action, request.POST, services.Limits.current())
@@ -1104,10 +1103,7 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
         builder.add_errors({"__all__": UNFINISHED_CHECK})
         return _builder_response(request, test_set=test_set, test=test, builder=builder, new_check=panel)
     if builder.scenes:
-        try:
-            saved = _save_scene_test(request, builder, test_set=test_set, test=test, mode=mode)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        saved = _save_scene_test(request, builder, test_set=test_set, test=test, mode=mode)
         if saved is not None:
             count = len(mode.scenes_of(saved.current_version))
             plays = f"it plays {count} scene{'s' if count != 1 else ''}"
@@ -1129,8 +1125,8 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
                 saved = services.create_test(test_set=test_set, by=request.user, **kwargs)
             else:
                 saved = services.edit_test(test=test, by=request.user, **kwargs)
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             builder.add_errors(exc.errors)
         else:

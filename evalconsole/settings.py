@@ -168,6 +168,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",  # no policy unless a view sets one (API docs)
     "django_htmx.middleware.HtmxMiddleware",
     "teams.middleware.CurrentTeamMiddleware",
+    "core.views.RefusalMiddleware",  # a service's PermissionDenied out of a page view: the 403 page
 ]
 
 ROOT_URLCONF = "evalconsole.urls"

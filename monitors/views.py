@@ -25,15 +25,16 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import Check
-from core.errors import DomainError, PermissionDenied
+from core.errors import DomainError
 from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import RowUrls, pk_url_former
+from core.views import forbidden, table_row
 from monitors import services as monitoring
 from monitors.forms import SORT_LABELS, LaunchEvaluationForm, MonitorForm, TaskFilterForm
 from monitors.models import Evaluation, Monitor, Task
 from runs.models import CheckResult
 from teams.access import page_flags
-from teams.views import forbidden, saved_or_errors
+from teams.views import saved_or_errors
 
 TASKS_PER_PAGE = 50
 GRID_ROWS_PER_PAGE = 50
@@ -138,14 +139,15 @@ def _task_row(t: tuple, can_edit: bool, url) -> SafeString:
     completed = local_time(completed_at, "Y-m-d H:i:s")
     mark = '<span class="badge fail">Failures</span>' if has_failures else ""
     mark = mark or ('<span class="tag">sampled</span>' if sampled else "")
-    return mark_safe(  # noqa: S308 - every value is escaped here
-        f"\n      <tr>\n        {pick}"
-        f'\n        <td><a href="{esc(url(pk))}">{esc(external_id)}</a></td>'
-        f"\n        <td>{trunc(agent_name)}</td>"
-        f'\n        <td class="small">{esc(completed)}</td>'
-        f'\n        <td class="small">{esc(truncate(preview, 120))}</td>'
-        f"\n        <td>{mark}</td>"
-        "\n      </tr>\n      "
+    return table_row(
+        pick,
+        f'<td><a href="{esc(url(pk))}">{esc(external_id)}</a></td>',
+        f"<td>{trunc(agent_name)}</td>",
+        f'<td class="small">{esc(completed)}</td>',
+        f'<td class="small">{esc(truncate(preview, 120))}</td>',
+        f"<td>{mark}</td>",
+        indent=6,
+        tail=6,
     )
 
 
@@ -415,14 +417,13 @@ def _monitor_row(m: tuple, checks: list[tuple[str, int]], urls: RowUrls, rates: 
     rate = rates.get(sample_rate)
     if rate is None:
         rate = rates[sample_rate] = conditional_escape(floatformat(sample_rate, "-2"))
-    return mark_safe(  # noqa: S308 - every value is escaped here (versions are ints)
-        f"\n  <tr>"
-        f'\n    <td><a href="{esc(urls.monitor(pk))}">{trunc(name)}</a></td>'
-        f'\n    <td><a href="{esc(urls.agent(agent_id))}">{trunc(agent_name)}</a></td>'
-        f'\n    <td class="num">{rate} %</td>'
-        f'\n    <td class="small">{shown or '<span class="muted">none</span>'}</td>'
-        f"\n    <td>{status}</td>"
-        "\n  </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.monitor(pk))}">{trunc(name)}</a></td>',
+        f'<td><a href="{esc(urls.agent(agent_id))}">{trunc(agent_name)}</a></td>',
+        f'<td class="num">{rate} %</td>',
+        f'<td class="small">{shown or '<span class="muted">none</span>'}</td>',
+        f"<td>{status}</td>",
+        indent=2,
     )
 
 
@@ -524,10 +525,7 @@ def monitor_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def monitor_delete(request: HttpRequest, pk: int) -> HttpResponse:
     monitor = _monitor_for(request, pk)
-    try:
-        monitoring.delete_monitor(monitor=monitor, by=request.user)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    monitoring.delete_monitor(monitor=monitor, by=request.user)
     messages.success(request, f"Monitor {monitor.name} deleted.")
     return redirect(reverse("monitors:monitor-list") + f"?agent={monitor.agent_id}")
 

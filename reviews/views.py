@@ -12,7 +12,7 @@ from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from checks.kinds import Outcome
@@ -21,7 +21,7 @@ from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.templatetags.names import esc, local_time, truncate
 from core.urls import RowUrls, pk_url
-from core.views import apply_errors
+from core.views import apply_errors, forbidden, table_row
 from monitors.forms import TaskFilterForm
 from monitors.models import Monitor
 from reviews import calibration, services
@@ -29,7 +29,6 @@ from reviews.models import Label, ReviewItem, ReviewQueue
 from runs.compare import pretty
 from runs.models import CheckResult, Run
 from teams.access import page_flags
-from teams.views import forbidden
 from worlds.display import sample_world
 
 QUEUES_PER_PAGE = 25
@@ -109,15 +108,13 @@ def _queue_row(q: tuple, urls: RowUrls) -> SafeString:
     review = ""
     if items:
         review = f'<a class="button small" href="{esc(urls.start(pk))}">Review</a>'
-    return mark_safe(  # noqa: S308 - every value is escaped above or here (the counts are ints)
-        f'\n    <tr data-queue="{esc(name)}">'
-        f'\n      <td><a href="{esc(urls.queue(pk))}">{esc(truncate(name, 80))}</a>'
-        f"{description}</td>"
-        f'\n      <td class="num">{items}</td>'
-        f'\n      <td class="num">{labelled}</td>'
-        f'\n      <td class="small">{esc(local_time(created_at, "Y-m-d"))}{by}</td>'
-        f"\n      <td>{review}</td>"
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.queue(pk))}">{esc(truncate(name, 80))}</a>{description}</td>',
+        f'<td class="num">{items}</td>',
+        f'<td class="num">{labelled}</td>',
+        f'<td class="small">{esc(local_time(created_at, "Y-m-d"))}{by}</td>',
+        f"<td>{review}</td>",
+        attrs=f' data-queue="{esc(name)}"',
     )
 
 
@@ -133,8 +130,8 @@ def queue_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 queue = services.create_queue(team=team, by=request.user, **form.cleaned_data)
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
+            except PermissionDenied:
+                raise  # core.views.RefusalMiddleware: the 403 page
             except DomainError as exc:
                 apply_errors(form, exc)
             else:
@@ -293,14 +290,13 @@ def _item_row(position, url, title, kind, outcome, results, labels) -> SafeStrin
         f"{esc(truncate(name, 20))}: {esc(verdict)}</span> "
         for _, note, reviewer, name, verdict in labels
     )
-    return mark_safe(  # noqa: S308 - every value is escaped here (position and number are ints)
-        f'\n    <tr data-item="{position}">'
-        f"\n      <td>{position}</td>"
-        f'\n      <td><a href="{esc(url)}">{esc(truncate(title, 90))}</a>'
-        f' <span class="tag">{esc(kind)}</span>{badge}</td>'
-        f'\n      <td class="small">{shown or '<span class="muted">none</span>'}</td>'
-        f'\n      <td class="small">{labelled or '<span class="muted">not labelled</span>'}</td>'
-        "\n    </tr>\n  "
+    return table_row(
+        f"<td>{position}</td>",
+        f'<td><a href="{esc(url)}">{esc(truncate(title, 90))}</a>'
+        f' <span class="tag">{esc(kind)}</span>{badge}</td>',
+        f'<td class="small">{shown or '<span class="muted">none</span>'}</td>',
+        f'<td class="small">{labelled or '<span class="muted">not labelled</span>'}</td>',
+        attrs=f' data-item="{position}"',
     )
 
 
@@ -494,8 +490,8 @@ def item_label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
                 verdict=request.POST.get("verdict", ""),
                 note=request.POST.get("note", ""),
             )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             error = str(exc)
     if not request.htmx:
@@ -600,8 +596,8 @@ def send(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 sent = _do_send(request, source, form.cleaned_data, queues, checks or [])
-            except PermissionDenied as exc:
-                return forbidden(request, str(exc))
+            except PermissionDenied:
+                raise  # core.views.RefusalMiddleware: the 403 page
             except DomainError as exc:
                 apply_errors(
                     form,
@@ -688,8 +684,8 @@ def promote(request: HttpRequest, check_pk: int) -> HttpResponse:
     )
     try:
         saved = services.promote_examples(check=check, labels=labels, by=request.user)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    except PermissionDenied:
+        raise  # core.views.RefusalMiddleware: the 403 page
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import conditional_escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
@@ -29,6 +29,7 @@ from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc
 from core.urls import RowUrls
+from core.views import forbidden, table_row
 from runs import services
 from runs.compare import (
     TREND_RUNS,
@@ -46,7 +47,6 @@ from runs.consistency import columns, shown_ks, summary_figures
 from runs.forms import LaunchForm, RunFilterForm
 from runs.models import CheckResult, Run, RunCheck, Sample
 from teams.access import page_flags
-from teams.views import forbidden
 from worlds.display import sample_world
 
 PAGE_SIZE = 25
@@ -134,8 +134,8 @@ def run_launch(request: HttpRequest) -> HttpResponse:
                 runs = services.launch_test_set(
                     test_set=test_set, by=request.user, additional_checks=form.additional_checks()
                 )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             for key, message in exc.errors.items():
                 field = "additional" if key.startswith("additional_checks") else None
@@ -291,18 +291,17 @@ def _run_row(r: tuple, urls: RowUrls) -> SafeString:
     result = f'<span class="badge {esc(result)}">{esc(result)}</span>' if result else ""
     launched = local_time(created_at, "Y-m-d H:i")
     by = f" · {esc(launched_by)}" if launched_by else ""
-    return mark_safe(  # noqa: S308 - every value is escaped here (the numbers are ints)
-        f'\n    <tr data-run="{pk}">'
-        f'\n      <td><a href="{esc(urls.run(pk))}"><strong>#{pk}</strong></a></td>'
-        f'\n      <td><a href="{esc(urls.agent(agent_id))}">{trunc(agent)}</a></td>'
-        f'\n      <td><a href="{esc(urls.test(test_id))}">{trunc(test)}</a>'
-        f' <span class="muted small">v{number}</span></td>'
-        f'\n      <td><span class="badge {esc(status)}">{esc(status)}</span></td>'
-        f"\n      <td>{result or '<span class=\"muted\">—</span>'}</td>"
-        f'\n      <td class="num">{done} / {total}</td>'
-        f'\n      <td class="small consistency">{conditional_escape(consistency)}</td>'
-        f'\n      <td class="small">{esc(launched)}{by}</td>'
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(urls.run(pk))}"><strong>#{pk}</strong></a></td>',
+        f'<td><a href="{esc(urls.agent(agent_id))}">{trunc(agent)}</a></td>',
+        f'<td><a href="{esc(urls.test(test_id))}">{trunc(test)}</a>'
+        f' <span class="muted small">v{number}</span></td>',
+        f'<td><span class="badge {esc(status)}">{esc(status)}</span></td>',
+        f"<td>{result or '<span class=\"muted\">—</span>'}</td>",
+        f'<td class="num">{done} / {total}</td>',
+        f'<td class="small consistency">{conditional_escape(consistency)}</td>',
+        f'<td class="small">{esc(launched)}{by}</td>',
+        attrs=f' data-run="{pk}"',
     )
 
 
@@ -648,8 +647,8 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
     try:
         services.cancel_run(run=run, by=request.user)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    except PermissionDenied:
+        raise  # core.views.RefusalMiddleware: the 403 page
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

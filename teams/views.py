@@ -11,7 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from core.errors import DomainError, PermissionDenied
-from core.views import apply_errors
+from core.views import apply_errors, forbidden
 from teams import services
 from teams.access import page_flags
 from teams.forms import TokenForm
@@ -68,19 +68,15 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- helpers shared by the console pages
 
 
-def forbidden(request: HttpRequest, message: str) -> HttpResponse:
-    """403 page for a write the user's role does not allow (out-of-team objects are 404 instead)."""
-    return render(request, "403.html", {"message": message}, status=403)
-
-
 def saved_or_errors(request: HttpRequest, form, save, *, message, errors=apply_errors) -> HttpResponse | None:
     """A valid form's POST, `save()` being its service call: a redirect to what it returns with `message`
-    (a text, or a function of what it returns) flashed; the 403 page if the service refuses the user; or
-    None with the service's errors put on `form` by `errors(form, exc)`, for the view to show it again."""
+    (a text, or a function of what it returns) flashed; or None with the service's errors put on `form` by
+    `errors(form, exc)`, for the view to show it again. A refusal is not the form's: it goes on to
+    core.views.RefusalMiddleware (the 403 page)."""
     try:
         saved = save()
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    except PermissionDenied:
+        raise
     except DomainError as exc:
         errors(form, exc)
         return None
@@ -93,12 +89,9 @@ def archive_or_restore(
 ) -> HttpResponse:
     """POST to an object's archive page (`restore=1` restores) through its service, e.g.
     `archive_agent(agent=, by=, archived=)`, then "Agent <name> archived<note>." (or "restored.") and the
-    object's page (`archived_to` once archived, when given); the 403 page if the service refuses the user."""
+    object's page (`archived_to` once archived, when given)."""
     restore = request.POST.get("restore") == "1"
-    try:
-        archive(**{obj._meta.model_name: obj}, by=request.user, archived=not restore)
-    except PermissionDenied as exc:
-        return forbidden(request, str(exc))
+    archive(**{obj._meta.model_name: obj}, by=request.user, archived=not restore)
     noun = obj._meta.verbose_name.capitalize()
     if restore:
         messages.success(request, f"{noun} {obj.name} restored.")

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import conditional_escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
@@ -21,8 +21,9 @@ from checks.models import TestSet
 from core.errors import DomainError, PermissionDenied
 from core.templatetags.names import esc, local_time, trunc
 from core.urls import pk_url_former
+from core.views import table_row
 from teams.access import page_flags
-from teams.views import archive_or_restore, edit_refusal, forbidden, viewer_refusal
+from teams.views import archive_or_restore, edit_refusal, viewer_refusal
 from worlds import services
 from worlds.forms import SceneForm
 from worlds.models import Scene, SceneVersion
@@ -118,14 +119,13 @@ def _scene_row(s: tuple, url) -> SafeString:
     about = f'<div class="muted small">{trunc(about)}</div>' if about else ""
     tools = "".join(f'<span class="tag">{conditional_escape(t)}</span> ' for t in tools)
     updated = local_time(updated_at, "Y-m-d H:i")
-    return mark_safe(  # noqa: S308 - every value is escaped here
-        f'\n    <tr class="scene-row" data-scene="{esc(name)}">'
-        f'\n      <td><a href="{esc(url(pk))}"><strong>{trunc(name)}</strong></a>{about}</td>'
-        f"\n      <td>v{number}</td>"
-        f'\n      <td class="small">{tools}</td>'
-        f'\n      <td class="small">{checks}</td>'
-        f'\n      <td class="small muted">{esc(updated)}</td>'
-        "\n    </tr>\n  "
+    return table_row(
+        f'<td><a href="{esc(url(pk))}"><strong>{trunc(name)}</strong></a>{about}</td>',
+        f"<td>v{number}</td>",
+        f'<td class="small">{tools}</td>',
+        f'<td class="small">{checks}</td>',
+        f'<td class="small muted">{esc(updated)}</td>',
+        attrs=f' class="scene-row" data-scene="{esc(name)}"',
     )
 
 
@@ -146,8 +146,8 @@ def _form_page(request: HttpRequest, *, agent: Agent, scene: Scene | None) -> Ht
             form.add_error(
                 "source", f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in the scene"
             )
-        except PermissionDenied as exc:
-            return forbidden(request, str(exc))
+        except PermissionDenied:
+            raise  # core.views.RefusalMiddleware: the 403 page
         except DomainError as exc:
             for field, message in exc.errors.items():
                 form.add_error(None if field == "__all__" else "source", message)
