@@ -18,6 +18,7 @@ from django.forms.fields import InvalidJSONInput
 from checks import kinds
 from checks.kinds import FieldSpec, Kind
 from core.forms import ColumnChoiceField
+from core.ids import id_from_text
 from core.jsontext import MAX_JSON_DEPTH, json_text_problem
 
 TOO_DEEP = f"is nested more than {MAX_JSON_DEPTH} levels deep"
@@ -522,8 +523,9 @@ class TestBuilder:
         picked = data.getlist("scenes") if hasattr(data, "getlist") else data.get("scenes") or []
         for raw in picked[:100]:
             raw = str(raw)
-            if raw.isascii() and raw.isdigit() and len(raw) <= 18 and int(raw) not in builder.scene_ids:
-                builder.scene_ids.append(int(raw))
+            scene_id = id_from_text(raw)
+            if scene_id is not None and scene_id not in builder.scene_ids:
+                builder.scene_ids.append(scene_id)
         builder.scene_source = data.get("source", "")
         builder.samples_per_scenario = data.get("samples_per_scenario", "")
         builder.min_valid_per_scenario = data.get("min_valid_per_scenario", "")

@@ -13,6 +13,7 @@ from agents.models import Agent
 from checks import kinds
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
 from core.errors import Conflict, ValidationFailed
+from core.ids import MAX_ID
 from teams import access
 
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
@@ -350,7 +351,6 @@ def validate_thresholds(
     return samples, min_valid, rate
 
 
-MAX_ID = 2**63 - 1  # a larger id matches no row (and overflows the database's integer)
 
 
 def resolve_checks(*, agent: Agent, checks: object, limit: int, field: str = "checks") -> list[tuple[Check, bool]]:

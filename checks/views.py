@@ -33,9 +33,9 @@ from checks.forms import (
 )
 from checks.judge import judge_configured
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from core.api import MAX_ID
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
+from core.ids import MAX_ID
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import RowUrls, plain_url

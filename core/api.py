@@ -39,11 +39,11 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from core import errors
 from core.errors import DomainError
+from core.ids import MAX_ID
 from core.jsontext import json_text_problem
 from core.listing import Paginator
 from core.views import parse_flag
 
-MAX_ID = 2**63 - 1  # BigAutoField
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 
 

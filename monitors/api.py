@@ -19,6 +19,7 @@ from agents.models import Agent
 from checks.models import Check, CheckVersion
 from core.api import ApiPagination, SafeJSONParser, attach_rows, list_rows
 from core.errors import ValidationFailed
+from core.ids import id_from_text
 from core.jsontext import json_text_problem
 from monitors import services as monitoring
 from monitors.models import Evaluation, Monitor, Task
@@ -56,15 +57,17 @@ def _filter_by_agent(qs: QuerySet, view) -> QuerySet:
     agent = view.request.query_params.get("agent")
     if view.action != "list" or not agent:
         return qs
-    if not (agent.isascii() and agent.isdigit() and len(agent) < 19):
+    agent_id = id_from_text(agent)
+    if agent_id is None:
         raise ValidationFailed("must be an agent id", field="agent")
-    return qs.filter(agent_id=int(agent))
+    return qs.filter(agent_id=agent_id)
 
 
 def _agent_id(raw: str) -> int:
-    if not (raw.isascii() and raw.isdigit() and len(raw) < 19):
+    agent_id = id_from_text(raw)
+    if agent_id is None:
         raise NotFound("No such agent.")
-    return int(raw)
+    return agent_id
 
 
 @extend_schema_view(

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST
 from agents.models import Agent
 from checks.models import Check
 from core.errors import DomainError
+from core.ids import id_from_text
 from core.templatetags.names import esc, local_time, trunc, truncate
 from core.urls import RowUrls, pk_url_former
 from core.views import forbidden, table_row
@@ -218,7 +219,7 @@ def _selection(
             return None, None, None, "That agent does not exist."
         return agent, None, filters, ""
     raw = data.getlist("task")
-    ids = sorted({int(x) for x in raw if x.isascii() and x.isdigit() and len(x) < 19})
+    ids = sorted({i for i in map(id_from_text, raw) if i is not None})
     if not ids:
         return None, None, None, "Select at least one task (or all matching tasks) on the task list."
     agent_ids = set(visible.filter(pk__in=ids).values_list("agent_id", flat=True).distinct())
@@ -349,7 +350,7 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
         .values_list(*MONITOR_ROW_COLUMNS)  # what a row shows
     )
     agent_id = request.GET.get("agent") or ""
-    if agent_id.isascii() and agent_id.isdigit() and len(agent_id) < 19:
+    if id_from_text(agent_id) is not None:
         monitors = monitors.filter(agent_id=int(agent_id))
     else:
         agent_id = ""

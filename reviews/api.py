@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from checks.models import Check, CheckVersion
 from core.api import collection_action, export_action, list_rows
+from core.ids import id_from_text
 from core.rows import plain_list, related_rows
 from reviews import calibration, services
 from reviews import export as label_export
@@ -45,8 +46,7 @@ from teams.api import TeamScopedReadViewSet, TeamScopedViewMixin, default_team
 
 
 def _int(raw) -> int:
-    raw = str(raw or "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
+    return id_from_text(str(raw or "")) or 0
 
 
 @extend_schema_view(

@@ -19,6 +19,7 @@ from checks.kinds import Outcome
 from checks.models import Check, CheckVersion
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
+from core.ids import id_from_text
 from core.templatetags.names import esc, local_time, truncate
 from core.urls import RowUrls, pk_url
 from core.views import apply_errors, forbidden, table_row
@@ -476,8 +477,8 @@ def item_label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     queue, item = _item_for(request, pk, item_pk)
     raw = request.POST.get("check_version", "")
     version = None
-    if raw.isascii() and raw.isdigit() and len(raw) < 19:
-        version = CheckVersion.objects.filter(pk=int(raw), parent__agent__team=queue.team).first()
+    if (version_id := id_from_text(raw)) is not None:
+        version = CheckVersion.objects.filter(pk=version_id, parent__agent__team=queue.team).first()
     error = ""
     if version is None:
         error = "check_version: choose a check of this item"
@@ -551,7 +552,7 @@ def _send_source(request: HttpRequest, data) -> dict:
             "title": "every task matching the task list's filters",
             "hidden": [("all", "1"), *params.items()],
         }
-    ids = [int(x) for x in data.getlist("task") if x.isascii() and x.isdigit() and len(x) < 19]
+    ids = [i for i in map(id_from_text, data.getlist("task")) if i is not None]
     return {
         "kind": "tasks",
         "task_ids": ids,
@@ -563,8 +564,7 @@ def _send_source(request: HttpRequest, data) -> dict:
 
 
 def _int(raw) -> int:
-    raw = str(raw or "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
+    return id_from_text(str(raw or "")) or 0
 
 
 @login_required

@@ -9,6 +9,7 @@ from django.db.models import Q
 from agents.models import Agent
 from checks.kinds import Outcome
 from checks.models import CheckVersion, Test, TestVersion
+from core.ids import id_from_text
 from core.urls import DetailPage
 from teams.models import TeamScopedQuerySet
 
@@ -25,9 +26,9 @@ class RunQuerySet(TeamScopedQuerySet):
             return self
         match = Q(test__name__icontains=text) | Q(test_version__name__icontains=text)
         match |= Q(agent__name__icontains=text)
-        number = text.removeprefix("#")
-        if number.isascii() and number.isdigit() and len(number) < 19:
-            match |= Q(pk=int(number))
+        number = id_from_text(text.removeprefix("#"))
+        if number is not None:
+            match |= Q(pk=number)
         return self.filter(match)
 
 

@@ -11,7 +11,8 @@ from rest_framework import serializers
 
 from checks.kinds import Outcome
 from checks.models import Check, Test
-from core.api import MAX_ID, VisibleRelatedField, absolute_url
+from core.api import VisibleRelatedField, absolute_url
+from core.ids import MAX_ID
 from core.rows import datetime_text, page_urls
 from runs.consistency import Figures, summary_figures
 from runs.models import VERDICT_FIELDS, CheckResult, Run, Sample
