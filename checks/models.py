@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import models
 
 from agents.models import Agent
@@ -132,6 +135,17 @@ class Test(Versioned):
     @property
     def agent(self) -> Agent:
         return self.test_set.agent
+
+
+def scenario_name(scenario: Mapping[str, Any] | None, index: int) -> str:
+    """What the scenario at ``index`` (from 0) of a test version is called: its name, else "Scenario n"
+    (n from 1, as the builder numbers them); ``scenario`` None for an index the version does not have."""
+    return (scenario or {}).get("name") or f"Scenario {index + 1}"
+
+
+def scenario_names(scenarios: list[Mapping[str, Any]] | None) -> list[str]:
+    """``scenario_name`` of each scenario of a version's list, in order."""
+    return [scenario_name(s, i) for i, s in enumerate(scenarios or [])]
 
 
 class TestVersion(ImmutableVersion):

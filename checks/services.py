@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from checks import kinds
-from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
+from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion, scenario_name
 from core.errors import Conflict, ValidationFailed
 from core.ids import MAX_ID
 from teams import access
@@ -271,7 +271,7 @@ def _scenario(raw: object, index: int, errors: dict[str, str]) -> dict:
         if not isinstance(text, str) or not text.strip():
             errors[f"{where}.input"] = "a scenario needs an input message"
         messages = [{"role": "user", "content": text}]
-    name = raw.get("name") or f"Scenario {index + 1}"
+    name = scenario_name(raw, index)
     if not isinstance(name, str) or len(name) > 200:
         errors[f"{where}.name"] = "must be text of at most 200 characters"
         name = ""

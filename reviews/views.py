@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from checks.kinds import Outcome
-from checks.models import Check, CheckVersion
+from checks.models import Check, CheckVersion, scenario_name
 from core.errors import DomainError, PermissionDenied
 from core.htmx import page_or_fragment, target_fragment
 from core.ids import id_from_text
@@ -165,7 +165,7 @@ def _subject(item: ReviewItem) -> dict:
         return {
             "kind": "sample",
             "outcome": sample.outcome,
-            "title": f"Run #{sample.run_id} · {scenario.get('name') or f'Scenario {sample.scenario_index + 1}'}"
+            "title": f"Run #{sample.run_id} · {scenario_name(scenario, sample.scenario_index)}"
             f" · sample {sample.sample_index + 1}",
             "url": f"{pk_url('runs:run-detail', sample.run_id)}#sample-{sample.pk}",
             "results": sorted(_results(sample), key=lambda r: r.pk),
@@ -233,7 +233,7 @@ def _item_rows(items: list[tuple], url_parts: tuple[str, str]) -> list[SafeStrin
             scenarios = scenarios or []
             scenario = scenarios[scenario_index] if scenario_index < len(scenarios) else {}
             title = (
-                f"Run #{run_id} · {scenario.get('name') or f'Scenario {scenario_index + 1}'}"
+                f"Run #{run_id} · {scenario_name(scenario, scenario_index)}"
                 f" · sample {sample_index + 1}"
             )
             kind, results = "sample", sorted(by_sample.get(sample_id, ()))

@@ -25,7 +25,7 @@ from typing import Any
 from django.db.models import Q
 
 from checks.kinds import Outcome
-from checks.models import CheckVersion
+from checks.models import CheckVersion, scenario_name, scenario_names
 from checks.services import version_diff
 from core.errors import ValidationFailed
 from runs.consistency import batch_figures, columns, figure_text, regressed_ks
@@ -209,7 +209,7 @@ def line_diff(before: str, after: str) -> tuple[tuple[DiffLine, ...], bool]:
 
 def _sample_label(sample: Sample, scenarios: Sequence[dict], *, run: Run | None = None) -> str:
     spec = scenarios[sample.scenario_index] if sample.scenario_index < len(scenarios) else {}
-    name = spec.get("name") or f"Scenario {sample.scenario_index + 1}"
+    name = scenario_name(spec, sample.scenario_index)
     where = f"run #{run.pk} · " if run is not None else ""
     return f"{where}{name} · sample {sample.sample_index + 1} ({sample.outcome or sample.status})"
 
@@ -304,7 +304,7 @@ def scenario_rows(run: Run) -> list[dict]:
         rows.append(
             {
                 "index": index,
-                "name": spec.get("name") or f"Scenario {index + 1}",
+                "name": scenario_name(spec, index),
                 "total": counts.get("total", run.test_version.samples_per_scenario),
                 "done": counts.get("done", 0),
                 "passed": counts.get("passed", 0),
@@ -365,7 +365,7 @@ def batch_groups(runs: Sequence[Run]) -> list[BatchGroup]:
             BatchGroup(
                 test=members[-1].test,
                 runs=same,
-                names=tuple(s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(specs)),
+                names=tuple(scenario_names(specs)),
                 samples_per_scenario=latest.samples_per_scenario,
                 figures=batch_figures([r.summary for r in same], len(specs)),
             )

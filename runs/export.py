@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db.models import Prefetch
 
+from checks.models import scenario_name
 from runs.models import CheckResult, Run, Sample
 
 FORMATS = ("csv", "json")
@@ -62,7 +63,7 @@ def filename(run: Run, fmt: str) -> str:
 
 
 def scenario_names(run: Run) -> dict[int, str]:
-    return {i: (s.get("name") or f"Scenario {i + 1}") for i, s in enumerate(run.test_version.scenarios or [])}
+    return {i: scenario_name(s, i) for i, s in enumerate(run.test_version.scenarios or [])}
 
 
 def samples(run: Run) -> Iterator[Sample]:
@@ -89,7 +90,7 @@ def csv_rows(run: Run) -> Iterator[list[Any]]:
         head = [
             run.pk,
             sample.scenario_index,
-            names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}"),
+            names.get(sample.scenario_index) or scenario_name(None, sample.scenario_index),
             sample.sample_index,
             sample.pk,
             sample.status,

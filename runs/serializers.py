@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from checks.kinds import Outcome
-from checks.models import Check, Test
+from checks.models import Check, Test, scenario_name
 from core.api import VisibleRelatedField, absolute_url
 from core.ids import MAX_ID
 from core.rows import datetime_text, page_urls
@@ -216,7 +216,7 @@ def _scenario_rows(
     counted = {s.get("index"): s for s in summary.get("scenarios", []) if isinstance(s, dict)}
     rows = []
     for index, scenario in enumerate(specs):
-        row = _zero_scenario(index, scenario.get("name") or f"Scenario {index + 1}", total, min_valid, rate)
+        row = _zero_scenario(index, scenario_name(scenario, index), total, min_valid, rate)
         found = counted.get(index)
         if found:
             row.update({k: found[k] for k in row if k in found and k not in ("index", "name")})
@@ -543,7 +543,7 @@ class SampleSerializer(serializers.ModelSerializer):
 
     def get_scenario(self, sample: Sample) -> str:
         names = self.context.get("scenario_names") or {}
-        return names.get(sample.scenario_index, f"Scenario {sample.scenario_index + 1}")
+        return names.get(sample.scenario_index) or scenario_name(None, sample.scenario_index)
 
 
 # What the samples list reads of each sample, in this order, and of each of its results; sample_rows
@@ -590,7 +590,7 @@ def sample_rows(page: list[tuple], results: dict[int, list[tuple]], names: dict[
         {
             "id": pk,
             "scenario_index": scenario,
-            "scenario": names.get(scenario, f"Scenario {scenario + 1}"),
+            "scenario": names.get(scenario) or scenario_name(None, scenario),
             "sample_index": index,
             "status": status,
             "outcome": outcome or None,

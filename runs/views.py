@@ -23,7 +23,7 @@ from checks import kinds
 from checks.judge import judge_configured
 from checks.kinds import Outcome
 from checks.kinds.ai_judge import SKIPPED_NO_KEY
-from checks.models import Check, Test, TestCheck, TestSet
+from checks.models import Check, Test, TestCheck, TestSet, scenario_name, scenario_names
 from core.errors import DomainError, PermissionDenied, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
@@ -499,7 +499,7 @@ def _samples(run: Run, run_checks: list[RunCheck]) -> list[dict]:
         rows.append(
             {
                 "sample": sample,
-                "scenario": scenario.get("name") or f"Scenario {sample.scenario_index + 1}",
+                "scenario": scenario_name(scenario, sample.scenario_index),
                 "done": done,
                 "not_counted": done and sample.outcome in NOT_COUNTED,
                 "messages": _messages(sample, scenario),
@@ -530,7 +530,7 @@ def _latency(samples: list[dict]) -> dict | None:
 
 def _check_rates(run: Run, run_checks: list[RunCheck]) -> list[dict]:
     stats = (run.summary or {}).get("checks", {})
-    names = [s.get("name") or f"Scenario {i + 1}" for i, s in enumerate(run.test_version.scenarios)]
+    names = scenario_names(run.test_version.scenarios)
     rows = []
     for rc in run_checks:
         counts = stats.get(str(rc.check_version_id), {})
