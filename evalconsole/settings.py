@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import warnings
 import secrets
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlparse
 
