@@ -1,4 +1,4 @@
-# evalconsole — `make up` to run it, `make test` to test it.
+# evalconsole — `make up` to run it, `make test` to test it, `make lint` to lint it.
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -41,6 +41,10 @@ up: demo
 # again, and each of the hundreds of CLI, manage.py and worker subprocesses compile the project again.
 test: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
+
+# The ruff rules of STYLE.md §9 (pyproject.toml; adapters/python has its own for Python 3.9), with the pinned ruff.
+lint: install
+	$(VENV)/bin/ruff check .
 
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run

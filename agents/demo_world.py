@@ -450,7 +450,8 @@ def play_triage(request: dict[str, Any], *, sloppy: bool = False) -> dict[str, A
         to_ben = calls.slack(
             "chat.postMessage",
             channel=eng["id"],
-            text=f"Ben: a customer can't get CSV exports ({details}). What's the cause, and is there a workaround?",
+            text=f"Ben: a customer can't get CSV exports ({details}). "
+            "What's the cause, and is there a workaround?",
         )["ts"]
         answers = _after(
             calls.slack("conversations.replies", channel=eng["id"], ts=to_ben)["messages"], to_ben, bot

@@ -35,7 +35,9 @@ class Agent(NamedPage, models.Model):
     kind = models.CharField(max_length=10, choices=AgentKind.choices, default=AgentKind.AGENT)
     protocol = models.CharField(max_length=20, choices=Protocol.choices, default=Protocol.EVALCONSOLE)
     endpoint_url = models.URLField(max_length=500)
-    model_name = models.CharField(max_length=200, blank=True, help_text="Model sent with the openai-chat protocol.")
+    model_name = models.CharField(
+        max_length=200, blank=True, help_text="Model sent with the openai-chat protocol."
+    )
     headers_encrypted = models.TextField(blank=True, default="", editable=False)
     header_names = models.JSONField(default=list, blank=True, editable=False)
     timeout_s = models.FloatField(default=30.0)

@@ -92,7 +92,9 @@ def _set_nodes(agent: Agent, nodes: Sequence[Mapping]) -> None:
         if not name:
             raise ValidationFailed("every node needs a name", field=f"nodes.{index}.name")
         if kind not in NodeKind.values:
-            raise ValidationFailed(f"must be one of {', '.join(NodeKind.values)}", field=f"nodes.{index}.kind")
+            raise ValidationFailed(
+                f"must be one of {', '.join(NodeKind.values)}", field=f"nodes.{index}.kind"
+            )
         if name in seen:
             raise ValidationFailed(f"node {name!r} is listed twice", field=f"nodes.{index}.name")
         seen.add(name)
@@ -145,7 +147,9 @@ def create_agent(
     return agent
 
 
-def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, nodes=None, **changes) -> Agent:
+def update_agent(
+    *, agent: Agent, by, headers: Mapping[str, str] | None = None, nodes=None, **changes
+) -> Agent:
     """Change fields of an agent. `headers=None` keeps the stored secrets; `{}` clears them."""
     access.require(by, access.CHANGE, agent, team=agent.team)
     allowed = {"name", "endpoint_url", "kind", "protocol", "timeout_s", "retries", "max_concurrency",
@@ -155,7 +159,10 @@ def update_agent(*, agent: Agent, by, headers: Mapping[str, str] | None = None, 
         raise ValidationFailed({field: "cannot be changed" for field in sorted(unknown)})
     errors = _validate_fields({**changes, "headers": headers})
     new_name = (changes.get("name") or agent.name).strip()
-    if "name" not in errors and Agent.objects.filter(team=agent.team, name=new_name).exclude(pk=agent.pk).exists():
+    if (
+        "name" not in errors
+        and Agent.objects.filter(team=agent.team, name=new_name).exclude(pk=agent.pk).exists()
+    ):
         errors["name"] = f"this team already has an agent called {new_name!r}"
     if errors:
         raise ValidationFailed(errors)

@@ -81,7 +81,9 @@ class CheckAdmin(TeamScopedAdmin):
     def get_queryset(self, request):
         return (
             super().get_queryset(request)
-            .annotate(n_tests=Count("test_attachments", distinct=True), n_monitors=Count("monitors", distinct=True))
+            .annotate(
+                n_tests=Count("test_attachments", distinct=True), n_monitors=Count("monitors", distinct=True)
+            )
         )
 
     @admin.display(ordering="n_tests", description="test versions")

@@ -23,7 +23,9 @@ def make_context(*, team_id: int | None = None, cache: dict | None = None) -> Co
     """
     from checks.judge import judge_for_team, judge_settings
 
-    return Context(judge=judge_for_team(team_id), cache={} if cache is None else cache, settings=judge_settings())
+    return Context(
+        judge=judge_for_team(team_id), cache={} if cache is None else cache, settings=judge_settings()
+    )
 
 
 def evidence_from(

@@ -40,7 +40,8 @@ class Limits:
 
 
 def validate_check(*, name: str, kind: str, config: Mapping | None) -> tuple[str, str, dict]:
-    """Return (name, kind, normalised config) or raise ValidationFailed naming `name`, `kind` or `config.*`."""
+    """Return (name, kind, normalised config) or raise ValidationFailed naming `name`, `kind` or
+    `config.*`."""
     errors: dict[str, str] = {}
     name = (name or "").strip()
     if not name:
@@ -59,7 +60,12 @@ def validate_check(*, name: str, kind: str, config: Mapping | None) -> tuple[str
     try:
         normalised = kind_obj.validate_config(dict(config or {}))
     except kinds.ConfigError as exc:
-        errors.update({f"config.{field}" if field and field != "config" else "config": msg for field, msg in exc.errors.items()})
+        errors.update(
+            {
+                f"config.{field}" if field and field != "config" else "config": msg
+                for field, msg in exc.errors.items()
+            }
+        )
     if errors:
         raise ValidationFailed(errors)
     return name, kind, normalised
@@ -98,7 +104,9 @@ def edit_check(
     if check.archived_at is not None:
         raise ValidationFailed("this check is archived; restore it before editing", field="__all__")
     with transaction.atomic():
-        locked = Check.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=check.pk)
+        locked = (
+            Check.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=check.pk)
+        )
         current = locked.current_version
         name, new_kind, config = validate_check_edit(current=current, name=name, kind=kind, config=config)
         if (name, new_kind, config) == (current.name, current.kind, current.config):
@@ -189,7 +197,9 @@ def create_test_set(*, agent: Agent, by, name: str, description: str = "") -> Te
         raise ValidationFailed(f"{agent} already has a test set called {name!r}", field="name") from exc
 
 
-def update_test_set(*, test_set: TestSet, by, name: str | None = None, description: str | None = None) -> TestSet:
+def update_test_set(
+    *, test_set: TestSet, by, name: str | None = None, description: str | None = None
+) -> TestSet:
     """Rename a test set or change its description (test sets are not versioned; their tests are)."""
     access.require(by, access.CHANGE, test_set, team=test_set.agent.team)
     fields = []
@@ -353,7 +363,9 @@ def validate_thresholds(
 
 
 
-def resolve_checks(*, agent: Agent, checks: object, limit: int, field: str = "checks") -> list[tuple[Check, bool]]:
+def resolve_checks(
+    *, agent: Agent, checks: object, limit: int, field: str = "checks"
+) -> list[tuple[Check, bool]]:
     """[{check: id|Check, required: bool}] → [(Check, required)], all of `agent`, active, no duplicates.
 
     Raises ValidationFailed naming every bad item at once."""
@@ -485,7 +497,9 @@ def create_test(
 def edit_test(*, test: Test, by, **changes) -> Test:
     """Save test version n+1 from the current one plus `changes`; unchanged input makes no version."""
     access.require(by, access.CHANGE, test, team=test.test_set.agent.team)
-    allowed = {"name", "scenarios", "checks", "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate"}
+    allowed = {
+        "name", "scenarios", "checks", "samples_per_scenario", "min_valid_per_scenario", "required_pass_rate"
+    }
     unknown = set(changes) - allowed
     if unknown:
         raise ValidationFailed({field: "unknown field" for field in sorted(unknown)})

@@ -12,7 +12,9 @@ from core.urls import DetailPage
 
 class ImmutableQuerySet(models.QuerySet):
     def update(self, **kwargs):
-        raise ImmutableError(f"{self.model._meta.verbose_name} rows are immutable; edit the parent to add a version")
+        raise ImmutableError(
+            f"{self.model._meta.verbose_name} rows are immutable; edit the parent to add a version"
+        )
 
     def delete(self):
         # Row-by-row so that each instance's delete() guard runs.
@@ -42,7 +44,9 @@ class ImmutableModel(models.Model):
 
     def delete(self, *args, **kwargs):
         if self.in_use():
-            raise ImmutableError(f"{self._meta.verbose_name} {self.pk} is used by a run and cannot be deleted")
+            raise ImmutableError(
+                f"{self._meta.verbose_name} {self.pk} is used by a run and cannot be deleted"
+            )
         return super().delete(*args, **kwargs)
 
 

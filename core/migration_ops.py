@@ -21,7 +21,11 @@ class MoveModel(Operation):
         self.name, self.from_app, self.to_app = name, from_app, to_app
 
     def deconstruct(self):
-        return (self.__class__.__qualname__, [], {"name": self.name, "from_app": self.from_app, "to_app": self.to_app})
+        return (
+            self.__class__.__qualname__,
+            [],
+            {"name": self.name, "from_app": self.from_app, "to_app": self.to_app},
+        )
 
     def state_forwards(self, app_label, state) -> None:
         move_model_state(state, self.name, self.from_app, self.to_app)

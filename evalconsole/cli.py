@@ -298,11 +298,14 @@ def batch_lines(batch: dict) -> list[str]:
     for test in batch.get("tests", []):
         runs = ", ".join(str(r) for r in test.get("runs", []))
         lines.append(
-            f"Batch {batch.get('batch', '')} · {test.get('name', '')} · {len(test.get('runs', []))} runs ({runs}), "
+            f"Batch {batch.get('batch', '')} · {test.get('name', '')} · "
+            f"{len(test.get('runs', []))} runs ({runs}), "
             f"samples pooled: {consistency_text(test)}"
         )
         for s in test.get("scenarios", []):
-            lines.append(f"  {s.get('name', '')} ({s.get('determinate', 0)} determinate): {consistency_text(s)}")
+            lines.append(
+                f"  {s.get('name', '')} ({s.get('determinate', 0)} determinate): {consistency_text(s)}"
+            )
     return lines
 
 
@@ -404,7 +407,10 @@ def junit_xml(runs: list[dict], samples_by_run: dict[int, list[dict]]) -> ET.Ele
             case = ET.SubElement(suite, "testcase", classname=classname, name=label)
             counts["tests"] += 1
             ET.SubElement(
-                ET.SubElement(case, "properties"), "property", name="flaky", value=str(bool(c.get("flaky"))).lower()
+                ET.SubElement(case, "properties"),
+                "property",
+                name="flaky",
+                value=str(bool(c.get("flaky"))).lower(),
             )
             explanations = _check_explanations(samples, c.get("check_version"))
             text = (
@@ -515,7 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         metavar="N",
-        help="with --test: launch N runs of it as one batch; with --wait, also print pass^k over all their samples",
+        help="with --test: launch N runs of it as one batch; "
+        "with --wait, also print pass^k over all their samples",
     )
     run.add_argument(
         "--additional-check",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import warnings
 import secrets
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlparse
 
@@ -281,7 +281,10 @@ SPECTACULAR_SETTINGS = {
     },
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
-    "POSTPROCESSING_HOOKS": ["evalconsole.schema.postprocess_enums", "evalconsole.schema.add_error_responses"],
+    "POSTPROCESSING_HOOKS": [
+        "evalconsole.schema.postprocess_enums",
+        "evalconsole.schema.add_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "AgentKindEnum": "agents.models.AgentKind",
         "NodeKindEnum": "agents.models.NodeKind",
@@ -358,7 +361,8 @@ EVALCONSOLE_JUDGE_MAX_RETRY_AFTER_S = env_int("EVALCONSOLE_JUDGE_MAX_RETRY_AFTER
 
 
 def _judge_context_tokens(name: str) -> dict[str, int]:
-    """`model=tokens,model=tokens`: entries added to (or overriding) checks.kinds.judging.DEFAULT_CONTEXT_TABLE."""
+    """`model=tokens,model=tokens`: entries added to (or overriding)
+    checks.kinds.judging.DEFAULT_CONTEXT_TABLE."""
     table: dict[str, int] = {}
     for item in env_list(name, []):
         model, _, tokens = item.partition("=")
@@ -373,10 +377,14 @@ def _judge_context_tokens(name: str) -> dict[str, int]:
 
 # Context window per judge model (longest prefix match); unknown models get the default below.
 EVALCONSOLE_JUDGE_CONTEXT_TOKENS = _judge_context_tokens("EVALCONSOLE_JUDGE_CONTEXT_TOKENS")
-EVALCONSOLE_JUDGE_DEFAULT_CONTEXT_TOKENS = env_int("EVALCONSOLE_JUDGE_DEFAULT_CONTEXT_TOKENS", 8192, minimum=256)
+EVALCONSOLE_JUDGE_DEFAULT_CONTEXT_TOKENS = env_int(
+    "EVALCONSOLE_JUDGE_DEFAULT_CONTEXT_TOKENS", 8192, minimum=256
+)
 EVALCONSOLE_JUDGE_REPLY_TOKENS = env_int("EVALCONSOLE_JUDGE_REPLY_TOKENS", 512, minimum=16)
 # Judge tokens (in + out) a team may spend per calendar month unless the team sets its own budget.
-EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET = env_int("EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET", 2_000_000, minimum=0)
+EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET = env_int(
+    "EVALCONSOLE_JUDGE_MONTHLY_TOKEN_BUDGET", 2_000_000, minimum=0
+)
 
 # --- Tasks ---
 EVALCONSOLE_TASK_RETENTION_DAYS = env_int("EVALCONSOLE_TASK_RETENTION_DAYS", 90, minimum=1)

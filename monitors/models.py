@@ -60,7 +60,9 @@ class Monitor(NamedPage, models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="monitors")
     name = models.CharField(max_length=200)
     checks = models.ManyToManyField(Check, related_name="monitors", blank=True)
-    sample_rate = models.DecimalField(max_digits=5, decimal_places=2, default=10, help_text="Percent of tasks.")
+    sample_rate = models.DecimalField(
+        max_digits=5, decimal_places=2, default=10, help_text="Percent of tasks."
+    )
     active = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -16,7 +16,9 @@ class RunCheckInline(ReadOnlyMixin, admin.TabularInline):
 @admin.register(Run)
 class RunAdmin(ReadOnlyMixin, TeamScopedAdmin):
     team_path = "agent__team"
-    list_display = ["id", "test_version", "agent", "status", "result", "done_samples", "total_samples", "created_at"]
+    list_display = [
+        "id", "test_version", "agent", "status", "result", "done_samples", "total_samples", "created_at"
+    ]
     list_filter = ["status", "result", "agent__team", "agent"]
     search_fields = ["test__name", "agent__name"]
     list_select_related = ["test_version", "agent"]

@@ -158,9 +158,9 @@ class RunViewSet(TeamScopedReadViewSet):
 
     @extend_schema(
         summary="Launch trials: a test run N times as one batch",
-        description="Queues `trials` runs of the test's current version under one batch id (all or none; each "
-        "run within the per-run sample limit). 202 with the batch id and the runs; `GET runs/batches/{batch}/` "
-        "then gives pass^k and pass@k per scenario over every trial's samples.",
+        description="Queues `trials` runs of the test's current version under one batch id (all or none; "
+        "each run within the per-run sample limit). 202 with the batch id and the runs; "
+        "`GET runs/batches/{batch}/` then gives pass^k and pass@k per scenario over every trial's samples.",
         request=LaunchTrialsSerializer,
         responses={202: LaunchedTrialsSerializer},
     )
@@ -181,8 +181,9 @@ class RunViewSet(TeamScopedReadViewSet):
     @extend_schema(
         summary="Launch several runs as one batch",
         description="One run per entry of `tests` (a test may repeat), each with the `additional_checks`, "
-        "under one batch id: all or none, in one transaction, handed to the workers at once. 202 with the batch "
-        "id and the runs (in the order of `tests`); `GET runs/batches/{batch}/` gives their pooled consistency. "
+        "under one batch id: all or none, in one transaction, handed to the workers at once. 202 with the "
+        "batch id and the runs (in the order of `tests`); `GET runs/batches/{batch}/` gives their pooled "
+        "consistency. "
         "At most `EVALCONSOLE_MAX_BATCH_RUNS` (200) runs; a test you cannot see is a 400 naming its place in "
         "`tests`.",
         request=LaunchBatchSerializer,
@@ -194,7 +195,9 @@ class RunViewSet(TeamScopedReadViewSet):
 
         data = self._body(LaunchBatchSerializer)
         tests, extra = data["tests"], data.get("additional_checks", [])
-        runs = services.launch_batch(tests=tests, by=request.user, additional_checks=extra, token=_token(request))
+        runs = services.launch_batch(
+            tests=tests, by=request.user, additional_checks=extra, token=_token(request)
+        )
         return _launched(self, request, runs, batch=True)
 
     @object_action(
@@ -202,8 +205,8 @@ class RunViewSet(TeamScopedReadViewSet):
         detail=False,
         url_path=r"batches/(?P<batch>[0-9A-Za-z_-]{1,40})",
         summary="A batch's consistency (trials, or a test set's launch)",
-        description="Per test of the batch: its runs, and pass^k / pass@k per scenario over the samples of all "
-        "those runs pooled (k up to runs × samples per scenario), with their mean. Figures of runs still "
+        description="Per test of the batch: its runs, and pass^k / pass@k per scenario over the samples of "
+        "all those runs pooled (k up to runs × samples per scenario), with their mean. Figures of runs still "
         "going are the figures so far. 404 when no run of yours has this batch id.",
         missing="No such batch.",
     )
@@ -253,7 +256,8 @@ class RunViewSet(TeamScopedReadViewSet):
         summary="A scene sample's world: its trace, events and final state",
         description="The files of one trial (WORLDS.md \"Results\"): `trace` (trace.json), `events` "
         "(events.json) and `final_state` (world.json). No credentials. 404 when the sample is not in this "
-        "run or plays no scene (a test of plain scenarios). Read while the trial runs, it is the world so far.",
+        "run or plays no scene (a test of plain scenarios). Read while the trial runs, it is the world so "
+        "far.",
         missing="No such sample, or no world.",
     )
     def sample_world(self, request, pk=None, sample_id=None):

@@ -79,7 +79,8 @@ class ScenarioRow:
             return ""
         before, after = self.a["consistency"], self.b["consistency"]
         return ", ".join(
-            f"pass^{k} {figure_text(before.pass_hat[k])} → {figure_text(after.pass_hat[k])}" for k in self.regressed
+            f"pass^{k} {figure_text(before.pass_hat[k])} → {figure_text(after.pass_hat[k])}"
+            for k in self.regressed
         )
 
     @property
@@ -535,8 +536,11 @@ def consistency_trend(test, runs: Sequence[Run], versions: dict[int, list[tuple[
             before = {cid: (name, n) for cid, name, n in previous}
             after = {cid: (name, n) for cid, name, n in used}
             parts = [
-                f"{after[c][0]} v{before[c][1]}→v{after[c][1]}" if c in before else f"{after[c][0]} v{after[c][1]} added"
-                for c in sorted(after) if before.get(c) != after[c]
+                f"{after[c][0]} v{before[c][1]}→v{after[c][1]}"
+                if c in before
+                else f"{after[c][0]} v{after[c][1]} added"
+                for c in sorted(after)
+                if before.get(c) != after[c]
             ]
             parts += [f"{before[c][0]} removed" for c in sorted(before) if c not in after]
             change = ", ".join(parts)
@@ -554,7 +558,11 @@ def consistency_trend(test, runs: Sequence[Run], versions: dict[int, list[tuple[
                 "run": run,
                 "change": change,
                 "scenarios": [
-                    {"name": row["name"], "rate": row["pass_rate"], "hat": figure_text(row["consistency"].pass_hat.get(k))}
+                    {
+                        "name": row["name"],
+                        "rate": row["pass_rate"],
+                        "hat": figure_text(row["consistency"].pass_hat.get(k)),
+                    }
                     for row in rows
                 ],
             }

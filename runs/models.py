@@ -44,7 +44,9 @@ class Run(DetailPage, models.Model):
     test_version = models.ForeignKey(TestVersion, on_delete=models.PROTECT, related_name="runs")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     result = models.CharField(max_length=15, choices=Outcome.choices, blank=True, default="")
-    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    launched_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
     launched_by_token = models.ForeignKey(
         "teams.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
@@ -103,11 +105,15 @@ class RunScene(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="run_scenes")
     scenario_index = models.PositiveSmallIntegerField()
-    scene_version = models.ForeignKey("worlds.SceneVersion", on_delete=models.PROTECT, related_name="run_scenes")
+    scene_version = models.ForeignKey(
+        "worlds.SceneVersion", on_delete=models.PROTECT, related_name="run_scenes"
+    )
 
     class Meta:
         ordering = ["run", "scenario_index"]
-        constraints = [models.UniqueConstraint(fields=["run", "scenario_index"], name="runscene_unique_scenario")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "scenario_index"], name="runscene_unique_scenario")
+        ]
 
     def __str__(self) -> str:
         return f"{self.scene_version} (scenario {self.scenario_index} of run {self.run_id})"
@@ -125,7 +131,9 @@ class Sample(models.Model):
     sample_index = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     outcome = models.CharField(max_length=15, choices=Outcome.choices, blank=True, default="")
-    request = models.JSONField(null=True, blank=True, help_text="The body sent to the agent (never its headers).")
+    request = models.JSONField(
+        null=True, blank=True, help_text="The body sent to the agent (never its headers)."
+    )
     output = models.TextField(blank=True, default="")
     tool_calls = models.JSONField(null=True, blank=True)
     trace = models.JSONField(null=True, blank=True)
@@ -147,7 +155,9 @@ class Sample(models.Model):
     class Meta:
         ordering = ["run", "scenario_index", "sample_index"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "scenario_index", "sample_index"], name="sample_unique_slot")
+            models.UniqueConstraint(
+                fields=["run", "scenario_index", "sample_index"], name="sample_unique_slot"
+            )
         ]
         indexes = [models.Index(fields=["status", "lease_expires_at"], name="sample_status_lease")]
 
@@ -167,9 +177,15 @@ class CheckResult(models.Model):
     """One check version's outcome on one sample (a run) or one task (a monitor or an evaluation)."""
 
     check_version = models.ForeignKey(CheckVersion, on_delete=models.PROTECT, related_name="results")
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, null=True, blank=True, related_name="results")
-    task = models.ForeignKey("monitors.Task", on_delete=models.CASCADE, null=True, blank=True, related_name="results")
-    monitor = models.ForeignKey("monitors.Monitor", on_delete=models.CASCADE, null=True, blank=True, related_name="results")
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, null=True, blank=True, related_name="results"
+    )
+    task = models.ForeignKey(
+        "monitors.Task", on_delete=models.CASCADE, null=True, blank=True, related_name="results"
+    )
+    monitor = models.ForeignKey(
+        "monitors.Monitor", on_delete=models.CASCADE, null=True, blank=True, related_name="results"
+    )
     evaluation = models.ForeignKey(
         "monitors.Evaluation", on_delete=models.CASCADE, null=True, blank=True, related_name="results"
     )
@@ -188,7 +204,9 @@ class CheckResult(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["sample", "check_version"], condition=Q(sample__isnull=False), name="result_unique_sample"
+                fields=["sample", "check_version"],
+                condition=Q(sample__isnull=False),
+                name="result_unique_sample",
             ),
             models.UniqueConstraint(
                 fields=["monitor", "task", "check_version"],
@@ -201,7 +219,9 @@ class CheckResult(models.Model):
                 name="result_unique_evaluation_task",
             ),
             models.CheckConstraint(
-                condition=Q(sample__isnull=False, task__isnull=True) | Q(sample__isnull=True, task__isnull=False),
+                condition=(
+                    Q(sample__isnull=False, task__isnull=True) | Q(sample__isnull=True, task__isnull=False)
+                ),
                 name="result_sample_xor_task",
             ),
         ]

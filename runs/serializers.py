@@ -276,7 +276,9 @@ class RunSerializer(serializers.ModelSerializer):
     launched_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     progress_percent = serializers.IntegerField(read_only=True)
     pass_rate = serializers.SerializerMethodField(help_text="Percent of determinate samples that passed.")
-    determinate = serializers.SerializerMethodField(help_text="Determinate (passed + failed) samples of the run.")
+    determinate = serializers.SerializerMethodField(
+        help_text="Determinate (passed + failed) samples of the run."
+    )
     pass_hat_k = serializers.SerializerMethodField(help_text=PASS_HAT_HELP + RUN_FIGURE_HELP)
     pass_at_k = serializers.SerializerMethodField(help_text=PASS_AT_HELP + RUN_FIGURE_HELP)
     scenarios = serializers.SerializerMethodField()
@@ -327,11 +329,15 @@ class RunSerializer(serializers.ModelSerializer):
     def get_determinate(self, run: Run) -> int:
         return self._figures(run)[0].run.determinate
 
-    @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
+    @extend_schema_field(
+        {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}}
+    )
     def get_pass_hat_k(self, run: Run) -> dict[str, float]:
         return dict(self._figures(run)[1]["pass_hat_k"])
 
-    @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}})
+    @extend_schema_field(
+        {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}}
+    )
     def get_pass_at_k(self, run: Run) -> dict[str, float]:
         return dict(self._figures(run)[1]["pass_at_k"])
 
@@ -417,7 +423,9 @@ class LaunchedRunsSerializer(serializers.Serializer):
 
 
 class LaunchedTrialsSerializer(serializers.Serializer):
-    batch = serializers.CharField(help_text="The batch id: `GET runs/batches/{batch}/` pools the trials' samples.")
+    batch = serializers.CharField(
+        help_text="The batch id: `GET runs/batches/{batch}/` pools the trials' samples."
+    )
     runs = RunSerializer(many=True)
 
 
@@ -428,7 +436,9 @@ def _figures_field(help_text: str) -> serializers.DictField:
 class ScenarioFiguresSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     name = serializers.CharField()
-    determinate = serializers.IntegerField(help_text="Passed + failed samples of the scenario over the batch's runs.")
+    determinate = serializers.IntegerField(
+        help_text="Passed + failed samples of the scenario over the batch's runs."
+    )
     pass_hat_k = _figures_field(PASS_HAT_HELP)
     pass_at_k = _figures_field(PASS_AT_HELP)
 
@@ -463,7 +473,9 @@ def batch_data(batch: str, groups) -> dict[str, Any]:
                 **run,
                 "scenarios": [
                     {"index": i, "name": name, **figures.as_dict()}
-                    for i, (name, figures) in enumerate(zip(group.names, group.figures.scenarios, strict=True))
+                    for i, (name, figures) in enumerate(
+                        zip(group.names, group.figures.scenarios, strict=True)
+                    )
                 ],
             }
         )
@@ -510,7 +522,10 @@ class SampleSerializer(serializers.ModelSerializer):
     transcript = serializers.ListField(child=serializers.DictField(), read_only=True)
     results = CheckResultSerializer(many=True, read_only=True)
     world = serializers.CharField(
-        source="world_id", read_only=True, allow_null=True, help_text="The sample's world (a scene test), or null."
+        source="world_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The sample's world (a scene test), or null.",
     )
     world_checks = serializers.ListField(
         child=serializers.DictField(),
@@ -631,4 +646,6 @@ class SampleWorldSerializer(serializers.Serializer):
     final_state = serializers.DictField(
         help_text="world.json: each simulated tool's final state (and its seed, for before → after)."
     )
-    truncated = serializers.BooleanField(help_text="True when the trace or events were cut at 20,000 entries.")
+    truncated = serializers.BooleanField(
+        help_text="True when the trace or events were cut at 20,000 entries."
+    )

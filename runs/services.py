@@ -154,7 +154,9 @@ def _create_runs(
         agent = found.test_set.agent
         if agent.pk not in additional:
             additional[agent.pk] = (
-                _resolve_additional(agent=agent, additional_checks=additional_checks) if additional_checks else []
+                _resolve_additional(agent=agent, additional_checks=additional_checks)
+                if additional_checks
+                else []
             )
         attached_ids = {tc.library_check_id for tc in attached[version.pk]}
         for position, (check, _required) in enumerate(additional[agent.pk]):

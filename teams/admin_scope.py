@@ -57,13 +57,17 @@ class TeamScopedAdmin(admin.ModelAdmin):
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         path = None if request.user.is_superuser else team_path_of(db_field.related_model)
         if path is not None:
-            kwargs["queryset"] = administered(db_field.related_model._default_manager.all(), request.user, path)
+            kwargs["queryset"] = administered(
+                db_field.related_model._default_manager.all(), request.user, path
+            )
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         path = None if request.user.is_superuser else team_path_of(db_field.related_model)
         if path is not None:
-            kwargs["queryset"] = administered(db_field.related_model._default_manager.all(), request.user, path)
+            kwargs["queryset"] = administered(
+                db_field.related_model._default_manager.all(), request.user, path
+            )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 

@@ -16,5 +16,6 @@ class TokenForm(forms.Form):
 class JudgeBudgetForm(forms.Form):
     judge_monthly_token_budget = forms.IntegerField(
         required=False, min_value=0, label="AI judge budget (tokens per month)",
-        help_text="Input plus output tokens per calendar month (UTC). Empty: the site default. 0: no judge calls.",
+        help_text="Input plus output tokens per calendar month (UTC). Empty: the site default. "
+        "0: no judge calls.",
     )

@@ -21,7 +21,9 @@ class IssuedToken:
     secret: str  # the whole `ect_<key_id>_<secret>` string, shown once
 
 
-def issue_token(*, user, name: str, can_write: bool = True, expires_in_days: int | None = None) -> IssuedToken:
+def issue_token(
+    *, user, name: str, can_write: bool = True, expires_in_days: int | None = None
+) -> IssuedToken:
     """Create a token; the returned `secret` is the only time the plaintext exists."""
     name = (name or "").strip()
     if not name:
@@ -73,7 +75,9 @@ def add_member(*, team: Team, user, role: str = Role.MEMBER) -> Membership:
     return membership
 
 
-def get_or_create_user(*, username: str, email: str = "", password: str | None = None, superuser: bool = False):
+def get_or_create_user(
+    *, username: str, email: str = "", password: str | None = None, superuser: bool = False
+):
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults={"email": email})
     if created:
@@ -101,9 +105,13 @@ def set_judge_budget(*, team: Team, by, tokens: int | None) -> Team:
     field = "judge_monthly_token_budget"
     if tokens is not None:
         if isinstance(tokens, bool) or not isinstance(tokens, int):
-            raise ValidationFailed("must be a whole number of tokens, or empty for the site default", field=field)
+            raise ValidationFailed(
+                "must be a whole number of tokens, or empty for the site default", field=field
+            )
         if tokens < 0:
-            raise ValidationFailed("must be 0 or more tokens (0 turns the judge off for this team)", field=field)
+            raise ValidationFailed(
+                "must be 0 or more tokens (0 turns the judge off for this team)", field=field
+            )
         if tokens > MAX_JUDGE_BUDGET_TOKENS:
             raise ValidationFailed(f"must be at most {MAX_JUDGE_BUDGET_TOKENS:,} tokens", field=field)
     Team.objects.filter(pk=team.pk).update(judge_monthly_token_budget=tokens)

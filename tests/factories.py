@@ -38,13 +38,17 @@ def member_of(team, role: str = "member", username: str | None = None):
     return person
 
 
-def agent(team, by=None, *, name: str | None = None, endpoint_url: str = "http://127.0.0.1:9/agent", **fields):
+def agent(
+    team, by=None, *, name: str | None = None, endpoint_url: str = "http://127.0.0.1:9/agent", **fields
+):
     from agents.services import create_agent
 
     return create_agent(team=team, by=by, name=name or f"Agent {_n()}", endpoint_url=endpoint_url, **fields)
 
 
-def check(agent, by=None, *, kind: str = "text_includes", config: dict | None = None, name: str | None = None):
+def check(
+    agent, by=None, *, kind: str = "text_includes", config: dict | None = None, name: str | None = None
+):
     from checks.services import create_check
 
     config = {"text": "EC-1042"} if config is None and kind == "text_includes" else config

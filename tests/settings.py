@@ -18,7 +18,8 @@ MIDDLEWARE = [
     for name in MIDDLEWARE
 ]
 EVALCONSOLE_JUDGE_API_KEY = ""
-EVALCONSOLE_JUDGE_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens there; judge tests start their own server
+# Nothing listens there; judge tests start their own server.
+EVALCONSOLE_JUDGE_BASE_URL = "http://127.0.0.1:9/v1"
 
 # Each pytest process (xdist worker, or a developer's parallel run) gets its own test database, and the
 # SQLite one is a file so that a real qcluster subprocess can open it.

@@ -33,7 +33,9 @@ class WorldsSceneMode:
 
     def scenes_of(self, test_version) -> list[int]:
         return list(
-            TestScene.objects.filter(test_version=test_version).order_by("position").values_list("scene_id", flat=True)
+            TestScene.objects.filter(test_version=test_version)
+            .order_by("position")
+            .values_list("scene_id", flat=True)
         )
 
     def read_upload(self, upload) -> str:

@@ -412,7 +412,9 @@ def _voiced(world: EngineWorld, team_id: int | None) -> EngineWorld:
     if world.voice is None and any(p.voice == "llm" for p in world.scene.people.values()):
         client = judge_for_team(team_id)
         if client is not None:
-            world.voice = voice_from_client(client, world.scene.judge_model or settings.EVALCONSOLE_JUDGE_MODEL)
+            world.voice = voice_from_client(
+                client, world.scene.judge_model or settings.EVALCONSOLE_JUDGE_MODEL
+            )
     return world
 
 
@@ -454,7 +456,9 @@ def start_world(*, version: SceneVersion, team=None, shared: bool = False) -> tu
             {**world.snapshot(), "states": _copy_states(world.states), "seed": {}, "trace": [], "events": []},
         )
         kept.trace.continue_from(len(world.trace))
-        kept.events.continue_from(len(world.events), world.events.events[-1].at if world.events.events else None)
+        kept.events.continue_from(
+            len(world.events), world.events.events[-1].at if world.events.events else None
+        )
     _voiced(kept, row.team_id)
     roots = {t: _print(state) for t, state in kept.states.items()}  # each tool stored whole, at its root
     _keep_live(world.id, _Live(kept, 0, 0, 0, _prints(kept), roots))

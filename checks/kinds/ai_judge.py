@@ -149,7 +149,9 @@ def _clean_examples(config: dict[str, Any], errors: dict[str, str]) -> None:
         if not isinstance(conversation, str) or not conversation.strip():
             errors[f"{where}.conversation"] = "must be non-empty text"
         elif len(conversation) > EXAMPLE_CHARS:
-            errors[f"{where}.conversation"] = f"at most {EXAMPLE_CHARS:,} characters (this has {len(conversation):,})"
+            errors[f"{where}.conversation"] = (
+                f"at most {EXAMPLE_CHARS:,} characters (this has {len(conversation):,})"
+            )
         if not isinstance(verdict, str) or verdict.strip().lower() not in ("pass", "fail"):
             errors[f"{where}.verdict"] = 'must be "pass" or "fail"'
         if reason is not None and not isinstance(reason, str):
@@ -268,7 +270,8 @@ def system_prompt(rubric: str, examples: Sequence[Mapping[str, Any]] = ()) -> st
     if not examples:
         return text
     shown = "".join(
-        EXAMPLE_TEMPLATE.format(number=n, verdict=e.get("verdict", ""), conversation=e.get("conversation", ""),
+        EXAMPLE_TEMPLATE.format(number=n, verdict=e.get("verdict", ""),
+                                conversation=e.get("conversation", ""),
                                 reason=f" ({e['reason']})" if e.get("reason") else "")
         for n, e in enumerate(examples, 1)
     )
@@ -521,7 +524,8 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
 
     cache = ctx.cache if ctx is not None else None
     if cache is None:
-        return _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped, errored)
+        return _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped,
+                          errored)
     key = _cache_key(model, messages, votes)
     # Samples of a run are judged concurrently: the first caller of a key asks the judge while the
     # others wait for its verdict, so identical calls are made once (dict.setdefault is atomic).
@@ -533,13 +537,15 @@ def _evaluate(config: Mapping[str, Any], evidence: Evidence, ctx: Context | None
             details["judge"]["cached"] = True
             return Verdict(verdict.outcome, verdict.expected, verdict.actual, verdict.explanation,
                            verdict.evidence, details)
-        verdict = _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped, errored)
+        verdict = _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped,
+                             errored)
         if verdict.outcome in (Outcome.PASS, Outcome.FAIL):
             cache[key] = verdict.as_dict()
         return verdict
 
 
-def _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped, errored) -> Verdict:
+def _judge_now(judge, model, messages, votes, fitted, expected, shown_tools, base, skipped,
+               errored) -> Verdict:
     """Ask the judge `votes` times and turn the answers into a verdict (no caching here)."""
     tally = _Tally()
 
@@ -599,8 +605,8 @@ KIND = register(Kind(
                   help="Advanced: ask the judge 1, 3 or 5 times and take the majority; the split (e.g. 2/3) "
                        "is shown in the explanation. Each vote costs a call."),
         FieldSpec("examples", "Labelled examples", "list",
-                  help=f"Optional: up to {MAX_EXAMPLES} conversations with the verdict people gave them, shown "
-                       "to the judge after the criteria. Promote them from the review queue's labels."),
+                  help=f"Optional: up to {MAX_EXAMPLES} conversations with the verdict people gave them, "
+                       "shown to the judge after the criteria. Promote them from the review queue's labels."),
     ),
     needs=frozenset({"output", "messages", "tool_calls"}),
     json_schema=object_schema(
@@ -620,7 +626,8 @@ KIND = register(Kind(
                                "promotes them from human labels. Empty or missing: none.",
                 "items": object_schema({
                     "conversation": {"type": "string", "minLength": 1, "maxLength": EXAMPLE_CHARS,
-                                     "description": "What the judge saw (the conversation and final output)."},
+                                     "description": "What the judge saw "
+                                                    "(the conversation and final output)."},
                     "verdict": {"type": "string", "enum": ["pass", "fail"],
                                 "description": "The people's verdict."},
                     "reason": {"type": "string", "maxLength": REASON_CHARS, "description": "Why (optional)."},

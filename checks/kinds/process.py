@@ -79,8 +79,8 @@ KIND = ProcessKind(
         "type": "object",
         "minProperties": 1,
         "maxProperties": 1,
-        "description": "One process check (revealed, knows, told, decided, message, never, before, within) in "
-        "its scene form; people, facts and refs are validated against each scene of the test.",
+        "description": "One process check (revealed, knows, told, decided, message, never, before, within) "
+        "in its scene form; people, facts and refs are validated against each scene of the test.",
     },
     evaluator=_evaluate,
 )

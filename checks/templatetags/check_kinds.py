@@ -1,4 +1,5 @@
-"""`{{ check.kind|kind_label }}`: a check kind's human label ("Tool usage" for tool_usage), as the forms show it."""
+"""`{{ check.kind|kind_label }}`: a check kind's human label ("Tool usage" for tool_usage), as the forms
+show it."""
 
 from django import template
 

@@ -12,6 +12,7 @@ older than the sources, under a lock so parallel pytest processes do not build o
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -166,20 +167,14 @@ class ExampleServer:
     def kill(self) -> None:
         if self.proc.poll() is not None:
             return  # reaped: its group id may belong to someone else by now; the examples fork nothing
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.stderr_path.unlink()
-        except OSError:
-            pass
 
     def __enter__(self) -> ExampleServer:
         return self

@@ -161,7 +161,7 @@ def test_every_admin_list_works_and_shows_staff_nothing_of_another_team(
 ):
     from django.contrib import admin
 
-    for model, model_admin in admin.site._registry.items():
+    for model in admin.site._registry:
         url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
         assert root_client_for_lists.get(url).status_code == 200, url
         response = staff_client.get(url)
@@ -209,7 +209,9 @@ def test_staff_acts_as_themselves_in_their_own_team(staff_client, staff, other_t
     from agents.services import create_agent
 
     theirs = create_agent(team=other_team, by=staff, name="Globex bot", endpoint_url="http://127.0.0.1:9/")
-    response = staff_client.post("/admin/agents/agent/", {"action": "archive", "_selected_action": [theirs.pk]})
+    response = staff_client.post(
+        "/admin/agents/agent/", {"action": "archive", "_selected_action": [theirs.pk]}
+    )
     assert response.status_code == 302
     assert Agent.objects.get(pk=theirs.pk).archived_at is not None
 
@@ -253,7 +255,8 @@ def test_admin_monitor_refuses_a_rate_over_100(root_client, agent):
     from monitors.models import Monitor
 
     response = root_client.post(
-        "/admin/monitors/monitor/add/", {"agent": agent.pk, "name": "Live", "sample_rate": "250", "active": "on"}
+        "/admin/monitors/monitor/add/",
+        {"agent": agent.pk, "name": "Live", "sample_rate": "250", "active": "on"},
     )
     assert response.status_code == 200
     assert "between 0 and 100" in response.content.decode()
@@ -269,7 +272,11 @@ def test_admin_monitor_is_created_by_the_service(root_client, agent, populated, 
     )
     assert response.status_code == 302
     monitor = Monitor.objects.get()
-    assert (monitor.name, str(monitor.sample_rate), list(monitor.checks.all())) == ("Live", "12.50", [populated])
+    assert (monitor.name, str(monitor.sample_rate), list(monitor.checks.all())) == (
+        "Live",
+        "12.50",
+        [populated],
+    )
 
 
 def test_admin_test_set_cannot_move_to_another_agent_and_archives_through_the_action(

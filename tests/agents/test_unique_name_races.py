@@ -40,32 +40,37 @@ def test_create_agent_race_on_name_is_a_field_error(team, admin_user):
     def duplicate(a):
         return Agent(team=a.team, name=a.name, endpoint_url=a.endpoint_url)
 
-    with concurrent_insert(Agent, duplicate) as fired:
-        with pytest.raises(ValidationFailed) as exc:
-            create_agent(team=team, by=admin_user, name="Bot", endpoint_url="http://127.0.0.1:9/")
+    with concurrent_insert(Agent, duplicate) as fired, pytest.raises(ValidationFailed) as exc:
+        create_agent(team=team, by=admin_user, name="Bot", endpoint_url="http://127.0.0.1:9/")
     assert fired
     assert "already has an agent called 'Bot'" in exc.value.errors["name"]
 
 
 def test_update_agent_race_on_name_is_a_clear_field_error(team, admin_user, agent):
-    with concurrent_insert(Agent, lambda a: Agent(team=a.team, name="Renamed", endpoint_url=a.endpoint_url)):
-        with pytest.raises(ValidationFailed) as exc:
-            update_agent(agent=agent, by=admin_user, name="Renamed")
+    with (
+        concurrent_insert(Agent, lambda a: Agent(team=a.team, name="Renamed", endpoint_url=a.endpoint_url)),
+        pytest.raises(ValidationFailed) as exc,
+    ):
+        update_agent(agent=agent, by=admin_user, name="Renamed")
     assert exc.value.errors["name"] == "this team already has an agent called 'Renamed'"
     assert Agent.objects.get(pk=agent.pk).name == "Support bot"
 
 
 def test_create_test_set_race_on_name_is_a_field_error(agent, member):
-    with concurrent_insert(TestSet, lambda t: TestSet(agent=t.agent, name=t.name)) as fired:
-        with pytest.raises(ValidationFailed) as exc:
-            check_services.create_test_set(agent=agent, by=member, name="Orders")
+    with (
+        concurrent_insert(TestSet, lambda t: TestSet(agent=t.agent, name=t.name)) as fired,
+        pytest.raises(ValidationFailed) as exc,
+    ):
+        check_services.create_test_set(agent=agent, by=member, name="Orders")
     assert fired
     assert "already has a test set called 'Orders'" in exc.value.errors["name"]
 
 
 def test_update_test_set_race_on_name_is_a_field_error(agent, member, test_set):
-    with concurrent_insert(TestSet, lambda t: TestSet(agent=t.agent, name="Refunds")):
-        with pytest.raises(ValidationFailed) as exc:
-            check_services.update_test_set(test_set=test_set, by=member, name="Refunds")
+    with (
+        concurrent_insert(TestSet, lambda t: TestSet(agent=t.agent, name="Refunds")),
+        pytest.raises(ValidationFailed) as exc,
+    ):
+        check_services.update_test_set(test_set=test_set, by=member, name="Refunds")
     assert "already has a test set called 'Refunds'" in exc.value.errors["name"]
     assert TestSet.objects.get(pk=test_set.pk).name == "Orders"

@@ -77,4 +77,6 @@ def test_the_schema_documents_the_sample_world(django_db_blocker):
     operation = schema["paths"]["/api/v1/runs/{id}/samples/{sample_id}/world/"]["get"]
     assert "world.json" in operation["description"]
     body = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
-    assert {"trace", "events", "final_state", "truncated"} <= set(schema["components"]["schemas"][body]["properties"])
+    assert {"trace", "events", "final_state", "truncated"} <= set(
+        schema["components"]["schemas"][body]["properties"]
+    )

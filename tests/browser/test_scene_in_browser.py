@@ -51,7 +51,9 @@ def test_paste_a_scene_fix_it_run_it_and_read_the_trace(
         page.locator("#id_source").fill(GOOD)
         expect(page.locator("#scene-problems")).to_contain_text("The scene is valid: 2 checks, tools slack.")
         page.get_by_role("button", name="Add to library and attach").click()
-        expect(page.locator("#scene-notice")).to_contain_text("Scene export-question is in Support bot's library")
+        expect(page.locator("#scene-notice")).to_contain_text(
+            "Scene export-question is in Support bot's library"
+        )
         expect(page.get_by_label("export-question")).to_be_checked()
         expect(page.locator("#id_source")).to_have_value("")
         shot("scene")
@@ -85,7 +87,9 @@ def test_paste_a_scene_fix_it_run_it_and_read_the_trace(
         shot("scene-run")
 
 
-def test_upload_a_scene_file_in_the_builder(page: Page, live_server, log_in, team, admin_user, member, tmp_path):
+def test_upload_a_scene_file_in_the_builder(
+    page: Page, live_server, log_in, team, admin_user, member, tmp_path
+):
     from tests import factories
 
     agent = factories.agent(team, admin_user, name="Support bot")

@@ -261,7 +261,9 @@ def test_check_page_links_to_the_runs_that_used_it(login, member, order_test, or
 
     run = launch_run(test=order_test, by=member)
     check = order_test.current_version.attached_checks.first().library_check
-    unused = create_check(agent=check.agent, by=member, name="Spare", kind="text_includes", config={"text": "x"})
+    unused = create_check(
+        agent=check.agent, by=member, name="Spare", kind="text_includes", config={"text": "x"}
+    )
     client = login(member)
     html = client.get(check.get_absolute_url()).content.decode()
     assert "Recent runs using it" in html
@@ -351,7 +353,7 @@ def test_check_list_sorts_within_each_kind_and_searches_by_name(login, member, a
     # The counts follow the search; the filter links and sort links keep it.
     assert 'data-filter="all">All<span class="count">1</span>' in html
     assert 'data-filter="in_tests">In tests<span class="count">1</span>' in html
-    assert 'href="/checks/agents/%d/?q=Et&amp;sort=-name&amp;used=unused"' % agent.pk in html
+    assert f'href="/checks/agents/{agent.pk}/?q=Et&amp;sort=-name&amp;used=unused"' in html
     assert 'aria-sort="descending"><a class="sort" href="?q=Et&amp;sort=name"' in html
     assert 'name="q" id="check-q" value="Et"' in html and "Clear search" in html
     assert "No check named like “zzz”." in client.get(url, {"q": "zzz"}).content.decode()

@@ -18,7 +18,12 @@ def check(agent, member):
 def test_create_check_makes_version_one(check):
     assert check.version == 1
     v1 = check.current_version
-    assert (v1.number, v1.name, v1.kind, v1.config["text"]) == (1, "Mentions order", "text_includes", "EC-1042")
+    assert (v1.number, v1.name, v1.kind, v1.config["text"]) == (
+        1,
+        "Mentions order",
+        "text_includes",
+        "EC-1042",
+    )
 
 
 def test_edit_check_makes_version_two_and_keeps_version_one(check, member):
@@ -73,7 +78,11 @@ def test_edit_test_makes_new_version_and_keeps_old(test_set, member, check):
         ({"scenarios": [f"q{i}" for i in range(11)]}, "scenarios", "over the limit of 10"),
         ({"scenarios": []}, "scenarios", "at least one"),
         ({"samples_per_scenario": 11}, "samples_per_scenario", "over the limit of 10 samples per run"),
-        ({"scenarios": ["a", "b", "c"], "samples_per_scenario": 4}, "samples_per_scenario", "3 scenarios × 4"),
+        (
+            {"scenarios": ["a", "b", "c"], "samples_per_scenario": 4},
+            "samples_per_scenario",
+            "3 scenarios × 4",
+        ),
         ({"samples_per_scenario": 0}, "samples_per_scenario", "at least 1"),
         ({"samples_per_scenario": 2, "min_valid_per_scenario": 3}, "min_valid_per_scenario", "between 1 and"),
         ({"min_valid_per_scenario": 0}, "min_valid_per_scenario", "between 1 and"),
@@ -82,7 +91,11 @@ def test_edit_test_makes_new_version_and_keeps_old(test_set, member, check):
         ({"required_pass_rate": "abc"}, "required_pass_rate", "whole number"),
         ({"name": ""}, "name", "needs a name"),
         ({"scenarios": [{"input": ""}]}, "scenarios.0.input", "needs an input"),
-        ({"scenarios": [{"messages": [{"role": "bot", "content": "x"}]}]}, "scenarios.0.messages.0.role", "role"),
+        (
+            {"scenarios": [{"messages": [{"role": "bot", "content": "x"}]}]},
+            "scenarios.0.messages.0.role",
+            "role",
+        ),
     ],
 )
 def test_limits_are_rejected_naming_the_field(test_set, member, changes, field, message):
@@ -95,7 +108,9 @@ def test_limits_are_rejected_naming_the_field(test_set, member, changes, field, 
 
 def test_too_many_checks_rejected(test_set, member, agent):
     checks = [
-        services.create_check(agent=agent, by=member, name=f"c{i}", kind="text_includes", config={"text": str(i)})
+        services.create_check(
+            agent=agent, by=member, name=f"c{i}", kind="text_includes", config={"text": str(i)}
+        )
         for i in range(11)
     ]
     with pytest.raises(ValidationFailed) as exc:

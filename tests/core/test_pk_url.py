@@ -7,7 +7,13 @@ from django.urls import NoReverseMatch, clear_script_prefix, reverse, set_script
 
 from core.urls import pk_url, pk_url_former
 
-NAMES = ["agents:agent-detail", "checks:check-detail", "checks:test-detail", "runs:run-detail", "reviews:queue-detail"]
+NAMES = [
+    "agents:agent-detail",
+    "checks:check-detail",
+    "checks:test-detail",
+    "runs:run-detail",
+    "reviews:queue-detail",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)

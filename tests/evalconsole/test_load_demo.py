@@ -82,7 +82,9 @@ EDITS = {
     "archive a demo test": lambda: checks.archive_test(
         test=Test.objects.get(name="Refund requests"), by=_admin()),
     "archive the demo test set": lambda: checks.archive_test_set(test_set=_first_test_set(), by=_admin()),
-    "archive the demo scene": lambda: worlds.archive_scene(scene=Scene.objects.get(name="support-export"), by=_admin()),
+    "archive the demo scene": lambda: worlds.archive_scene(
+        scene=Scene.objects.get(name="support-export"), by=_admin()
+    ),
     "rename the demo agent": lambda: agents.update_agent(
         agent=Agent.objects.get(), by=_admin(), name="Support agent (staging)"),
     "point the demo agent elsewhere": lambda: agents.update_agent(
@@ -161,7 +163,9 @@ def test_a_team_with_scenes_of_its_own_gets_no_new_demo_scene(monkeypatch):
     _load_before_the_incident_scene(monkeypatch)
     agent = Agent.objects.get()
     text = Scene.objects.get(name="support-export").current_version.source
-    worlds.create_scene(agent=agent, by=_admin(), source=text.replace("scene: support-export\n", "scene: ours\n", 1))
+    worlds.create_scene(
+        agent=agent, by=_admin(), source=text.replace("scene: support-export\n", "scene: ours\n", 1)
+    )
     edited = _state()
     assert "Added the demo scenes" not in _load()
     assert _state() == edited

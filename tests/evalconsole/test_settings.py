@@ -38,7 +38,11 @@ def test_env_helpers_reject_bad_values(monkeypatch):
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    }
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
                           capture_output=True, text=True, timeout=120)
 

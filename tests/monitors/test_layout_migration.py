@@ -33,7 +33,9 @@ def _seed(apps):
     user = User.objects.create(username="old-timer")
     team = Team.objects.create(name="Acme", slug="acme", judge_monthly_token_budget=1234)
     apps.get_model("agents", "Membership").objects.create(team=team, user=user, role="admin")
-    apps.get_model("evalconsole", "ApiToken").objects.create(user=user, name="ci", key_id="k1", digest="d" * 64)
+    apps.get_model("evalconsole", "ApiToken").objects.create(
+        user=user, name="ci", key_id="k1", digest="d" * 64
+    )
     apps.get_model("evalconsole", "JudgeUsage").objects.create(team=team, month="2026-11-01", tokens_in=7)
     agent = apps.get_model("agents", "Agent").objects.create(team=team, name="bot", endpoint_url="http://a/")
     check = apps.get_model("checks", "Check").objects.create(agent=agent, name="polite", kind="text_includes")
@@ -42,7 +44,10 @@ def _seed(apps):
     )
     tasks = [
         apps.get_model("agents", "Task").objects.create(
-            agent=agent, external_id=f"t{i}", output=f"out {i}", completed_at="2026-11-0%dT10:00:00Z" % (i + 1),
+            agent=agent,
+            external_id=f"t{i}",
+            output=f"out {i}",
+            completed_at=f"2026-11-0{i + 1}T10:00:00Z",
             sampled=True,
         )
         for i in range(3)
@@ -56,7 +61,12 @@ def _seed(apps):
     for task in tasks:
         Result.objects.create(check_version=version, task=task, monitor=monitor, outcome="pass")
     Result.objects.create(check_version=version, task=tasks[0], evaluation=evaluation, outcome="fail")
-    return {"team": team.pk, "monitor": monitor.pk, "evaluation": evaluation.pk, "tasks": [t.pk for t in tasks]}
+    return {
+        "team": team.pk,
+        "monitor": monitor.pk,
+        "evaluation": evaluation.pk,
+        "tasks": [t.pk for t in tasks],
+    }
 
 
 @pytest.mark.django_db(transaction=True)

@@ -62,7 +62,8 @@ def judged_run(test, check, outcomes, *, conversation: str = "answer"):
                             {"role": "system", "content": "You are an impartial evaluator."},
                             {
                                 "role": "user",
-                                "content": f"Conversation (oldest first):\nuser: question {sample.sample_index}"
+                                "content": "Conversation (oldest first):\n"
+                                f"user: question {sample.sample_index}"
                                 f"\n\nFinal output of the agent:\n<<<\n{sample.output}\n>>>",
                             },
                         ]

@@ -75,7 +75,9 @@ def test_a_429_retried_inside_the_call_still_shrinks_the_window(make_test, membe
 
 
 def test_metadata_address_is_refused_with_the_reason(member, team, admin_user):
-    agent = factories.agent(team, admin_user, name="Metadata", endpoint_url="http://127.0.0.1:9/latest/", retries=2)
+    agent = factories.agent(
+        team, admin_user, name="Metadata", endpoint_url="http://127.0.0.1:9/latest/", retries=2
+    )
     # Saving refuses this URL now; one stored before that (or a name resolving there) is refused here.
     Agent.objects.filter(pk=agent.pk).update(endpoint_url="http://169.254.169.254/latest/")
     check = factories.check(agent, member, config={"text": "x"})

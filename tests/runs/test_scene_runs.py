@@ -120,7 +120,10 @@ def test_the_run_page_shows_each_samples_world_with_evidence_linked_to_its_trace
     client.force_login(member)
     html = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'data-check="answered" data-outcome="passed"' in html
-    assert "judged by its scene's own checks" in html and "samples pass unless the agent call fails" not in html
+    assert (
+        "judged by its scene's own checks" in html
+        and "samples pass unless the agent call fails" not in html
+    )
     assert "No library checks attached: the scene checks above judge this sample." in html
     assert "No check results." not in html, "a sample its scene judged does not say it has no results"
     assert f'href="#s{sample.pk}-seq-3" class="evidence">call 3</a>' in html

@@ -26,6 +26,7 @@ Usage reported: ``usage_in``/``usage_out`` when set, else about len(body)/4 and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -150,10 +151,8 @@ class FakeOpenAI:
             self.modes_used.append(mode)
         if mode == "hang":
             self._stop.wait(self.hang_s)
-            try:
+            with contextlib.suppress(OSError):
                 self._send(handler, 504, {"error": {"message": "too late"}})
-            except OSError:
-                pass
             return
         if mode == "429":
             self._send(handler, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}},

@@ -23,7 +23,10 @@ def slack_post(engine, text: str, channel: str = "slack_support") -> Request:
         "POST",
         "/api/chat.postMessage",
         "",
-        {"Authorization": f"Bearer {engine.credentials['slack']['token']}", "Content-Type": "application/json"},
+        {
+            "Authorization": f"Bearer {engine.credentials['slack']['token']}",
+            "Content-Type": "application/json",
+        },
         json.dumps({"channel": engine.ids[channel], "text": text}).encode(),
     )
 

@@ -14,7 +14,9 @@ from core.errors import PermissionDenied
 
 def test_viewer_cannot_write(agent, viewer, test_set):
     with pytest.raises(PermissionDenied):
-        check_services.create_check(agent=agent, by=viewer, name="x", kind="text_includes", config={"text": "a"})
+        check_services.create_check(
+            agent=agent, by=viewer, name="x", kind="text_includes", config={"text": "a"}
+        )
     with pytest.raises(PermissionDenied):
         check_services.create_test_set(agent=agent, by=viewer, name="x")
     with pytest.raises(PermissionDenied):
@@ -33,7 +35,9 @@ def test_outsider_sees_nothing_of_another_team(agent, member, outsider):
     assert not Check.objects.visible_to(outsider).filter(pk=check.pk).exists()
     assert Check.objects.visible_to(member).filter(pk=check.pk).exists()
     with pytest.raises(PermissionDenied):
-        check_services.create_check(agent=agent, by=outsider, name="y", kind="text_includes", config={"text": "a"})
+        check_services.create_check(
+            agent=agent, by=outsider, name="y", kind="text_includes", config={"text": "a"}
+        )
 
 
 def test_agent_headers_are_encrypted_at_rest(team, admin_user):

@@ -83,7 +83,8 @@ def good_run(agent: Agent) -> None:
     agent.wait()  # Laura answers both questions in her thread
     agent.post(
         "slack_eng",
-        "Ben: a customer on acme-eu-2 has no CSV exports; the beta flag is on. What's the cause, and is there a workaround?",
+        "Ben: a customer on acme-eu-2 has no CSV exports; the beta flag is on. "
+        "What's the cause, and is there a workaround?",
     )
     agent.wait()  # Ben reveals both facts, and decides to fix it now (he knows the flag is on)
     agent.dm(
@@ -248,9 +249,11 @@ def test_a_label_before_the_decision_fails_before_and_an_answer_after_the_limit_
 def test_a_fact_volunteered_unasked_is_known_but_not_revealed_and_relaying_counts_for_knows():
     text = SCENE.replace(
         "checks:\n",
-        "world_rules:\n  faults:\n    - id: fyi\n      at: 30s\n      effects: { slack.message: { channel: $slack_support, "
+        "world_rules:\n  faults:\n    - id: fyi\n      at: 30s\n"
+        "      effects: { slack.message: { channel: $slack_support, "
         'from: $slack_ben, text: "FYI exports v2 drops jobs for beta workspaces." } }\n'
-        "checks:\n  - { id: ben_revealed, revealed: [ben.root_cause] }\n  - { id: laura_knows, knows: [laura, ben.root_cause] }\n",
+        "checks:\n  - { id: ben_revealed, revealed: [ben.root_cause] }\n"
+        "  - { id: laura_knows, knows: [laura, ben.root_cause] }\n",
         1,
     )
     built, agent = world(text)
@@ -440,7 +443,8 @@ def test_scene_explain_prints_the_timeline_with_whom_each_message_reached(tmp_pa
 
 VOICED = SCENE.replace(
     "  laura:\n    slack: $slack_laura\n",
-    '  laura:\n    slack: $slack_laura\n    voice: llm\n    persona: "A busy data analyst; short, friendly."\n',
+    "  laura:\n    slack: $slack_laura\n    voice: llm\n"
+    '    persona: "A busy data analyst; short, friendly."\n',
     1,
 )
 
@@ -511,8 +515,10 @@ def test_without_a_judge_or_when_the_model_fails_a_voiced_person_says_the_canoni
 # -- the world predicates as milestones --------------------------------------------------------------
 
 LABELED = SCENE.replace(
-    "github_issue_13: { repo: $github_orders, number: 13, title: \"Exports slow\", author: $gh_ben, body: \"Since Monday.\" }",
-    "github_issue_13: { repo: $github_orders, number: 13, title: \"Exports slow\", author: $gh_ben, body: \"Since Monday.\",\n"
+    "github_issue_13: { repo: $github_orders, number: 13, title: \"Exports slow\", author: $gh_ben, "
+    "body: \"Since Monday.\" }",
+    "github_issue_13: { repo: $github_orders, number: 13, title: \"Exports slow\", author: $gh_ben, "
+    "body: \"Since Monday.\",\n"
     "                         labels: [perf] }",
 )
 
@@ -534,7 +540,10 @@ def test_issue_labeled_counts_labels_given_at_creation_later_or_in_the_seed():
     assert at(["p1"]) == "09:03", "a label added later"
     assert at(["perf"]) == "09:00", "a seed label holds from the start"
     assert at(["bug", "p1"]) is None, "every label on one issue"
-    order = [{"issue_labeled": {"repo": "github_orders", "labels": ["bug"]}}, {"called": "POST /repos/*/issues/*/labels"}]
+    order = [
+        {"issue_labeled": {"repo": "github_orders", "labels": ["bug"]}},
+        {"called": "POST /repos/*/issues/*/labels"},
+    ]
     assert evaluate_process(built, "before", order).passed
     assert not evaluate_process(built, "before", order[::-1]).passed
 

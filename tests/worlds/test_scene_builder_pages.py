@@ -95,7 +95,10 @@ def test_scene_mode_lists_the_library_scenes_with_their_versions(login, member, 
     assert '<div class="scene-pick" data-scene="slack-question">' in html
     assert 'id="id_source"' in html and f'hx-post="/scenes/agents/{agent.pk}/validate/"' in html
     plain = login(member).get(url(test_set)).content.decode()
-    assert 'id="id_mode_scenarios" checked' in plain and 'id="builder-scenes" aria-describedby="scenes-help" hidden' in plain
+    assert (
+        'id="id_mode_scenarios" checked' in plain
+        and 'id="builder-scenes" aria-describedby="scenes-help" hidden' in plain
+    )
 
 
 def test_a_member_picks_a_library_scene_and_saves_a_scene_test(login, member, agent, test_set):
@@ -116,7 +119,10 @@ def test_a_member_picks_a_library_scene_and_saves_a_scene_test(login, member, ag
 def test_no_scene_is_an_error_on_the_scene_picker_and_nothing_is_saved(login, member, test_set):
     answer = login(member).post(url(test_set), form(name=""))
     html = answer.content.decode()
-    assert '<ul class="errorlist" id="id_scenes_error" role="alert"><li>pick a library scene, or paste or upload a scene file</li></ul>' in html
+    assert (
+        '<ul class="errorlist" id="id_scenes_error" role="alert">'
+        "<li>pick a library scene, or paste or upload a scene file</li></ul>" in html
+    )
     assert 'id="id_name_error"' in html, "every problem at once"
     assert 'id="id_mode_scenes" checked' in html
     assert not Test.objects.exists()
@@ -129,7 +135,10 @@ def test_a_pasted_scene_shows_its_problems_on_their_lines_and_is_not_saved(login
     answer = client.post(url(test_set), form(_action="scene:add", source=BAD), **HTMX)
     html = answer.content.decode()
     assert html.lstrip().startswith('<div id="builder">')
-    assert '<ul class="errorlist" id="id_source_error" role="alert"><li>2 problems in the scene (see its lines)</li></ul>' in html
+    assert (
+        '<ul class="errorlist" id="id_source_error" role="alert">'
+        "<li>2 problems in the scene (see its lines)</li></ul>" in html
+    )
     assert '<li id="L9" class="bad">' in html and '<li id="L10" class="bad">' in html
     assert "scene.yaml:9: checks[0].state.slack.message.channel: unknown ref $slak_support" in html
     assert "checks[0].colour" in html
@@ -148,7 +157,9 @@ def test_a_pasted_scene_is_saved_to_the_library_and_attached(login, member, agen
     assert (scene.name, scene.version, scene.agent_id) == ("slack-question", 1, agent.pk)
     assert "Scene slack-question is in Support bot&#x27;s library (version 1) and attached." in html
     assert f'id="id_scene_{scene.pk}" checked' in html
-    assert '<textarea name="source" id="id_source"' in html and "slack_support" not in html.split('id="id_source"')[1].split("</textarea>")[0]
+    assert '<textarea name="source" id="id_source"' in html and (
+        "slack_support" not in html.split('id="id_source"')[1].split("</textarea>")[0]
+    )
     saved = client.post(url(test_set), form(scenes=[str(scene.pk)]))
     assert saved.status_code == 302
     assert [s.pk for s in services.scenes_of(Test.objects.get().current_version)] == [scene.pk]
@@ -162,13 +173,18 @@ def test_a_file_left_in_the_box_is_saved_with_the_test(login, member, agent, tes
     assert [s.name for s in services.scenes_of(test.current_version)] == ["crm-lookup", "slack-question"]
 
 
-def test_a_pasted_scene_named_like_another_library_scene_is_an_error_naming_it(login, member, agent, test_set):
+def test_a_pasted_scene_named_like_another_library_scene_is_an_error_naming_it(
+    login, member, agent, test_set
+):
     existing = services.create_scene(agent=agent, by=member, source=SLACK)
     client = login(member)
     html = client.post(
         url(test_set), form(_action="scene:add", source=SLACK.replace("Answer", "Reply to")), **HTMX
     ).content.decode()
-    assert "Support bot&#x27;s library already has a scene called &#x27;slack-question&#x27; (version 1)" in html
+    assert (
+        "Support bot&#x27;s library already has a scene called &#x27;slack-question&#x27; (version 1)"
+        in html
+    )
     assert Scene.objects.count() == 1
     same = client.post(url(test_set), form(_action="scene:add", source=SLACK), **HTMX).content.decode()
     assert f'id="id_scene_{existing.pk}" checked' in same, "the same file is the library's scene"
@@ -186,16 +202,23 @@ def test_ids_that_are_no_scene_are_errors_never_a_crash(login, member, test_set)
 
 def test_attaching_an_empty_box_names_the_field(login, member, test_set):
     html = login(member).post(url(test_set), form(_action="scene:add", source="  "), **HTMX).content.decode()
-    assert '<ul class="errorlist" id="id_source_error" role="alert"><li>paste a scene or upload a file first</li></ul>' in html
+    assert (
+        '<ul class="errorlist" id="id_source_error" role="alert">'
+        "<li>paste a scene or upload a file first</li></ul>" in html
+    )
     assert not Scene.objects.exists()
 
 
-def test_an_archived_or_foreign_scene_is_an_error_on_the_picker(login, member, admin_user, agent, test_set, outsider, other_team):
+def test_an_archived_or_foreign_scene_is_an_error_on_the_picker(
+    login, member, admin_user, agent, test_set, outsider, other_team
+):
     archived = services.create_scene(agent=agent, by=member, source=GOOD)
     services.archive_scene(scene=archived, by=admin_user)
     foreign_agent = factories.agent(other_team, outsider, name="Theirs")
     foreign = services.create_scene(agent=foreign_agent, by=outsider, source=SLACK)
-    html = login(member).post(url(test_set), form(scenes=[str(archived.pk), str(foreign.pk)])).content.decode()
+    html = (
+        login(member).post(url(test_set), form(scenes=[str(archived.pk), str(foreign.pk)])).content.decode()
+    )
     errors = html.split('id="id_scenes_error"')[1].split("</ul>")[0]
     assert "scene &#x27;crm-lookup&#x27; is archived; restore it first" in errors
     assert f"scene {foreign.pk} is not in Support bot&#x27;s library" in errors
@@ -206,7 +229,9 @@ def test_an_archived_or_foreign_scene_is_an_error_on_the_picker(login, member, a
 
 def test_an_uploaded_scene_file_is_saved_and_attached(login, member, agent, test_set):
     upload = SimpleUploadedFile("q.yaml", SLACK.encode(), content_type="text/yaml")
-    html = login(member).post(url(test_set), form(_action="scene:add", upload=upload), **HTMX).content.decode()
+    html = (
+        login(member).post(url(test_set), form(_action="scene:add", upload=upload), **HTMX).content.decode()
+    )
     scene = Scene.objects.get()
     assert f'id="id_scene_{scene.pk}" checked' in html
 
@@ -214,11 +239,16 @@ def test_an_uploaded_scene_file_is_saved_and_attached(login, member, agent, test
 def test_an_upload_that_is_not_text_is_an_error_on_its_field(login, member, test_set):
     upload = SimpleUploadedFile("x.yaml", b"\xff\xfe\x00bad", content_type="text/yaml")
     html = login(member).post(url(test_set), form(upload=upload)).content.decode()
-    assert '<ul class="errorlist" id="id_upload_error" role="alert"><li>the file is not UTF-8 text</li></ul>' in html
+    assert (
+        '<ul class="errorlist" id="id_upload_error" role="alert">'
+        "<li>the file is not UTF-8 text</li></ul>" in html
+    )
     assert not Scene.objects.exists() and not Test.objects.exists()
 
 
-def test_a_library_state_check_that_does_not_fit_a_scene_is_an_error_on_its_row(login, member, agent, test_set):
+def test_a_library_state_check_that_does_not_fit_a_scene_is_an_error_on_its_row(
+    login, member, agent, test_set
+):
     scene = services.create_scene(agent=agent, by=member, source=SLACK)
     misfit = factories.check(
         agent, member, kind="state", config={"slack.message": {"channel": "$slack_eng"}}, name="Posts in eng"
@@ -251,8 +281,8 @@ def test_editing_a_scene_test_in_the_builder_saves_a_new_version(login, member, 
     assert 'id="id_mode_scenes" checked disabled' in page and "keeps the kind it was made with" in page
     saved = client.post(
         f"/checks/tests/{test.pk}/edit/",
-        form(name="Lookup", mode="scenarios", scenes=[str(first.pk), str(second.pk)], samples_per_scenario="1",
-             min_valid_per_scenario="1"),
+        form(name="Lookup", mode="scenarios", scenes=[str(first.pk), str(second.pk)],
+             samples_per_scenario="1", min_valid_per_scenario="1"),
     )
     assert saved.status_code == 302
     test.refresh_from_db()
@@ -261,7 +291,9 @@ def test_editing_a_scene_test_in_the_builder_saves_a_new_version(login, member, 
     assert "saved as version 2; it plays 2 scenes." in client.get(saved["Location"]).content.decode()
 
 
-def test_saving_an_unchanged_scene_test_keeps_its_scene_order_and_makes_no_version(login, member, agent, test_set):
+def test_saving_an_unchanged_scene_test_keeps_its_scene_order_and_makes_no_version(
+    login, member, agent, test_set
+):
     first = services.create_scene(agent=agent, by=member, source=GOOD)  # crm-lookup
     second = services.create_scene(agent=agent, by=member, source=SLACK)  # slack-question
     test = services.create_scene_test(
@@ -273,7 +305,12 @@ def test_saving_an_unchanged_scene_test_keeps_its_scene_order_and_makes_no_versi
     assert posted == [second.pk, first.pk], "the test's order, not the library's"
     saved = client.post(
         f"/checks/tests/{test.pk}/edit/",
-        form(name="Both", scenes=[str(pk) for pk in posted], samples_per_scenario="1", min_valid_per_scenario="1"),
+        form(
+            name="Both",
+            scenes=[str(pk) for pk in posted],
+            samples_per_scenario="1",
+            min_valid_per_scenario="1",
+        ),
     )
     assert saved.status_code == 302
     test.refresh_from_db()

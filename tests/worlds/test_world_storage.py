@@ -61,7 +61,11 @@ def test_a_kept_world_is_not_used_once_another_process_advanced_the_row(world):
     assert stale.calls == 1
     services.call_world(row.id, "slack", slack_post(engine, "from process A again"))
     loaded = services.load_world(row.id)
-    assert [e.request["text"] for e in loaded.trace] == ["from process A", "from process B", "from process A again"]
+    assert [e.request["text"] for e in loaded.trace] == [
+        "from process A",
+        "from process B",
+        "from process A again",
+    ]
     assert {"from process A", "from process B", "from process A again"} <= _texts(row.id)
     assert services._LIVE[row.id] is not stale
 
@@ -82,7 +86,9 @@ def test_entries_are_appended_and_a_read_rewrites_no_state(world):
         sql = [q["sql"] for q in queries.captured_queries]
         assert not any(s.startswith(("UPDATE", "DELETE")) and "worlds_worldentry" in s for s in sql), sql
         assert not any(s.startswith("UPDATE") and '"seed" = ' in s for s in sql), "the seed is written once"
-        assert not any(s.startswith("UPDATE") and '"ids" = ' in s for s in sql), "unchanged ids are not rewritten"
+        assert not any(s.startswith("UPDATE") and '"ids" = ' in s for s in sql), (
+            "unchanged ids are not rewritten"
+        )
     assert any("worlds_worldtoolstate" in q["sql"] for q in write.captured_queries), "a write stores state"
     assert not any("worlds_worldtoolstate" in q["sql"] for q in read.captured_queries), "a read stores none"
 

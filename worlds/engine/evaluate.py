@@ -194,7 +194,9 @@ class JudgeFailed(Exception):
     """The judge gave no verdict (its model call failed, or it answered no pass or fail)."""
 
 
-def kind_judge(client: Any, *, model: str | None, task: str, settings: Mapping[str, Any], cache=None) -> Judge:
+def kind_judge(
+    client: Any, *, model: str | None, task: str, settings: Mapping[str, Any], cache=None
+) -> Judge:
     """A :data:`Judge` over a judge client (``checks.kinds.judging``: the console's budgeted one, or
     ``checks.judge.OpenAIJudge`` built by the CLI), through the ``ai_judge`` check kind (one vote): the
     rubric, the scene's task as the user's message, and the material as JSON (cut at 60,000
@@ -208,7 +210,9 @@ def kind_judge(client: Any, *, model: str | None, task: str, settings: Mapping[s
             output=f"The agent's calls to the world's tools and the final Slack messages (JSON):\n{text}",
             messages=({"role": "user", "content": task},),
         )
-        config = validate_config("ai_judge", {"prompt": rubric, "votes": 1, **({"model": model} if model else {})})
+        config = validate_config(
+            "ai_judge", {"prompt": rubric, "votes": 1, **({"model": model} if model else {})}
+        )
         verdict = evaluate_kind("ai_judge", config, evidence, ctx)
         if verdict.outcome == Outcome.PASS:
             return True, verdict.explanation

@@ -12,8 +12,8 @@ import hmac
 import inspect
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, Optional, Tuple
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Any, Callable, Optional
 
 from .handler import Handler, _await
 from .protocol import ProtocolError, error_message, to_jsonable
@@ -22,8 +22,8 @@ logger = logging.getLogger("evalconsole_adapter")
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
-HandlerFn = Callable[[Dict[str, Any]], Any]
-Headers = List[Tuple[str, str]]
+HandlerFn = Callable[[dict[str, Any]], Any]
+Headers = list[tuple[str, str]]
 
 _REASONS = {
     200: "OK",
@@ -36,7 +36,7 @@ _REASONS = {
 
 
 class _Reject(Exception):
-    def __init__(self, status: int, body: Dict[str, Any], headers: Optional[Headers] = None) -> None:
+    def __init__(self, status: int, body: dict[str, Any], headers: Optional[Headers] = None) -> None:
         super().__init__(body.get("error"))
         self.status = status
         self.body = body
@@ -50,7 +50,9 @@ def _check_secret(secret: Optional[str]) -> None:
 
 def _precheck(method: str, authorization: Optional[str], secret: Optional[str]) -> None:
     if method.upper() != "POST":
-        raise _Reject(405, {"error": "method not allowed; POST an evalconsole/1 request"}, [("Allow", "POST")])
+        raise _Reject(
+            405, {"error": "method not allowed; POST an evalconsole/1 request"}, [("Allow", "POST")]
+        )
     if secret is not None:
         given = (authorization or "").strip()
         scheme, _, token = given.partition(" ")
@@ -69,20 +71,20 @@ def _too_large(limit: int) -> _Reject:
     return _Reject(413, {"error": f"request body exceeds {limit} bytes"})
 
 
-def _finish(reply: Any) -> Tuple[int, Dict[str, Any]]:
+def _finish(reply: Any) -> tuple[int, dict[str, Any]]:
     if not isinstance(reply, Mapping):
         raise TypeError(f"the handler returned {type(reply).__name__}, not a dict")
     return 200, to_jsonable(reply)
 
 
-def _failure(exc: BaseException) -> Tuple[int, Dict[str, Any]]:
+def _failure(exc: BaseException) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, ProtocolError):
         return 400, exc.as_dict()
     logger.error("agent failed", exc_info=exc)
     return 500, {"error": f"agent failed: {error_message(exc)}"}
 
 
-def _encode(status: int, body: Dict[str, Any], extra: Headers) -> Tuple[bytes, Headers]:
+def _encode(status: int, body: dict[str, Any], extra: Headers) -> tuple[bytes, Headers]:
     data = json.dumps(body).encode("utf-8")
     headers = [
         ("Content-Type", "application/json; charset=utf-8"),
@@ -97,11 +99,11 @@ def _encode(status: int, body: Dict[str, Any], extra: Headers) -> Tuple[bytes, H
 
 def wsgi_app(
     handler: HandlerFn, secret: Optional[str] = None, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-) -> Callable[[Dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
+) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """A WSGI app for ``handler`` (from :func:`wrap`, or any ``dict -> dict`` callable)."""
     _check_secret(secret)
 
-    def app(environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         extra: Headers = []
         try:
             _precheck(environ.get("REQUEST_METHOD", "GET"), environ.get("HTTP_AUTHORIZATION"), secret)
@@ -139,8 +141,8 @@ def wsgi_app(
 
 # --------------------------------------------------------------------------- ASGI
 
-Receive = Callable[[], Awaitable[Dict[str, Any]]]
-Send = Callable[[Dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -155,7 +157,7 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 def asgi_app(
     handler: HandlerFn, secret: Optional[str] = None, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-) -> Callable[[Dict[str, Any], Receive, Send], Awaitable[None]]:
+) -> Callable[[dict[str, Any], Receive, Send], Awaitable[None]]:
     """An ASGI 3 app for ``handler``. A :class:`Handler` from :func:`wrap` runs a sync agent in a
     worker thread and an async one on the loop; any other callable runs in a worker thread."""
     _check_secret(secret)
@@ -168,7 +170,7 @@ def asgi_app(
         reply = await asyncio.to_thread(handler, request)
         return await reply if inspect.isawaitable(reply) else reply
 
-    async def app(scope: Dict[str, Any], receive: Receive, send: Send) -> None:
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
@@ -184,7 +186,7 @@ def asgi_app(
             declared = headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > max_body_bytes:
                 raise _too_large(max_body_bytes)
-            chunks: List[bytes] = []
+            chunks: list[bytes] = []
             size = 0
             while True:
                 message = await receive()

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import inspect
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Optional
 
 from .protocol import normalize_tool_calls, parse_request, scenario_messages, to_jsonable
 from .recorder import ToolRecorder
@@ -20,8 +20,8 @@ class Context:
     run: str
     sample: str
     attempt: int
-    scenario: Dict[str, Any]
-    request: Dict[str, Any]
+    scenario: dict[str, Any]
+    request: dict[str, Any]
     recorder: Optional[ToolRecorder]
 
 
@@ -34,7 +34,9 @@ def _run_awaitable(awaitable: Any) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_await(awaitable))
-    raise RuntimeError("the agent is async and an event loop is running here: use `await handler.acall(request)`")
+    raise RuntimeError(
+        "the agent is async and an event loop is running here: use `await handler.acall(request)`"
+    )
 
 
 def _accepts_context(fn: Callable[..., Any]) -> bool:
@@ -46,10 +48,14 @@ def _accepts_context(fn: Callable[..., Any]) -> bool:
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    # Reads the __call__ method, not a callability test (what B004 guards against): an object whose __call__
+    # is async is an async agent.
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004
+    )
 
 
-def build_reply(result: Any, recorded: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+def build_reply(result: Any, recorded: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
     """The reply body for what an agent function returned.
 
     ``str`` → the output; ``(output, tool_calls)`` → both; a dict → its ``output``, ``toolCalls``
@@ -58,7 +64,7 @@ def build_reply(result: Any, recorded: Optional[List[Dict[str, Any]]] = None) ->
     ``toolCalls`` is left out ("unknown").
     """
     tool_calls: Any = None
-    extra: Dict[str, Any] = {}
+    extra: dict[str, Any] = {}
     if isinstance(result, str):
         output: Any = result
     elif isinstance(result, tuple) and len(result) == 2:
@@ -75,14 +81,15 @@ def build_reply(result: Any, recorded: Optional[List[Dict[str, Any]]] = None) ->
                 extra[key] = to_jsonable(result[key])
     else:
         raise TypeError(
-            f"the agent returned {type(result).__name__}; return a str, (output, tool_calls) or a dict with 'output'"
+            f"the agent returned {type(result).__name__}; "
+            "return a str, (output, tool_calls) or a dict with 'output'"
         )
     if output is None:
         output = ""
     if not isinstance(output, str):
         raise TypeError(f"the agent's output must be a str, not {type(output).__name__}")
 
-    reply: Dict[str, Any] = {"output": output}
+    reply: dict[str, Any] = {"output": output}
     if tool_calls is None:
         tool_calls = recorded
     if tool_calls is not None:
@@ -116,7 +123,7 @@ class Handler:
     def _recording(self) -> Any:
         return self.recorder if self.recorder is not None else contextlib.nullcontext(None)
 
-    def _call_fn(self, request: Dict[str, Any]) -> Any:
+    def _call_fn(self, request: dict[str, Any]) -> Any:
         scenario = request["scenario"]
         messages = scenario_messages(scenario)
         if self._context:
@@ -131,7 +138,7 @@ class Handler:
             return self.fn(messages, scenario, context=context)
         return self.fn(messages, scenario)
 
-    def __call__(self, request_json: Any) -> Dict[str, Any]:
+    def __call__(self, request_json: Any) -> dict[str, Any]:
         request = parse_request(request_json)
         with self._recording() as calls:
             result = self._call_fn(request)
@@ -140,7 +147,7 @@ class Handler:
             recorded = list(calls) if calls is not None else None
         return build_reply(result, recorded)
 
-    async def acall(self, request_json: Any) -> Dict[str, Any]:
+    async def acall(self, request_json: Any) -> dict[str, Any]:
         request = parse_request(request_json)
         if self._async:
             with self._recording() as calls:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from collections.abc import Iterable, Mapping
+from typing import Any, Callable, Optional
 
 from .protocol import to_jsonable
 
@@ -57,7 +57,11 @@ def _content_value(content: Any) -> Any:
             return to_jsonable(content)
     if isinstance(content, str):
         stripped = content.strip()
-        if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null") or _looks_numeric(stripped):
+        if (
+            stripped[:1] in ("{", "[", '"')
+            or stripped in ("true", "false", "null")
+            or _looks_numeric(stripped)
+        ):
             try:
                 return json.loads(stripped)
             except ValueError:
@@ -97,28 +101,28 @@ def from_openai_messages(
     messages: Iterable[Any],
     *,
     error_of: Callable[[Mapping, Any], Optional[str]] = default_error_of,
-) -> List[Dict[str, Any]]:
+) -> list[dict[str, Any]]:
     """``toolCalls`` entries for every tool call in ``messages``, in call order.
 
     Pass only the messages your agent produced in this turn (not an earlier history whose calls
     you do not want counted). ``error_of(message, value)`` decides whether a tool result is an
     error (default: :func:`default_error_of`). ``[]`` when no tool was called.
     """
-    calls: List[Dict[str, Any]] = []
-    by_id: Dict[str, Dict[str, Any]] = {}
-    pending_by_name: Dict[str, List[Dict[str, Any]]] = {}  # legacy function_call without ids
+    calls: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    pending_by_name: dict[str, list[dict[str, Any]]] = {}  # legacy function_call without ids
 
     def add(call_id: Optional[str], name: Any, arguments: Any) -> None:
         if not isinstance(name, str) or not name:
             return
-        entry: Dict[str, Any] = {"name": name, "status": "requested", "input": _parse_arguments(arguments)}
+        entry: dict[str, Any] = {"name": name, "status": "requested", "input": _parse_arguments(arguments)}
         calls.append(entry)
         if call_id:
             by_id[str(call_id)] = entry
         else:
             pending_by_name.setdefault(name, []).append(entry)
 
-    def resolve(entry: Optional[Dict[str, Any]], message: Mapping, content: Any) -> None:
+    def resolve(entry: Optional[dict[str, Any]], message: Mapping, content: Any) -> None:
         if entry is None:
             return
         value = _content_value(content)
@@ -160,7 +164,7 @@ def from_openai_messages(
     return calls
 
 
-def split_openai_reply(messages: List[Any]) -> Tuple[str, List[Dict[str, Any]]]:
+def split_openai_reply(messages: list[Any]) -> tuple[str, list[dict[str, Any]]]:
     """``(output, tool_calls)`` for a turn: the last assistant text and every tool call."""
     output = ""
     for raw in reversed(messages):
@@ -172,7 +176,9 @@ def split_openai_reply(messages: List[Any]) -> Tuple[str, List[Dict[str, Any]]]:
             output = content
         elif isinstance(content, list):
             output = "".join(
-                p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                p.get("text", "")
+                for p in content
+                if isinstance(p, Mapping) and isinstance(p.get("text"), str)
             )
         break
     return output, from_openai_messages(messages)

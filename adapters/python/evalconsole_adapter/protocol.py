@@ -12,7 +12,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional
 
 PROTOCOL = "evalconsole/1"
 ROLES = ("system", "user", "assistant", "tool")
@@ -27,8 +27,8 @@ class ProtocolError(ValueError):
         self.message = message
         self.field = field
 
-    def as_dict(self) -> Dict[str, Any]:
-        body: Dict[str, Any] = {"error": self.message}
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.message}
         if self.field:
             body["field"] = self.field
         return body
@@ -45,7 +45,7 @@ def _optional_id(body: Mapping, key: str) -> str:
     raise ProtocolError(f"{key} must be a string", key)
 
 
-def parse_request(body: Any) -> Dict[str, Any]:
+def parse_request(body: Any) -> dict[str, Any]:
     """Validate a decoded JSON body; return a clean copy with defaults filled in.
 
     Raises :class:`ProtocolError` naming the offending field.
@@ -80,7 +80,7 @@ def parse_request(body: Any) -> Dict[str, Any]:
         raw_messages = []
     if not isinstance(raw_messages, list):
         raise ProtocolError("scenario.messages must be a list", "scenario.messages")
-    messages: List[Dict[str, str]] = []
+    messages: list[dict[str, str]] = []
     for index, message in enumerate(raw_messages):
         where = f"scenario.messages[{index}]"
         if not isinstance(message, Mapping):
@@ -102,7 +102,7 @@ def parse_request(body: Any) -> Dict[str, Any]:
     }
 
 
-def scenario_messages(scenario: Mapping) -> List[Dict[str, str]]:
+def scenario_messages(scenario: Mapping) -> list[dict[str, str]]:
     """The conversation for the agent: the scenario's messages, else its input as one user message."""
     messages = scenario.get("messages") or []
     if messages:
@@ -145,11 +145,11 @@ def error_message(error: BaseException) -> str:
     return text or type(error).__name__
 
 
-def normalize_tool_calls(tool_calls: Any) -> List[Dict[str, Any]]:
+def normalize_tool_calls(tool_calls: Any) -> list[dict[str, Any]]:
     """Check and JSON-clean a list of tool-call dicts (raises TypeError for a malformed one)."""
     if not isinstance(tool_calls, (list, tuple)):
         raise TypeError(f"tool calls must be a list, not {type(tool_calls).__name__}")
-    clean: List[Dict[str, Any]] = []
+    clean: list[dict[str, Any]] = []
     for index, call in enumerate(tool_calls):
         if not isinstance(call, Mapping):
             raise TypeError(f"tool call {index} must be a dict, not {type(call).__name__}")
@@ -158,8 +158,10 @@ def normalize_tool_calls(tool_calls: Any) -> List[Dict[str, Any]]:
             raise TypeError(f"tool call {index} needs a non-empty name")
         status = call.get("status")
         if status not in TOOL_STATUSES:
-            raise TypeError(f"tool call {index} ({name}) has status {status!r}; expected one of {TOOL_STATUSES}")
-        item: Dict[str, Any] = {"name": name, "status": status}
+            raise TypeError(
+                f"tool call {index} ({name}) has status {status!r}; expected one of {TOOL_STATUSES}"
+            )
+        item: dict[str, Any] = {"name": name, "status": status}
         for key in ("input", "output"):
             if key in call:
                 item[key] = to_jsonable(call[key])

@@ -18,14 +18,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, overload
+from typing import Any, Callable, Optional, TypeVar, overload
 
 from .protocol import TOOL_STATUSES, error_message, to_jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-ToolCall = Dict[str, Any]
+ToolCall = dict[str, Any]
 
 
 def _call_input(signature: Optional[inspect.Signature], args: tuple, kwargs: dict) -> Any:
@@ -36,7 +37,7 @@ def _call_input(signature: Optional[inspect.Signature], args: tuple, kwargs: dic
         bound = signature.bind(*args, **kwargs)
     except TypeError:
         return {"args": list(args), **kwargs} if args else dict(kwargs)
-    result: Dict[str, Any] = {}
+    result: dict[str, Any] = {}
     for name, value in bound.arguments.items():
         param = signature.parameters[name]
         if param.kind is inspect.Parameter.VAR_KEYWORD:
@@ -52,13 +53,15 @@ class ToolRecorder:
     """Captures calls of wrapped tool functions: name, input, output or error, status."""
 
     def __init__(self) -> None:
-        self._current: ContextVar[Optional[List[ToolCall]]] = ContextVar(f"evalconsole_tools_{id(self)}", default=None)
-        self._tokens: ContextVar[Tuple[Any, ...]] = ContextVar(f"evalconsole_tokens_{id(self)}", default=())
+        self._current: ContextVar[Optional[list[ToolCall]]] = ContextVar(
+            f"evalconsole_tools_{id(self)}", default=None
+        )
+        self._tokens: ContextVar[tuple[Any, ...]] = ContextVar(f"evalconsole_tokens_{id(self)}", default=())
 
     # ---- recordings -----------------------------------------------------------------------
 
-    def __enter__(self) -> List[ToolCall]:
-        calls: List[ToolCall] = []
+    def __enter__(self) -> list[ToolCall]:
+        calls: list[ToolCall] = []
         token = self._current.set(calls)
         self._tokens.set(self._tokens.get() + (token,))
         return calls
@@ -76,7 +79,7 @@ class ToolRecorder:
         return self._current.get() is not None
 
     @property
-    def calls(self) -> List[ToolCall]:
+    def calls(self) -> list[ToolCall]:
         """The calls recorded so far in the open recording ([] when none is open)."""
         current = self._current.get()
         return list(current) if current is not None else []
@@ -112,11 +115,17 @@ class ToolRecorder:
         current.append(entry)
         return entry
 
-    def _start(self, name: str, args: tuple, kwargs: dict, signature: Optional[inspect.Signature]) -> Optional[ToolCall]:
+    def _start(
+        self, name: str, args: tuple, kwargs: dict, signature: Optional[inspect.Signature]
+    ) -> Optional[ToolCall]:
         current = self._current.get()
         if current is None:
             return None
-        entry: ToolCall = {"name": name, "status": "requested", "input": to_jsonable(_call_input(signature, args, kwargs))}
+        entry: ToolCall = {
+            "name": name,
+            "status": "requested",
+            "input": to_jsonable(_call_input(signature, args, kwargs)),
+        }
         current.append(entry)
         return entry
 
@@ -170,7 +179,7 @@ class ToolRecorder:
 
     @contextlib.contextmanager
     def _recording(
-        self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], signature: Optional[inspect.Signature]
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], signature: Optional[inspect.Signature]
     ) -> Iterator[Callable[[Any], Any]]:
         """Record one call of a tool: the block hands its result to the yielded ``succeeded`` (which
         records and returns it); an exception leaving the block is recorded as ``failed`` and re-raised."""

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from evalconsole_adapter import ToolRecorder, asgi_app, make_server, wrap, wsgi_app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "serve.py"
@@ -139,7 +140,10 @@ def test_wsgi_bad_bodies(wsgi_server, body, status, error):
 
 def test_wsgi_400_names_the_field(wsgi_server):
     _, _, body = http("POST", wsgi_server, eval_request(messages=[{"role": "user", "content": 3}]), AUTH)
-    assert body == {"error": "scenario.messages[0].content must be a string", "field": "scenario.messages[0].content"}
+    assert body == {
+        "error": "scenario.messages[0].content must be a string",
+        "field": "scenario.messages[0].content",
+    }
 
 
 def test_wsgi_agent_exception_is_500(wsgi_server):
@@ -179,7 +183,9 @@ def call_asgi(app, method="POST", body=b"", headers=(), chunks=None):
     if isinstance(body, dict):
         body = json.dumps(body).encode()
     parts = chunks if chunks is not None else [body]
-    messages = [{"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)]
+    messages = [
+        {"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)
+    ]
     sent = []
 
     async def receive():
@@ -242,7 +248,11 @@ def test_asgi_method_not_allowed(asgi):
     ("body", "status", "error"),
     [
         (b"[", 400, "request body is not valid JSON"),
-        ({"protocol": "nope", "scenario": {"input": "x"}}, 400, 'unsupported protocol "nope"; expected \'evalconsole/1\''),
+        (
+            {"protocol": "nope", "scenario": {"input": "x"}},
+            400,
+            'unsupported protocol "nope"; expected \'evalconsole/1\'',
+        ),
         (b"x" * 4096, 413, "request body exceeds 2048 bytes"),
     ],
 )
@@ -274,8 +284,17 @@ def test_asgi_async_agent_with_async_tool():
     app = asgi_app(wrap(agent, recorder=recorder))
     _, _, with_tool = call_asgi(app, body=eval_request("EC-1042"))
     _, _, without = call_asgi(app, body=eval_request("hi"))
-    assert with_tool == {"output": "It shipped.", "toolCalls": [
-        {"name": "lookup_order", "status": "succeeded", "input": {"orderId": "EC-1042"}, "output": {"status": "shipped"}}]}
+    assert with_tool == {
+        "output": "It shipped.",
+        "toolCalls": [
+            {
+                "name": "lookup_order",
+                "status": "succeeded",
+                "input": {"orderId": "EC-1042"},
+                "output": {"status": "shipped"},
+            }
+        ],
+    }
     assert without == {"output": "Hi.", "toolCalls": []}
 
 
@@ -310,7 +329,10 @@ def example_server():
     )
     try:
         line = proc.stdout.readline().strip()
-        assert line.startswith("listening on http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() else "")
+        assert line.startswith("listening on http://127.0.0.1:"), (
+            line,
+            proc.stderr.read() if proc.poll() else "",
+        )
         url = line.removeprefix("listening on ")
         assert not url.endswith(":0")
         yield proc, url
@@ -340,7 +362,10 @@ def test_example_server(example_server):
                        "error": "order EC-9999 not found"}],
     }
     _, _, body = http("POST", url, eval_request("Hello there"), auth)
-    assert body == {"output": "I can look up orders for you. Please send an order id like EC-1042.", "toolCalls": []}
+    assert body == {
+        "output": "I can look up orders for you. Please send an order id like EC-1042.",
+        "toolCalls": [],
+    }
     assert http("POST", url, eval_request(), {})[0] == 401
 
     proc.send_signal(signal.SIGTERM)

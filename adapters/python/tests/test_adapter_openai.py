@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from evalconsole_adapter import from_openai_messages, split_openai_reply, wrap
 
 
@@ -26,7 +27,9 @@ def tool_result(call_id, content, **extra):
 def test_matches_results_by_tool_call_id():
     messages = [
         {"role": "user", "content": "Where are EC-1042 and EC-1043?"},
-        assistant_calls(("a", "lookup_order", {"orderId": "EC-1042"}), ("b", "lookup_order", {"orderId": "EC-1043"})),
+        assistant_calls(
+            ("a", "lookup_order", {"orderId": "EC-1042"}), ("b", "lookup_order", {"orderId": "EC-1043"})
+        ),
         tool_result("b", '{"found": true, "status": "processing"}'),  # answered out of order
         tool_result("a", '{"found": true, "status": "shipped"}'),
         {"role": "assistant", "content": "One shipped, one processing."},
@@ -48,7 +51,8 @@ def test_call_without_result_is_requested():
 
 
 def test_no_tool_calls_is_empty_list():
-    assert from_openai_messages([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}]) == []
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}]
+    assert from_openai_messages(messages) == []
 
 
 @pytest.mark.parametrize(
@@ -57,7 +61,10 @@ def test_no_tool_calls_is_empty_list():
         (tool_result("a", '{"error": "order not found"}'), "order not found"),
         (tool_result("a", '{"error": {"message": "timeout", "code": 504}}'), "timeout"),
         (tool_result("a", "Error: order not found"), "Error: order not found"),
-        (tool_result("a", "Traceback (most recent call last): ..."), "Traceback (most recent call last): ..."),
+        (
+            tool_result("a", "Traceback (most recent call last): ..."),
+            "Traceback (most recent call last): ...",
+        ),
         (tool_result("a", "it broke", is_error=True), "it broke"),
         (tool_result("a", "it broke", status="error"), "it broke"),
         (tool_result("a", "", status="error"), "tool reported an error"),
@@ -66,7 +73,9 @@ def test_no_tool_calls_is_empty_list():
 )
 def test_results_that_signal_an_error_are_failed(result, error):
     calls = from_openai_messages([assistant_calls(("a", "lookup_order", {"orderId": "EC-1"})), result])
-    assert calls == [{"name": "lookup_order", "status": "failed", "input": {"orderId": "EC-1"}, "error": error}]
+    assert calls == [
+        {"name": "lookup_order", "status": "failed", "input": {"orderId": "EC-1"}, "error": error}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -86,7 +95,10 @@ def test_successful_result_values(content, output):
 
 
 def test_unparseable_arguments_are_kept_as_text():
-    message = {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "t", "arguments": "{oops"}}]}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "a", "function": {"name": "t", "arguments": "{oops"}}],
+    }
     assert from_openai_messages([message])[0]["input"] == "{oops"
 
 
@@ -103,7 +115,12 @@ def test_legacy_function_call_and_function_result():
 def test_responses_api_items():
     items = [
         {"type": "message", "role": "user", "content": "EC-1042?"},
-        {"type": "function_call", "call_id": "c1", "name": "lookup_order", "arguments": '{"orderId": "EC-1042"}'},
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "name": "lookup_order",
+            "arguments": '{"orderId": "EC-1042"}',
+        },
         {"type": "function_call_output", "call_id": "c1", "output": '{"status": "shipped"}'},
         {"type": "function_call", "call_id": "c2", "name": "notify", "arguments": "{}"},
     ]
@@ -128,12 +145,18 @@ def test_openai_sdk_message_objects():
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "a", "type": "function", "function": {"name": "lookup_order", "arguments": '{"orderId": "X"}'}}
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": "lookup_order", "arguments": '{"orderId": "X"}'},
+                }
             ],
         }
     )
     calls = from_openai_messages([message, tool_result("a", "ok")])
-    assert calls == [{"name": "lookup_order", "status": "succeeded", "input": {"orderId": "X"}, "output": "ok"}]
+    assert calls == [
+        {"name": "lookup_order", "status": "succeeded", "input": {"orderId": "X"}, "output": "ok"}
+    ]
 
 
 def test_split_openai_reply_in_a_wrapped_agent():

@@ -7,6 +7,7 @@ import dataclasses
 import threading
 
 import pytest
+
 from evalconsole_adapter import ToolRecorder
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from evalconsole_adapter import ProtocolError, ToolRecorder, wrap
 
 
@@ -139,7 +140,8 @@ def test_dict_tool_calls_win_over_recorder_and_snake_case_is_accepted(recorder, 
         lookup_order("EC-1042")
         return {"output": "x", "tool_calls": [{"name": "other", "status": "requested"}]}
 
-    assert wrap(agent, recorder=recorder)(request())["toolCalls"] == [{"name": "other", "status": "requested"}]
+    reply = wrap(agent, recorder=recorder)(request())
+    assert reply["toolCalls"] == [{"name": "other", "status": "requested"}]
 
 
 def test_messages_and_scenario_given_to_the_agent():
@@ -165,7 +167,8 @@ def test_messages_and_scenario_given_to_the_agent():
 
 def test_input_becomes_one_user_message_when_there_are_no_messages():
     seen = {}
-    wrap(lambda messages, scenario: seen.setdefault("m", messages) and "ok")(request("Just this", messages=[]))
+    handler = wrap(lambda messages, scenario: seen.setdefault("m", messages) and "ok")
+    handler(request("Just this", messages=[]))
     assert seen["m"] == [{"role": "user", "content": "Just this"}]
 
 

@@ -87,7 +87,9 @@ class Command(BaseCommand):
                 if added:
                     loaded += f" Added the demo scenes: {', '.join(added)}."
         password = (
-            password_file.read_text().strip() if password_file.exists() else "(set before; see var/admin_password)"
+            password_file.read_text().strip()
+            if password_file.exists()
+            else "(set before; see var/admin_password)"
         )
         self.stdout.write(f"{loaded} Log in as admin / {password}")
 
@@ -96,7 +98,8 @@ class Command(BaseCommand):
         add_member(team=team, user=admin, role="admin")
         agent = create_agent(
             team=team, by=admin, name="Demo support agent", endpoint_url=agent_url,
-            description="A deterministic support agent shipped with evalconsole (python -m agents.demo_agent).",
+            description="A deterministic support agent shipped with evalconsole "
+            "(python -m agents.demo_agent).",
         )
         checks = {
             name: create_check(agent=agent, by=admin, name=name, kind=kind, config=config)

@@ -1,4 +1,5 @@
-"""`manage.py create_api_token USERNAME [--read-only] [--expires DAYS] [--name NAME]`: prints only the token."""
+"""`manage.py create_api_token USERNAME [--read-only] [--expires DAYS] [--name NAME]`: prints only the
+token."""
 
 from __future__ import annotations
 
