@@ -994,7 +994,9 @@ def _spread_scene_errors(builder: TestBuilder, errors, *, inline: int | None = N
             field = "upload" if key == "upload" else "source"
             builder.errors.setdefault(field, []).append(_problem_count(message))
         elif key == "scenes" and str(message).startswith("give a list"):
-            builder.errors.setdefault("scenes", []).append("pick a library scene, or paste or upload a scene file")
+            builder.errors.setdefault("scenes", []).append(
+                "pick a library scene, or paste or upload a scene file"
+            )
         elif path[0] in ("scenes", "scenarios"):
             builder.errors.setdefault("scenes", []).append(_problem_count(message))
         else:

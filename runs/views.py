@@ -122,7 +122,10 @@ def run_launch(request: HttpRequest) -> HttpResponse:
         try:
             if test is not None and form.trial_count() > 1:
                 runs = services.launch_trials(
-                    test=test, by=request.user, trials=form.trial_count(), additional_checks=form.additional_checks()
+                    test=test,
+                    by=request.user,
+                    trials=form.trial_count(),
+                    additional_checks=form.additional_checks(),
                 )
             elif test is not None:
                 runs = [
@@ -711,9 +714,8 @@ def test_consistency(request: HttpRequest, pk: int) -> HttpResponse:
     this region with htmx) with the check-version changes marked on its axis. Three queries: the test,
     its runs (+ test versions), their frozen check versions."""
     test = get_object_or_404(Test.objects.visible_to(request.user).select_related("test_set__agent"), pk=pk)
-    runs = list(
-        Run.objects.filter(test=test).select_related("test_version").order_by("-created_at", "-id")[:TREND_RUNS]
-    )[::-1]
+    recent = Run.objects.filter(test=test).select_related("test_version").order_by("-created_at", "-id")
+    runs = list(recent[:TREND_RUNS])[::-1]
     versions: dict[int, list[tuple[int, str, int]]] = {}
     rows = RunCheck.objects.filter(run__in=[r.pk for r in runs]).values_list(
         "run_id", "check_version__parent_id", "check_version__name", "check_version__number"
