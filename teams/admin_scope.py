@@ -33,6 +33,15 @@ def administered(queryset, user, team_path: str):
     return queryset.filter(**{f"{team_path}__in" if team_path else "pk__in": teams})
 
 
+def _choices_in_scope(db_field, request, kwargs: dict) -> dict:
+    """A relation field's form kwargs, its choices narrowed to the user's administered teams when the
+    related model belongs to a team (a superuser's choices are every row)."""
+    path = None if request.user.is_superuser else team_path_of(db_field.related_model)
+    if path is not None:
+        kwargs["queryset"] = administered(db_field.related_model._default_manager.all(), request.user, path)
+    return kwargs
+
+
 class TeamScopedAdmin(admin.ModelAdmin):
     """`team_path` leads from the model to its Team ("" for Team itself)."""
 
@@ -55,19 +64,11 @@ class TeamScopedAdmin(admin.ModelAdmin):
         return scoped
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        path = None if request.user.is_superuser else team_path_of(db_field.related_model)
-        if path is not None:
-            kwargs["queryset"] = administered(
-                db_field.related_model._default_manager.all(), request.user, path
-            )
+        kwargs = _choices_in_scope(db_field, request, kwargs)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
-        path = None if request.user.is_superuser else team_path_of(db_field.related_model)
-        if path is not None:
-            kwargs["queryset"] = administered(
-                db_field.related_model._default_manager.all(), request.user, path
-            )
+        kwargs = _choices_in_scope(db_field, request, kwargs)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 

@@ -415,3 +415,12 @@ def test_admin_check_delete_is_refused_with_the_reason(root_client, greets):
     assert Check.objects.filter(pk=check.pk).exists()
 
 
+
+
+def test_staff_add_forms_offer_only_their_teams_agents_and_checks(staff_client, staff, other_team, populated):
+    """The monitor form has a foreign key (agent) and a many-to-many (checks): neither offers Acme's."""
+    own_agent = factories.agent(other_team, staff, name="staff-bot")
+    factories.check(own_agent, staff, name="Staff greets")
+    body = staff_client.get("/admin/monitors/monitor/add/").content.decode()
+    assert "staff-bot" in body and "Staff greets" in body  # the choices in scope are offered
+    assert "Acme greets" not in body and "Support bot" not in body
