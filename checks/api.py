@@ -107,6 +107,14 @@ def _check_rules(fields: dict, current: CheckVersion | None = None) -> None:
 class CheckViewSet(ServiceWritesViewSet):
     serializer_class = CheckSerializer
     filterset_class = CheckFilter
+    create_serializer_class = CheckCreateSerializer
+    edit_serializer_class = CheckEditSerializer
+    create_service = services.create_check
+    edit_service = services.edit_check
+    archive_service = services.archive_check
+    object_kwarg = "check"
+    fixed_field = "agent"
+    put_defaults = {"config": {}}
 
     def get_queryset(self) -> QuerySet[Check]:
         checks = Check.objects.visible_to(self.request.user).order_by("agent_id", "kind", "name", "id")
@@ -116,16 +124,6 @@ class CheckViewSet(ServiceWritesViewSet):
         return checks.select_related("agent", "current_version").defer(
             *(f"agent__{name}" for name in UNLISTED_FIELDS)
         )
-
-
-    create_serializer_class = CheckCreateSerializer
-    edit_serializer_class = CheckEditSerializer
-    create_service = services.create_check
-    edit_service = services.edit_check
-    archive_service = services.archive_check
-    object_kwarg = "check"
-    fixed_field = "agent"
-    put_defaults = {"config": {}}
 
     def rules(self, fields: dict, obj: Check | None = None) -> None:
         _check_rules(fields, current=obj.current_version if obj is not None else None)
@@ -174,6 +172,14 @@ class CheckViewSet(ServiceWritesViewSet):
 class TestSetViewSet(ServiceWritesViewSet):
     serializer_class = TestSetSerializer
     filterset_class = TestSetFilter
+    create_serializer_class = TestSetCreateSerializer
+    edit_serializer_class = TestSetEditSerializer
+    create_service = services.create_test_set
+    edit_service = services.update_test_set
+    archive_service = services.archive_test_set
+    object_kwarg = "test_set"
+    fixed_field = "agent"
+    put_defaults = {"description": ""}
 
     def get_queryset(self) -> QuerySet[TestSet]:
         sets = TestSet.objects.visible_to(self.request.user).order_by("name", "id")
@@ -189,16 +195,6 @@ class TestSetViewSet(ServiceWritesViewSet):
         # The ids of each set's active tests (TestSetSerializer.get_tests), in a plain list.
         active = Test.objects.filter(archived_at__isnull=True).order_by("name", "id")
         return attach_rows(rows, "active_test_ids", active, "test_set", ("pk",))
-
-
-    create_serializer_class = TestSetCreateSerializer
-    edit_serializer_class = TestSetEditSerializer
-    create_service = services.create_test_set
-    edit_service = services.update_test_set
-    archive_service = services.archive_test_set
-    object_kwarg = "test_set"
-    fixed_field = "agent"
-    put_defaults = {"description": ""}
 
 
 # ----------------------------------------------------------------------------- tests
