@@ -23,6 +23,7 @@ FLOORS = [
     "evalconsole",  # the roof: settings, URLs, the API router, the CLI and commands
 ]
 PURE = [
+    "core/ids.py",
     "core/jsonvalue.py",
     "core/registry.py",
     "checks/kinds",
