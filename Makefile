@@ -42,7 +42,7 @@ up: demo
 test: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
-# The ruff rules of STYLE.md §9 (pyproject.toml; adapters/python has its own for Python 3.9), with the pinned ruff.
+# The house ruff rules (pyproject.toml; adapters/python has its own for Python 3.9), with the pinned ruff.
 lint: install
 	$(VENV)/bin/ruff check .
 

@@ -361,8 +361,6 @@ def validate_thresholds(
     return samples, min_valid, rate
 
 
-
-
 def resolve_checks(
     *, agent: Agent, checks: object, limit: int, field: str = "checks"
 ) -> list[tuple[Check, bool]]:

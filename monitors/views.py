@@ -58,8 +58,6 @@ def _page_or_fragment(request: HttpRequest, template: str, fragment: str, contex
     return render(request, template, context, status=status)
 
 
-
-
 def _team_agents(request: HttpRequest) -> QuerySet[Agent]:
     return (
         Agent.objects.visible_to(request.user)

@@ -415,8 +415,6 @@ def test_admin_check_delete_is_refused_with_the_reason(root_client, greets):
     assert Check.objects.filter(pk=check.pk).exists()
 
 
-
-
 def test_staff_add_forms_offer_only_their_teams_agents_and_checks(staff_client, staff, other_team, populated):
     """The monitor form has a foreign key (agent) and a many-to-many (checks): neither offers Acme's."""
     own_agent = factories.agent(other_team, staff, name="staff-bot")
