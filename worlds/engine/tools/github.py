@@ -491,6 +491,10 @@ class GitHubSimulator(Simulator):
         self._root_of = (request, root)
         return root
 
+    def _repo_url(self, request: Request, repo: dict) -> str:
+        """The REST URL of ``repo`` (its ``full_name``, "owner/name"), which its objects' URLs extend."""
+        return f"{self._root(request)}/repos/{repo['full_name']}"
+
     @property
     def _now(self) -> str:
         return iso(self.world.clock.now)
@@ -653,7 +657,7 @@ class GitHubSimulator(Simulator):
     def _repo_json(self, request: Request, repo: dict[str, Any]) -> dict[str, Any]:
         name = repo["full_name"]
         owner, short = name.split("/")
-        url = f"{self._root(request)}/repos/{name}"
+        url = self._repo_url(request, repo)
         access = self._access(repo, self.state["bot"])
         return {
             "id": repo["id"],
@@ -682,7 +686,7 @@ class GitHubSimulator(Simulator):
 
     def _commit_json(self, request: Request, repo: dict[str, Any], sha: str, *, files: bool = False) -> dict:
         c = repo["commits"][sha]
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         person = {
             "name": c["author"] or "GitHub",
             "email": f"{c['author'] or 'noreply'}@users.noreply.github.com",
@@ -740,7 +744,7 @@ class GitHubSimulator(Simulator):
         return out
 
     def _content_json(self, request: Request, repo: dict[str, Any], path: str, text: str, ref: str) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         html = f"https://github.com/{repo['full_name']}/blob/{ref}/{path}"
         url = f"{base}/contents/{quote(path)}?ref={quote(ref)}"
         return {
@@ -759,7 +763,7 @@ class GitHubSimulator(Simulator):
         }
 
     def _ref_json(self, request: Request, repo: dict[str, Any], branch: str) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         sha = repo["branches"][branch]
         return {
             "ref": f"refs/heads/{branch}",
@@ -769,7 +773,7 @@ class GitHubSimulator(Simulator):
         }
 
     def _branch_json(self, request: Request, repo: dict[str, Any], branch: str, *, full: bool) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         sha = repo["branches"][branch]
         commit = (
             self._commit_json(request, repo, sha) if full else {"sha": sha, "url": f"{base}/commits/{sha}"}
@@ -796,11 +800,11 @@ class GitHubSimulator(Simulator):
             "color": label["color"],
             "default": False,
             "description": None,
-            "url": f"{self._root(request)}/repos/{repo['full_name']}/labels/{quote(name)}",
+            "url": f"{self._repo_url(request, repo)}/labels/{quote(name)}",
         }
 
     def _issue_json(self, request: Request, repo: dict[str, Any], issue: dict[str, Any]) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         n = issue["number"]
         url = f"{base}/issues/{n}"
         assignees = [self._user(request, a) for a in issue["assignees"]]
@@ -843,7 +847,7 @@ class GitHubSimulator(Simulator):
     def _pull_json(self, request: Request, repo: dict[str, Any], issue: dict[str, Any]) -> dict:
         out = self._issue_json(request, repo, issue)
         pull = issue["pull"]
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         n = issue["number"]
         out.pop("pull_request")
         repo_json = self._repo_json(request, repo)
@@ -894,7 +898,7 @@ class GitHubSimulator(Simulator):
         return out
 
     def _comment_json(self, request: Request, repo: dict[str, Any], issue: dict, comment: dict) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         return {
             "id": comment["id"],
             "node_id": f"IC_{comment['id']}",
@@ -909,7 +913,7 @@ class GitHubSimulator(Simulator):
         }
 
     def _deployment_json(self, request: Request, repo: dict[str, Any], d: dict[str, Any]) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         return {
             "url": f"{base}/deployments/{d['id']}",
             "id": d["id"],
@@ -931,7 +935,7 @@ class GitHubSimulator(Simulator):
         }
 
     def _status_json(self, request: Request, repo: dict[str, Any], d: dict, s: dict) -> dict:
-        base = f"{self._root(request)}/repos/{repo['full_name']}"
+        base = self._repo_url(request, repo)
         return {
             "url": f"{base}/deployments/{d['id']}/statuses/{s['id']}",
             "id": s["id"],
