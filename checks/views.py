@@ -33,7 +33,7 @@ from checks.forms import (
 )
 from checks.judge import judge_configured
 from checks.models import Check, CheckVersion, Test, TestCheck, TestSet, TestVersion
-from core.errors import DomainError, PermissionDenied, ValidationFailed
+from core.errors import DomainError, Rejected, ValidationFailed
 from core.htmx import page_or_fragment, target_fragment
 from core.ids import MAX_ID
 from core.listing import parse_search, parse_sort
@@ -373,9 +373,7 @@ def _edit_check_form(request: HttpRequest, *, agent: Agent, check: Check | None)
                 saved = services.edit_check(
                     check=check, by=request.user, name=name, kind=kind_obj.name, config=config
                 )
-        except PermissionDenied:
-            raise  # core.views.RefusalMiddleware: the 403 page
-        except DomainError as exc:
+        except Rejected as exc:
             _spread_check_errors(form, config_form, exc)
         else:
             return _said_saved(request, saved, check, created=f"Check {saved.name} created (version 1).",
@@ -898,9 +896,7 @@ def _create_new_check(request, panel: NewCheckPanel, builder: TestBuilder, agent
             check = services.create_check(
                 agent=agent, by=request.user, name=panel.form.cleaned_data["name"], kind=kind, config=config
             )
-        except PermissionDenied:
-            raise  # a DomainError too, but not a field's problem
-        except DomainError as exc:
+        except Rejected as exc:
             _spread_check_errors(panel.form, panel.config_form, exc)
             return None
         builder.checks.append(CheckRow(check_id=check.pk, advisory=panel.advisory))
@@ -1014,9 +1010,7 @@ def _add_scene(request, builder: TestBuilder, agent: Agent, mode) -> str:
         return ""
     try:
         scene = mode.add_to_library(agent=agent, by=request.user, source=builder.scene_source)
-    except PermissionDenied:
-        raise
-    except DomainError as exc:
+    except Rejected as exc:
         _spread_scene_errors(builder, exc.errors)
         return ""
     if scene.pk not in builder.scene_ids:
@@ -1055,9 +1049,7 @@ def _save_scene_test(request, builder: TestBuilder, *, test_set: TestSet, test: 
         if test is None:
             return mode.create_test(test_set=test_set, by=request.user, scenes=scenes, **kwargs)
         return mode.edit_test(test=test, by=request.user, scenes=scenes, **kwargs)
-    except PermissionDenied:
-        raise
-    except DomainError as exc:
+    except Rejected as exc:
         _spread_scene_errors(builder, exc.errors, inline=inline)
         return None
 
@@ -1127,9 +1119,7 @@ def _builder(request: HttpRequest, *, test_set: TestSet, test: Test | None) -> H
                 saved = services.create_test(test_set=test_set, by=request.user, **kwargs)
             else:
                 saved = services.edit_test(test=test, by=request.user, **kwargs)
-        except PermissionDenied:
-            raise  # core.views.RefusalMiddleware: the 403 page
-        except DomainError as exc:
+        except Rejected as exc:
             builder.add_errors(exc.errors)
         else:
             return _said_saved(request, saved, test, created=f"Test {saved.name} saved as version 1.",

@@ -111,9 +111,8 @@ class RefusalMiddleware:
     """A page whose service refuses the user's write (core.errors.PermissionDenied, let out of the view)
     answers the 403 page with the service's reason: the one place pages turn a refusal into a response.
 
-    A view that catches DomainError for its form re-raises PermissionDenied first (`except
-    PermissionDenied: raise`): a refusal is not a field's problem. The API answers its own refusals
-    (core.api.exception_handler), before they could reach this.
+    A view catches core.errors.Rejected for its form, which a refusal is not: it is not a field's
+    problem. The API answers its own refusals (core.api.exception_handler), before they could reach this.
     """
 
     def __init__(self, get_response) -> None:

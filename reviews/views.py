@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from checks.kinds import Outcome
 from checks.models import Check, CheckVersion, scenario_name
-from core.errors import DomainError, PermissionDenied
+from core.errors import Rejected
 from core.htmx import page_or_fragment, target_fragment
 from core.ids import id_from_text
 from core.templatetags.names import esc, local_time, truncate
@@ -131,9 +131,7 @@ def queue_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 queue = services.create_queue(team=team, by=request.user, **form.cleaned_data)
-            except PermissionDenied:
-                raise  # core.views.RefusalMiddleware: the 403 page
-            except DomainError as exc:
+            except Rejected as exc:
                 apply_errors(form, exc)
             else:
                 messages.success(request, f"Queue {queue.name} created: send samples from a run, or tasks.")
@@ -491,9 +489,7 @@ def item_label(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
                 verdict=request.POST.get("verdict", ""),
                 note=request.POST.get("note", ""),
             )
-        except PermissionDenied:
-            raise  # core.views.RefusalMiddleware: the 403 page
-        except DomainError as exc:
+        except Rejected as exc:
             error = str(exc)
     if not request.htmx:
         if error:
@@ -596,9 +592,7 @@ def send(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 sent = _do_send(request, source, form.cleaned_data, queues, checks or [])
-            except PermissionDenied:
-                raise  # core.views.RefusalMiddleware: the 403 page
-            except DomainError as exc:
+            except Rejected as exc:
                 apply_errors(
                     form,
                     exc,
@@ -684,9 +678,7 @@ def promote(request: HttpRequest, check_pk: int) -> HttpResponse:
     )
     try:
         saved = services.promote_examples(check=check, labels=labels, by=request.user)
-    except PermissionDenied:
-        raise  # core.views.RefusalMiddleware: the 403 page
-    except DomainError as exc:
+    except Rejected as exc:
         messages.error(request, str(exc))
     else:
         messages.success(

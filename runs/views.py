@@ -24,7 +24,7 @@ from checks.judge import judge_configured
 from checks.kinds import Outcome
 from checks.kinds.ai_judge import SKIPPED_NO_KEY
 from checks.models import Check, Test, TestCheck, TestSet, scenario_name, scenario_names
-from core.errors import DomainError, PermissionDenied, ValidationFailed
+from core.errors import Rejected, ValidationFailed
 from core.htmx import HTMX_STOP_POLLING, page_or_fragment, target_fragment
 from core.listing import parse_search, parse_sort
 from core.templatetags.names import esc, local_time, trunc
@@ -137,9 +137,7 @@ def run_launch(request: HttpRequest) -> HttpResponse:
                 runs = services.launch_test_set(
                     test_set=test_set, by=request.user, additional_checks=form.additional_checks()
                 )
-        except PermissionDenied:
-            raise  # core.views.RefusalMiddleware: the 403 page
-        except DomainError as exc:
+        except Rejected as exc:
             for key, message in exc.errors.items():
                 field = "additional" if key.startswith("additional_checks") else None
                 form.add_error("trials" if key == "trials" else field, message)
@@ -650,9 +648,7 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_for(request, pk)
     try:
         services.cancel_run(run=run, by=request.user)
-    except PermissionDenied:
-        raise  # core.views.RefusalMiddleware: the 403 page
-    except DomainError as exc:
+    except Rejected as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"Run {run.pk} cancelled; finished samples are kept.")

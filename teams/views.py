@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from core.errors import DomainError, PermissionDenied
+from core.errors import DomainError, Rejected
 from core.views import apply_errors, forbidden
 from teams import services
 from teams.access import page_flags
@@ -75,9 +75,7 @@ def saved_or_errors(request: HttpRequest, form, save, *, message, errors=apply_e
     core.views.RefusalMiddleware (the 403 page)."""
     try:
         saved = save()
-    except PermissionDenied:
-        raise
-    except DomainError as exc:
+    except Rejected as exc:
         errors(form, exc)
         return None
     messages.success(request, message(saved) if callable(message) else message)

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from agents.models import Agent
 from checks.models import TestSet
-from core.errors import DomainError, PermissionDenied
+from core.errors import DomainError, Rejected
 from core.templatetags.names import esc, local_time, trunc
 from core.urls import pk_url_former
 from core.views import table_row
@@ -146,9 +146,7 @@ def _form_page(request: HttpRequest, *, agent: Agent, scene: Scene | None) -> Ht
             form.add_error(
                 "source", f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in the scene"
             )
-        except PermissionDenied:
-            raise  # core.views.RefusalMiddleware: the 403 page
-        except DomainError as exc:
+        except Rejected as exc:
             for field, message in exc.errors.items():
                 form.add_error(None if field == "__all__" else "source", message)
         else:
