@@ -16,14 +16,14 @@ from django.urls import NoReverseMatch
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from core.api import _datetime, absolute_url
+from core.api import absolute_url, datetime_representer
 from core.urls import pk_url_former
 
 
 def datetime_text() -> Callable[[Any], Any]:
     """What a read-only DRF ``DateTimeField`` (default format, the current time zone) shows of a value, None
     as None (DRF's null): core.api's shortcut for the field, the time zone looked up once per list."""
-    return _datetime(serializers.DateTimeField(read_only=True))
+    return datetime_representer(serializers.DateTimeField(read_only=True))
 
 
 def page_urls(request, route: str) -> Callable[[int], str | None]:

@@ -348,8 +348,8 @@ def monitor_list(request: HttpRequest) -> HttpResponse:
         .values_list(*MONITOR_ROW_COLUMNS)  # what a row shows
     )
     agent_id = request.GET.get("agent") or ""
-    if id_from_text(agent_id) is not None:
-        monitors = monitors.filter(agent_id=int(agent_id))
+    if (wanted := id_from_text(agent_id)) is not None:
+        monitors = monitors.filter(agent_id=wanted)
     else:
         agent_id = ""
     page = Paginator(monitors, 50).get_page(request.GET.get("page"))

@@ -107,7 +107,7 @@ class Times(serializers.Serializer):
     ],
 )
 def test_datetimes_match_drf_in_every_zone_and_shape(when, settings):
-    """The shortcut for aware datetimes (core.api._datetime) writes DRF's text: "Z" for UTC, the
+    """The shortcut for aware datetimes (core.api.datetime_representer) writes DRF's text: "Z" for UTC, the
     field's own zone, another format, and a naive value or a string through DRF itself."""
     import datetime as dt
 
